@@ -1,0 +1,18 @@
+// waitlab::InputError — the one exception type for bad user input.
+//
+// Promise: every reader, loader and parser throws InputError with a message that
+// names the file and the position (line:column, rank, event index) and says what was
+// expected. The command line prints what() and exits with code 2. Anything else that
+// escapes is an internal failure (exit code 1).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace waitlab {
+
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace waitlab

@@ -1,0 +1,27 @@
+// waitlab::trace — the native binary trace file (.wlt).
+//
+// Promise: write_wlt/read_wlt round-trip a Trace exactly (bit-identical doubles,
+// definitions, attributes, ground truth). The file starts with a versioned header
+// (magic "WLTRACE\0", format version, byte-order mark) that read_wlt checks; a truncated
+// or corrupt file is rejected with an InputError naming the file and the byte offset
+// (and the rank/event when inside an event array). Writing goes to a temporary name that
+// is renamed when complete, so no half-written file is ever left under the final name.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::trace {
+
+inline constexpr std::uint32_t kWltVersion = 1;
+
+void write_wlt(const Trace& t, std::ostream& out);
+void write_wlt(const Trace& t, const std::string& path);  // atomic: path.tmp, then rename
+// `name` is used in error messages.
+Trace read_wlt(std::istream& in, const std::string& name);
+Trace read_wlt(const std::string& path);
+
+}  // namespace waitlab::trace

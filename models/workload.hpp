@@ -1,0 +1,51 @@
+// waitlab::models — workloads: per-rank action streams, generated lazily.
+//
+// Promise: a Workload says how many ranks and iterations it has, which user regions it
+// uses (its Definitions; action region ids refer to them and become the trace's region
+// ids), its logical process grid (for grid-based perturbations such as a hot-spot
+// sphere), and hands out one independent lazy ActionStream per rank, so 4096 ranks ×
+// 1000 iterations need no giant buffers. Synthetic generators register a Spec and a
+// factory; replayed traces implement the same interface.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/trace/trace.hpp"
+#include "models/action.hpp"
+#include "models/spec.hpp"
+
+namespace waitlab::models {
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string name() const = 0;
+  virtual int ranks() const = 0;
+  virtual int iterations() const = 0;
+  // User regions (MpiOp::None); Action::region ids index defs.regions.
+  virtual const trace::Definitions& definitions() const = 0;
+  // Logical process grid, slowest dimension first; product == ranks(). 1-D by default.
+  virtual std::vector<int> grid() const { return {ranks()}; }
+  // A fresh stream for rank r; streams of different ranks are independent.
+  virtual std::unique_ptr<ActionStream> stream(Rank r) const = 0;
+};
+
+using WorkloadFactory = std::function<std::unique_ptr<Workload>(const Options&)>;
+
+struct WorkloadEntry {
+  Spec spec;
+  WorkloadFactory make;
+};
+
+// Every synthetic workload (heat1d, halo2d, halo3d, sweep2d, allreduce_loop, bcast_reduce,
+// alltoall_loop), in registration order.
+const std::vector<WorkloadEntry>& workloads();
+const WorkloadEntry* find_workload(std::string_view name);
+
+// Builds a workload from validated options. Throws InputError for impossible values.
+std::unique_ptr<Workload> make_workload(const std::string& type, const Options& opts);
+
+}  // namespace waitlab::models

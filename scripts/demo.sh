@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Quick start 1: install what is missing, build, and run the demo scenario
+# (a 1D heat code on 1024 simulated ranks with one injected delay).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/build.sh" "$ROOT/build"
+OUT="$ROOT/out/demo"
+"$ROOT/build/app/waitlab" run "$ROOT/scenarios/demo.yaml" --out "$OUT"
+echo
+echo "demo results are in $OUT (summary.json, trace.wlt)"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package waitlab needs to build, test, benchmark and plot.
+# Idempotent: when everything is present it installs nothing and does not touch apt.
+set -euo pipefail
+
+PACKAGES=(
+  g++ cmake make pkg-config git
+  libsimgrid-dev            # SimGrid 3.32 / SMPI (also ships smpirun and smpireplaymain)
+  libyaml-cpp-dev           # scenarios
+  googletest libgtest-dev libgmock-dev
+  libbenchmark-dev
+  libotf2-trace-dev otf2-tools
+  libopenmpi-dev openmpi-bin
+  nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libzstd-dev
+  python3 python3-matplotlib python3-numpy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "setup: missing packages (${missing[*]}) and not root; install them or run as root" >&2
+    exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Quick start 2: install what is missing, build with warnings as errors, run the whole
+# test suite; then build the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer
+# and run them again. Set WAITLAB_SKIP_SANITIZE=1 to skip the second pass locally.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JOBS="${WAITLAB_JOBS:-2}"
+"$ROOT/scripts/setup.sh"
+
+echo "== build (warnings as errors) =="
+"$ROOT/scripts/build.sh" "$ROOT/build"
+echo "== tests =="
+ctest --test-dir "$ROOT/build" -j"$JOBS" --output-on-failure --timeout 600
+
+if [ "${WAITLAB_SKIP_SANITIZE:-0}" != "1" ]; then
+  echo "== build (ASan + UBSan) =="
+  "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=Debug -DWAITLAB_SANITIZE=ON \
+    -DWAITLAB_BUILD_BENCH=OFF
+  echo "== tests under ASan + UBSan =="
+  ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:abort_on_error=1" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    ctest --test-dir "$ROOT/build-asan" -j"$JOBS" --output-on-failure --timeout 900
+fi

@@ -1,0 +1,59 @@
+// waitlab::sim — the SMPI engine: simulate one MPI run of N ranks executing action streams.
+//
+// Promise: simulate() runs SimGrid 3.32's SMPI embedded in this program (no smpirun) in a
+// forked child process — SimGrid cannot run two engines in one process — and returns the
+// recorded Trace with ground truth. Timestamps come from the simulated clock only; host
+// code costs no simulated time. Under Semantics::Waitlab sends smaller than the eager
+// threshold return without waiting for their receiver (as under SMPI's defaults) while
+// the simulation cost stays linear (docs/engine.md explains how); Semantics::SmpiDefault
+// uses SimGrid's default settings, for cross-checking small runs.
+// A deadlock ends with an InputError naming the blocked ranks and what they wait for.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "analysis/trace/trace.hpp"
+#include "models/perturbation.hpp"
+#include "models/platform.hpp"
+#include "models/workload.hpp"
+
+namespace waitlab::sim {
+
+enum class Semantics { Waitlab, SmpiDefault };
+
+struct RunOptions {
+  std::string name = "run";                 // instance name, recorded in trace attributes
+  std::uint64_t seed = 0;
+  double eager_threshold = 64 * 1024.0;     // bytes; sends strictly below it are eager
+  std::string collectives = "fast";         // "fast" (tree algorithms) or "mpi" (MPI-like set)
+  Semantics semantics = Semantics::Waitlab;
+  bool progress = false;                    // print progress (simulated time, ranks done) to stderr
+};
+
+struct RunStats {
+  double simulated_time = 0;        // SimGrid clock at the end of the run, s
+  std::uint64_t mpi_operations = 0; // MPI calls executed by all ranks (excl. Init/Finalize)
+  double host_seconds = 0;          // host wall-clock time of the simulation (not deterministic)
+};
+
+struct RunResult {
+  trace::Trace trace;
+  RunStats stats;
+};
+
+// Simulates; throws InputError on bad input (unknown XML file, too few hosts, deadlock)
+// and std::runtime_error on internal failure (the child crashed).
+RunResult simulate(const models::PlatformDesc& platform, const models::Workload& workload,
+                   const models::Perturbations& perturbations, const RunOptions& options);
+
+// Names of the collective sets and the SimGrid algorithm each uses per collective.
+struct CollectiveSet {
+  std::string name;
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> algorithms;  // smpi key suffix -> algorithm
+};
+const std::vector<CollectiveSet>& collective_sets();
+
+}  // namespace waitlab::sim
