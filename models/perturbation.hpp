@@ -24,6 +24,8 @@
 
 namespace waitlab::models {
 
+using trace::Rank;  // as in models/action.hpp; this header must compile on its own
+
 // What a perturbation model may know about the run.
 struct ModelContext {
   int ranks = 0;

@@ -1,0 +1,263 @@
+#include "models/perturbation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "models/perturbation_impl.hpp"
+
+namespace waitlab::models {
+
+namespace {
+
+// Position of a cause in the application order imbalance -> delay -> noise: imbalance
+// scales the nominal work, a delay adds to it, and noise stretches the result on the
+// host's timeline (it must see the final amount of work to know which detours it meets).
+int order(trace::Cause c) {
+  switch (c) {
+    case trace::Cause::Imbalance:
+      return 0;
+    case trace::Cause::Delay:
+      return 1;
+    case trace::Cause::Noise:
+      return 2;
+    case trace::Cause::Count_:
+      break;
+  }
+  return 3;
+}
+
+}  // namespace
+
+Perturbed RankPerturber::apply(const ComputeInterval& c) {
+  Perturbed out;
+  double d = c.nominal;
+  for (auto& [cause, effect] : effects) {
+    const double before = d;
+    d = effect->apply(c, d);
+    out.injected[static_cast<std::size_t>(cause)] += d - before;
+  }
+  out.duration = d;
+  return out;
+}
+
+void Perturbations::add(std::unique_ptr<Perturbation> p) {
+  // Keep models sorted by application order; models of one cause stay in the order added.
+  const auto pos = std::upper_bound(models_.begin(), models_.end(), p, [](const auto& a, const auto& b) {
+    return order(a->cause()) < order(b->cause());
+  });
+  models_.insert(pos, std::move(p));
+}
+
+std::unique_ptr<RankPerturber> Perturbations::for_rank(Rank r) const {
+  auto rp = std::make_unique<RankPerturber>();
+  rp->effects.reserve(models_.size());
+  for (const auto& m : models_) rp->effects.emplace_back(m->cause(), m->for_rank(r));
+  return rp;
+}
+
+const std::vector<PerturbationEntry>& perturbation_models() {
+  // Built once on first use, immutable afterwards.
+  static const std::vector<PerturbationEntry> entries = [] {
+    std::vector<PerturbationEntry> e;
+    perturb::add_imbalance_models(e);
+    perturb::add_delay_model(e);
+    perturb::add_noise_models(e);
+    return e;
+  }();
+  return entries;
+}
+
+const PerturbationEntry* find_perturbation(std::string_view name) {
+  for (const auto& e : perturbation_models())
+    if (e.spec.name == name) return &e;
+  return nullptr;
+}
+
+std::unique_ptr<Perturbation> make_perturbation(const std::string& type, const Options& opts,
+                                                const ModelContext& ctx) {
+  const auto* e = find_perturbation(type);
+  if (!e) {
+    std::vector<std::string> names;
+    for (const auto& p : perturbation_models()) names.push_back(p.spec.name);
+    std::string msg = opts.context().empty() ? std::string() : opts.context() + ": ";
+    msg += "unknown perturbation '" + type + "'";
+    const auto hint = did_you_mean(type, names);
+    if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
+    msg += " (perturbations:";
+    for (const auto& n : names) msg += " " + n;
+    msg += ")";
+    throw InputError(msg);
+  }
+  return e->make(opts, ctx);
+}
+
+// ---- helpers shared by the model files ----
+namespace perturb {
+
+OptionSpec quantity_option(std::string name, units::Quantity q, std::string default_value,
+                           std::string description, bool optional) {
+  OptionSpec o;
+  o.name = std::move(name);
+  o.type = OptionType::Quantity;
+  o.quantity = q;
+  o.default_value = std::move(default_value);
+  o.description = std::move(description);
+  o.optional = optional;
+  return o;
+}
+
+OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
+                         std::string description) {
+  OptionSpec o;
+  o.name = std::move(name);
+  o.type = OptionType::Choice;
+  o.choices = std::move(choices);
+  o.default_value = std::move(default_value);
+  o.description = std::move(description);
+  return o;
+}
+
+OptionSpec list_option(std::string name, std::string description) {
+  OptionSpec o;
+  o.name = std::move(name);
+  o.type = OptionType::IntList;
+  o.description = std::move(description);
+  o.optional = true;
+  return o;
+}
+
+OptionSpec region_option() {
+  OptionSpec o;
+  o.name = "region";
+  o.type = OptionType::String;
+  o.optional = true;
+  o.description =
+      "only compute intervals inside this user region of the workload (e.g. compute, fixup); "
+      "default: every compute interval";
+  return o;
+}
+
+OptionSpec stream_option() {
+  return quantity_option("stream", units::Quantity::Integer, "0",
+                         "index of the random stream; give two otherwise identical models different streams "
+                         "so that their draws differ");
+}
+
+void Reader::fail(std::string_view option, const std::string& what) const {
+  std::string msg = opts_.context().empty() ? std::string() : opts_.context() + ": ";
+  msg += "option '" + std::string(option) + "' of perturbation " + model_ + ": " + what;
+  throw InputError(msg);
+}
+
+double Reader::positive(std::string_view name) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v <= 0)
+    fail(name, "must be greater than 0, got " + show(v, units::Quantity::Number));
+  return v;
+}
+
+double Reader::non_negative(std::string_view name) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v < 0) fail(name, "must not be negative, got " + show(v, units::Quantity::Number));
+  return v;
+}
+
+double Reader::factor(std::string_view name) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v < 1)
+    fail(name, "must be a slowdown factor >= 1 (1.1 = 10% slower), got " + show(v, units::Quantity::Number));
+  return v;
+}
+
+std::int64_t Reader::integer(std::string_view name, std::int64_t lo, std::int64_t hi) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v != std::floor(v))
+    fail(name, "must be a whole number, got " + show(v, units::Quantity::Number));
+  if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
+    fail(name, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                   show(v, units::Quantity::Number));
+  return static_cast<std::int64_t>(v);
+}
+
+std::vector<Rank> Reader::ranks(std::string_view name) const {
+  std::vector<Rank> out;
+  for (const auto v : opts_.int_list(name)) {
+    if (v < 0 || v >= ctx_.ranks)
+      fail(name, "rank " + std::to_string(v) + " does not exist (the run has ranks 0.." +
+                     std::to_string(ctx_.ranks - 1) + ")");
+    out.push_back(static_cast<Rank>(v));
+  }
+  return out;
+}
+
+std::optional<trace::RegionId> Reader::region() const {
+  if (!opts_.has("region")) return std::nullopt;
+  const std::string& name = opts_.string("region");
+  std::vector<std::string> names;
+  if (ctx_.regions) {
+    for (std::size_t i = 0; i < ctx_.regions->regions.size(); ++i) {
+      const auto& r = ctx_.regions->regions[i];
+      if (r.op != trace::MpiOp::None) continue;
+      if (r.name == name) return static_cast<trace::RegionId>(i);
+      names.push_back(r.name);
+    }
+  }
+  std::string what = "'" + name + "' is not a region of the workload";
+  const auto hint = did_you_mean(name, names);
+  if (!hint.empty()) what += "; did you mean '" + hint + "'?";
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  what += " (regions: " + (list.empty() ? std::string("none") : list) + ")";
+  fail("region", what);
+}
+
+std::uint64_t Reader::stream() const {
+  return static_cast<std::uint64_t>(integer("stream", 0, std::numeric_limits<std::int32_t>::max()));
+}
+
+std::vector<int> Reader::grid() const {
+  std::vector<int> g = ctx_.grid.empty() ? std::vector<int>{ctx_.ranks} : ctx_.grid;
+  std::int64_t product = 1;
+  for (int d : g) product *= d;
+  if (product != ctx_.ranks)
+    throw std::logic_error("perturbation " + model_ + ": the process grid does not hold exactly " +
+                           std::to_string(ctx_.ranks) + " ranks");
+  return g;
+}
+
+std::vector<int> Reader::coords(std::string_view name, const std::vector<int>& grid) const {
+  const auto& v = opts_.int_list(name);
+  std::string shape;
+  for (int d : grid) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+  if (v.size() != grid.size())
+    fail(name, "needs " + std::to_string(grid.size()) +
+                   " coordinate(s), one per dimension of the process grid " + shape + ", got " +
+                   std::to_string(v.size()));
+  std::vector<int> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] >= grid[i])
+      fail(name, "coordinate " + std::to_string(v[i]) + " of dimension " + std::to_string(i) +
+                     " is outside the process grid " + shape);
+    out.push_back(static_cast<int>(v[i]));
+  }
+  return out;
+}
+
+std::vector<int> grid_coords(Rank r, const std::vector<int>& grid) {
+  std::vector<int> c(grid.size());
+  for (std::size_t i = grid.size(); i-- > 0;) {
+    c[i] = r % grid[i];
+    r /= grid[i];
+  }
+  return c;
+}
+
+std::string show(double value, units::Quantity q) {
+  return units::format(value, q);
+}
+
+}  // namespace perturb
+
+}  // namespace waitlab::models

@@ -1,0 +1,341 @@
+#include "models/spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "analysis/trace/error.hpp"
+#include "models/perturbation.hpp"
+#include "models/platform.hpp"
+#include "models/workload.hpp"
+
+namespace waitlab::models {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string quoted(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+std::string with_context(const std::string& context, const std::string& msg) {
+  return context.empty() ? msg : context + ": " + msg;
+}
+
+// Quantities that cannot be negative: a negative duration, size or rate is an impossible value.
+bool non_negative(units::Quantity q) {
+  using units::Quantity;
+  return q == Quantity::Duration || q == Quantity::Bytes || q == Quantity::Bandwidth ||
+         q == Quantity::Flops || q == Quantity::Speed || q == Quantity::Frequency || q == Quantity::Percent;
+}
+
+std::string article(units::Quantity q) {
+  const auto n = units::quantity_name(q);
+  const char c = n.empty() ? 'x' : n.front();
+  return (c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u') ? "an" : "a";
+}
+
+bool parse_bool(std::string_view t, bool& out) {
+  for (std::string_view yes : {"true", "yes", "on", "1"})
+    if (t == yes) return out = true, true;
+  for (std::string_view no : {"false", "no", "off", "0"})
+    if (t == no) return out = false, true;
+  return false;
+}
+
+// "0-3,8,10-11" (optionally inside [ ]) -> 0,1,2,3,8,10,11. Non-negative whole numbers only.
+std::vector<std::int64_t> parse_int_list(std::string_view text) {
+  const std::string bad =
+      quoted(trim(text)) + " is not a list of whole numbers (use e.g. 0,2,5 or ranges 0-3)";
+  std::string_view s = trim(text);
+  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = trim(s.substr(1, s.size() - 2));
+  if (s.empty()) throw std::invalid_argument(bad);
+  std::vector<std::int64_t> out;
+  const auto number = [&](std::string_view t) {
+    t = trim(t);
+    if (t.empty() || t.size() > 15) throw std::invalid_argument(bad);
+    std::int64_t v = 0;
+    for (char c : t) {
+      if (c < '0' || c > '9') throw std::invalid_argument(bad);
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  while (true) {
+    const auto comma = s.find(',');
+    const std::string_view item = s.substr(0, comma);
+    const auto dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      out.push_back(number(item));
+    } else {
+      const auto lo = number(item.substr(0, dash));
+      const auto hi = number(item.substr(dash + 1));
+      if (lo > hi)
+        throw std::invalid_argument("the range " + quoted(trim(item)) + " in " + quoted(trim(text)) +
+                                    " is empty (write the lower bound first)");
+      if (hi - lo > 100'000'000)
+        throw std::invalid_argument("the range " + quoted(trim(item)) + " is too large");
+      for (auto v = lo; v <= hi; ++v) out.push_back(v);
+    }
+    if (comma == std::string_view::npos) break;
+    s = s.substr(comma + 1);
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string type_text(const OptionSpec& o) {
+  switch (o.type) {
+    case OptionType::Quantity:
+      return std::string(units::quantity_name(o.quantity)) +
+             (o.quantity == units::Quantity::Number || o.quantity == units::Quantity::Integer
+                  ? ""
+                  : " [" + std::string(units::allowed_units(o.quantity)) + "]");
+    case OptionType::String:
+      return "text";
+    case OptionType::Choice:
+      return "one of " + join(o.choices, " | ");
+    case OptionType::Bool:
+      return "true | false";
+    case OptionType::IntList:
+      return "list of whole numbers, e.g. 0,2,4-7";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string_view spec_kind_name(SpecKind k) {
+  switch (k) {
+    case SpecKind::Platform:
+      return "platform";
+    case SpecKind::Workload:
+      return "workload";
+    case SpecKind::Perturbation:
+      return "perturbation";
+    case SpecKind::Analysis:
+      return "analysis";
+  }
+  return "model";
+}
+
+const OptionSpec* Spec::option(std::string_view n) const {
+  for (const auto& o : options)
+    if (o.name == n) return &o;
+  return nullptr;
+}
+
+// ---- Options ----
+
+const OptionValue& Options::get(std::string_view name) const {
+  const auto it = values_.find(std::string(name));
+  if (it == values_.end()) throw InputError(with_context(context_, "option " + quoted(name) + " is missing"));
+  return it->second;
+}
+
+double Options::number(std::string_view name) const {
+  const auto& v = get(name);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  throw InputError(with_context(context_, "option " + quoted(name) + " is not a number"));
+}
+
+std::int64_t Options::integer(std::string_view name) const {
+  const double d = number(name);
+  if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 0x1p53) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    throw InputError(
+        with_context(context_, "option " + quoted(name) + " must be a whole number, got " + buf));
+  }
+  return static_cast<std::int64_t>(d);
+}
+
+const std::string& Options::string(std::string_view name) const {
+  const auto& v = get(name);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  throw InputError(with_context(context_, "option " + quoted(name) + " is not a text"));
+}
+
+bool Options::boolean(std::string_view name) const {
+  const auto& v = get(name);
+  if (const auto* b = std::get_if<bool>(&v)) return *b;
+  throw InputError(with_context(context_, "option " + quoted(name) + " is not true or false"));
+}
+
+const std::vector<std::int64_t>& Options::int_list(std::string_view name) const {
+  const auto& v = get(name);
+  if (const auto* l = std::get_if<std::vector<std::int64_t>>(&v)) return *l;
+  throw InputError(with_context(context_, "option " + quoted(name) + " is not a list of whole numbers"));
+}
+
+// ---- parsing ----
+
+OptionValue parse_option(const OptionSpec& spec, std::string_view text) {
+  switch (spec.type) {
+    case OptionType::Quantity: {
+      const double v = units::parse(text, spec.quantity);
+      if (v < 0 && non_negative(spec.quantity))
+        throw std::invalid_argument(quoted(trim(text)) + " is impossible: " + article(spec.quantity) + " " +
+                                    std::string(units::quantity_name(spec.quantity)) + " cannot be negative");
+      return v;
+    }
+    case OptionType::String:
+      return std::string(trim(text));
+    case OptionType::Choice: {
+      const std::string t(trim(text));
+      if (std::find(spec.choices.begin(), spec.choices.end(), t) != spec.choices.end()) return t;
+      std::string msg = quoted(t) + " is not one of " + join(spec.choices, ", ");
+      const auto hint = did_you_mean(t, spec.choices);
+      if (!hint.empty()) msg += "; did you mean " + quoted(hint) + "?";
+      throw std::invalid_argument(msg);
+    }
+    case OptionType::Bool: {
+      bool b = false;
+      if (!parse_bool(trim(text), b))
+        throw std::invalid_argument(quoted(trim(text)) + " is not a boolean (use true or false)");
+      return b;
+    }
+    case OptionType::IntList:
+      return parse_int_list(text);
+  }
+  throw std::logic_error("parse_option: unknown option type");
+}
+
+Options make_options(const Spec& spec, const std::vector<UserOption>& given, const std::string& context,
+                     const std::string& where_block) {
+  const std::string kind(spec_kind_name(spec.kind));
+  const std::string owner = kind + " " + quoted(spec.name);
+  const auto at = [](const std::string& where, const std::string& msg) { return with_context(where, msg); };
+  std::vector<std::string> names;
+  for (const auto& o : spec.options) names.push_back(o.name);
+
+  Options out(context);
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const auto& u = given[i];
+    const OptionSpec* o = spec.option(u.key);
+    if (!o) {
+      std::string msg = "unknown option " + quoted(u.key) + " for " + owner;
+      const auto hint = did_you_mean(u.key, names);
+      if (!hint.empty())
+        msg += "; did you mean " + quoted(hint) + "?";
+      else
+        msg += names.empty() ? " (it takes no options)" : " (options: " + join(names, ", ") + ")";
+      throw InputError(at(u.where, msg));
+    }
+    for (std::size_t j = 0; j < i; ++j)
+      if (given[j].key == u.key)
+        throw InputError(at(u.where, "option " + quoted(u.key) + " of " + owner +
+                                         " is given twice (first at " + given[j].where + ")"));
+    try {
+      out.set(o->name, parse_option(*o, u.text));
+    } catch (const std::invalid_argument& e) {  // units::UnitError derives from it
+      throw InputError(at(u.where, "option " + quoted(u.key) + " of " + owner + ": " + e.what()));
+    }
+  }
+  for (const auto& o : spec.options) {
+    if (out.has(o.name)) continue;
+    if (!o.default_value.empty()) {
+      try {
+        out.set(o.name, parse_option(o, o.default_value));
+      } catch (const std::invalid_argument& e) {
+        throw std::logic_error("built-in default of option '" + o.name + "' of " + owner +
+                               " is invalid: " + e.what());
+      }
+    } else if (!o.optional) {
+      throw InputError(
+          at(where_block, owner + " needs option " + quoted(o.name) + " (" + o.description + ")"));
+    }
+  }
+  return out;
+}
+
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& c : candidates) {
+    const auto d = edit_distance(name, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// ---- registry ----
+
+const Registry& Registry::instance() {
+  // Built once on first use and immutable afterwards: no shared mutable state.
+  static const Registry registry = [] {
+    Registry r;
+    register_platforms(r);
+    for (const auto& w : workloads()) r.add(w.spec);
+    for (const auto& p : perturbation_models()) r.add(p.spec);
+    return r;
+  }();
+  return registry;
+}
+
+const Spec* Registry::find(SpecKind kind, std::string_view name) const {
+  for (const auto& s : specs_)
+    if (s.kind == kind && s.name == name) return &s;
+  return nullptr;
+}
+
+const Spec* Registry::find_any(std::string_view name) const {
+  for (const auto& s : specs_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::vector<const Spec*> Registry::all(SpecKind kind) const {
+  std::vector<const Spec*> out;
+  for (const auto& s : specs_)
+    if (s.kind == kind) out.push_back(&s);
+  return out;
+}
+
+std::string describe(const Spec& spec) {
+  std::string out = spec.name + " (" + std::string(spec_kind_name(spec.kind)) + ")\n";
+  out += "  " + spec.description + "\n";
+  if (spec.options.empty()) return out + "\nno options\n";
+  out += "\noptions:\n";
+  for (const auto& o : spec.options) {
+    out += "  " + o.name + ": " + type_text(o);
+    if (!o.default_value.empty())
+      out += ", default " + o.default_value;
+    else
+      out += o.optional ? ", optional" : ", required";
+    out += "\n      " + o.description + "\n";
+  }
+  return out;
+}
+
+}  // namespace waitlab::models

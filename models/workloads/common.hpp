@@ -1,0 +1,189 @@
+// waitlab::models::synth — what every synthetic workload is built from (internal).
+//
+// Promise: a workload is a per-rank *program* for one iteration, addressed by step index,
+// repeated `iterations` times by LoopStream. A program is a tiny value (a rank, a few
+// neighbour ranks, a shared pointer to the immutable parameters) that computes the action
+// at step k on demand, so a stream costs a few dozen bytes and drawing actions allocates
+// nothing — 8192 ranks × 1000 iterations need no buffers. Option readers check ranges and
+// throw InputError naming the scenario context, the workload and the option.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analysis/trace/error.hpp"
+#include "models/action.hpp"
+#include "models/spec.hpp"
+#include "models/workload.hpp"
+
+namespace waitlab::models::synth {
+
+// Upper bound for ranks, iterations and grid extents: far beyond any simulation, low enough
+// that step and rank arithmetic cannot overflow an int.
+inline constexpr std::int64_t kMaxCount = 1 << 30;
+
+// ---- registration (one function per workload file; listed once in models/workload.cpp) ----
+WorkloadEntry heat1d_entry();
+WorkloadEntry halo2d_entry();
+WorkloadEntry halo3d_entry();
+WorkloadEntry sweep2d_entry();
+WorkloadEntry allreduce_loop_entry();
+WorkloadEntry bcast_reduce_entry();
+WorkloadEntry alltoall_loop_entry();
+
+// ---- option specs shared by several workloads ----
+OptionSpec ranks_option(bool required);  // required = false: derived from the grid if absent
+OptionSpec iterations_option(std::string default_value = "100");
+OptionSpec compute_option(std::string name, std::string default_value, std::string description);
+OptionSpec flops_option(std::string what);  // optional; replaces `compute` when set
+OptionSpec bytes_option(std::string name, std::string default_value, std::string description);
+OptionSpec integer_option(std::string name, std::string default_value, std::string description);
+OptionSpec bool_option(std::string name, std::string default_value, std::string description);
+OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
+                         std::string description);
+
+// ---- option readers: range-checked, InputError on violation ----
+class Reader {
+ public:
+  Reader(const Options& opts, std::string workload) : opts_(opts), workload_(std::move(workload)) {}
+
+  std::int64_t integer(std::string_view name, std::int64_t lo, std::int64_t hi) const;
+  std::uint64_t bytes(std::string_view name) const;  // a whole, non-negative number of bytes
+  double duration(std::string_view name) const;      // finite, >= 0 seconds
+  bool boolean(std::string_view name) const { return opts_.boolean(name); }
+  const std::string& choice(std::string_view name) const { return opts_.string(name); }
+  bool has(std::string_view name) const { return opts_.has(name); }
+
+  // `compute` in seconds, or `flops` when that optional option is set.
+  struct Amount {
+    double amount = 0;
+    bool flops = false;
+  };
+  Amount compute(std::string_view seconds_name = "compute", std::string_view flops_name = "flops") const;
+
+  // The process grid: `ranks` (optional) and the named extents (0 = choose, as
+  // MPI_Dims_create does). Returns the extents, slowest dimension first.
+  std::vector<int> grid(const std::vector<std::string>& extent_names) const;
+
+  [[noreturn]] void fail(std::string_view option, const std::string& what) const;
+
+ private:
+  const Options& opts_;
+  std::string workload_;
+};
+
+// MPI_Dims_create: fills the zero entries of `dims` with a factorisation of
+// n / product(non-zero entries) whose factors are as close to each other as possible, in
+// non-increasing order. Throws std::invalid_argument if the fixed entries do not divide n.
+std::vector<int> dims_create(int n, std::vector<int> dims);
+
+// Row-major Cartesian numbering (as MPI_Cart_create): the last dimension varies fastest.
+std::vector<int> grid_coords(const std::vector<int>& dims, int rank);
+int grid_rank(const std::vector<int>& dims, const std::vector<int>& coords);
+
+// ---- action builders ----
+inline Action enter(trace::RegionId region) {
+  Action a;
+  a.kind = ActionKind::Enter;
+  a.region = region;
+  return a;
+}
+inline Action leave(trace::RegionId region) {
+  Action a;
+  a.kind = ActionKind::Leave;
+  a.region = region;
+  return a;
+}
+inline Action compute(trace::RegionId region, const Reader::Amount& c) {
+  Action a;
+  a.kind = ActionKind::Compute;
+  a.region = region;
+  a.amount = c.amount;
+  a.flops = c.flops;
+  return a;
+}
+inline Action p2p(ActionKind kind, Rank peer, std::int32_t tag, std::uint64_t bytes) {
+  Action a;
+  a.kind = kind;
+  a.peer = peer;
+  a.tag = tag;
+  a.bytes = bytes;
+  return a;
+}
+inline Action collective(ActionKind kind, std::uint64_t bytes, Rank root = 0) {
+  Action a;
+  a.kind = kind;
+  a.bytes = bytes;
+  a.root = root;
+  return a;
+}
+
+// ---- the generic lazy stream ----
+// A Program is a small copyable value with
+//   int steps() const;                    // step indices per iteration (same for every iteration)
+//   bool step(int k, Action& a) const;    // fill `a` (default-constructed) or return false when
+//                                         // step k is empty for this rank (e.g. no left neighbour)
+// LoopStream stamps the iteration number on every action and numbers the request slots of
+// Isend/Irecv from 0 in each iteration: every program ends its non-blocking calls with
+// MPI_Waitall, so the slots are free again at the next iteration.
+template <class Program>
+class LoopStream final : public ActionStream {
+ public:
+  LoopStream(Program program, int iterations)
+      : program_(std::move(program)), iterations_(iterations), steps_(program_.steps()) {}
+
+  bool next(Action& a) override {
+    while (iteration_ < iterations_) {
+      if (step_ == steps_) {
+        ++iteration_;
+        step_ = 0;
+        request_ = 0;
+        continue;
+      }
+      a = Action{};
+      if (program_.step(step_++, a)) {
+        a.iteration = iteration_;
+        if (a.kind == ActionKind::Isend || a.kind == ActionKind::Irecv) a.request = request_++;
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  Program program_;
+  int iterations_;
+  int steps_;
+  int iteration_ = 0;
+  int step_ = 0;
+  std::int32_t request_ = 0;
+};
+
+// A Workload whose streams are LoopStreams of `Program`s made by `program(rank)`.
+class BasicWorkload : public Workload {
+ public:
+  BasicWorkload(std::string name, int ranks, int iterations, std::vector<int> grid)
+      : name_(std::move(name)), ranks_(ranks), iterations_(iterations), grid_(std::move(grid)) {}
+  std::string name() const override { return name_; }
+  int ranks() const override { return ranks_; }
+  int iterations() const override { return iterations_; }
+  const trace::Definitions& definitions() const override { return defs_; }
+  std::vector<int> grid() const override { return grid_; }
+
+ protected:
+  // Throws std::out_of_range for a rank outside [0, ranks): a programming error, not bad input.
+  void check_rank(Rank r) const;
+  trace::Definitions defs_;
+
+ private:
+  std::string name_;
+  int ranks_;
+  int iterations_;
+  std::vector<int> grid_;
+};
+
+}  // namespace waitlab::models::synth

@@ -1,0 +1,177 @@
+// Platforms: option defaults, topology validation with exact messages, rank placement.
+#include <gtest/gtest.h>
+
+#include "analysis/trace/error.hpp"
+#include "models/platform.hpp"
+
+namespace waitlab::models {
+namespace {
+
+using Given = std::vector<std::pair<std::string, std::string>>;
+
+PlatformDesc build(const std::string& type, const Given& given) {
+  const auto* spec = Registry::instance().find(SpecKind::Platform, type);
+  if (!spec) throw std::runtime_error("no platform " + type);
+  std::vector<UserOption> user;
+  for (const auto& [k, v] : given) user.push_back({k, v, "p.yaml:2:3"});
+  return make_platform(type, make_options(*spec, user, "p.yaml:1:1", "p.yaml:1:1"));
+}
+
+std::string error_of(const std::string& type, const Given& given) {
+  try {
+    build(type, given);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Platform, ClusterDefaults) {
+  const auto p = build("cluster", {{"nodes", "16"}});
+  EXPECT_EQ(p.kind, PlatformKind::Cluster);
+  EXPECT_EQ(p.nodes, 16);
+  EXPECT_EQ(p.cores, 1);
+  EXPECT_EQ(p.speed, 1e9);
+  EXPECT_EQ(p.network_link.bandwidth, 1e10);
+  EXPECT_EQ(p.network_link.latency, 1e-6);
+  EXPECT_EQ(p.loopback.bandwidth, 0.0);
+  EXPECT_EQ(p.placement, PlacementKind::Block);
+  EXPECT_EQ(p.total_cores(), 16);
+  const auto q = build("cluster", {{"nodes", "4"},
+                                   {"cores", "8"},
+                                   {"bandwidth", "100Gbps"},
+                                   {"latency", "2us"},
+                                   {"loopback_bandwidth", "50GBps"},
+                                   {"placement", "round-robin"}});
+  EXPECT_EQ(q.network_link.bandwidth, 12.5e9);
+  EXPECT_EQ(q.network_link.latency, 2e-6);
+  EXPECT_EQ(q.loopback.bandwidth, 50e9);
+  EXPECT_EQ(q.placement, PlacementKind::RoundRobin);
+  EXPECT_EQ(q.total_cores(), 32);
+}
+
+TEST(Platform, HierarchicalTopologiesGiveTheirNodeCount) {
+  const auto f = build("hierarchical", {{"topology", "fat_tree"}, {"topo_parameters", "2;4,4;1,2;1,2"}});
+  EXPECT_EQ(f.nodes, 16);
+  EXPECT_EQ(f.topology, Topology::FatTree);
+  EXPECT_EQ(f.sockets, 2);
+  EXPECT_EQ(f.cores, 8);
+  EXPECT_EQ(f.cores_per_node(), 16);
+  EXPECT_EQ(f.total_cores(), 256);
+  EXPECT_EQ(f.nic_link.bandwidth, 12.5e9);
+  EXPECT_EQ(build("hierarchical", {{"topology", "dragonfly"}, {"topo_parameters", "3,4;4,3;5,1;2"}}).nodes,
+            120);
+  EXPECT_EQ(build("hierarchical", {{"topology", "torus"}, {"topo_parameters", "4,4,4"}}).nodes, 64);
+  EXPECT_EQ(
+      build("hierarchical", {{"topology", "torus"}, {"topo_parameters", "4,4,4"}, {"nodes", "64"}}).nodes,
+      64);
+  EXPECT_EQ(build("hierarchical", {{"nodes", "3"}}).nodes, 3);
+}
+
+TEST(Platform, HierarchicalRejectsInconsistentTopologies) {
+  EXPECT_EQ(
+      error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "4,4,4"}, {"nodes", "60"}}),
+      "p.yaml:1:1: option 'nodes' of platform hierarchical: the torus '4,4,4' has 64 nodes, but nodes = 60 "
+      "(leave nodes out to take it from the topology)");
+  EXPECT_EQ(
+      error_of("hierarchical", {{"topology", "fat_tree"}, {"topo_parameters", "2;4,4;1,2"}}),
+      "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '2;4,4;1,2' is not a valid fat_tree: a "
+      "fat tree is 'levels;down-links per level;up-links per level;parallel links per level', e.g. "
+      "'2;4,4;1,2;1,2' (16 nodes)");
+  EXPECT_NE(error_of("hierarchical", {{"topology", "fat_tree"}, {"topo_parameters", "2;4;1,2;1,2"}})
+                .find("not a valid"),
+            std::string::npos);
+  EXPECT_NE(error_of("hierarchical", {{"topology", "dragonfly"}, {"topo_parameters", "3;4,3;5,1;2"}})
+                .find("not a valid"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "4,0,4"}}).find("not a valid"),
+      std::string::npos);
+  EXPECT_EQ(
+      error_of("hierarchical", {{"topology", "torus"}}),
+      "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: is required with the torus topology "
+      "(e.g. '4,4,4')");
+  EXPECT_EQ(error_of("hierarchical", {}),
+            "p.yaml:1:1: option 'nodes' of platform hierarchical: is required with the flat topology");
+  EXPECT_EQ(
+      error_of("hierarchical", {{"nodes", "2"}, {"topo_parameters", "4,4"}}),
+      "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: is only for the fat_tree, torus and "
+      "dragonfly topologies (topology is flat)");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "0"}}),
+            "p.yaml:1:1: option 'nodes' of platform cluster: must be a whole number between 1 and "
+            "2147483647, got 0");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "2"}, {"bandwidth", "0GBps"}}),
+            "p.yaml:1:1: option 'bandwidth' of platform cluster: must be greater than 0, got 0Bps");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "2"}, {"latency", "-1us"}}),
+            "p.yaml:2:3: option 'latency' of platform 'cluster': '-1us' is impossible: a duration cannot be "
+            "negative");
+}
+
+TEST(Platform, UnknownPlatform) {
+  Options o("p.yaml:1:1");
+  try {
+    make_platform("clustr", o);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "p.yaml:1:1: unknown platform 'clustr'; did you mean 'cluster'? (platforms: cluster "
+                 "hierarchical xml)");
+  }
+}
+
+TEST(Platform, XmlKeepsThePath) {
+  const auto p = build("xml", {{"file", "my/platform.xml"}});
+  EXPECT_EQ(p.kind, PlatformKind::Xml);
+  EXPECT_EQ(p.xml_file, "my/platform.xml");
+  const auto slots = place(p, 3);
+  ASSERT_EQ(slots.size(), 3u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(slots[static_cast<std::size_t>(r)].node, r);
+}
+
+TEST(Placement, BlockAndRoundRobinOnSockets) {
+  PlatformDesc p;
+  p.kind = PlatformKind::Hierarchical;
+  p.nodes = 2;
+  p.sockets = 2;
+  p.cores = 3;  // 6 cores per node
+  const auto b = place(p, 12);
+  // Block: ranks 0-5 on node 0 (sockets 0,0,0,1,1,1), ranks 6-11 on node 1.
+  const std::vector<std::array<int, 3>> block{{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {0, 1, 3},
+                                              {0, 1, 4}, {0, 1, 5}, {1, 0, 0}, {1, 0, 1},
+                                              {1, 0, 2}, {1, 1, 3}, {1, 1, 4}, {1, 1, 5}};
+  for (std::size_t r = 0; r < 12; ++r) {
+    EXPECT_EQ(b[r].node, block[r][0]) << r;
+    EXPECT_EQ(b[r].socket, block[r][1]) << r;
+    EXPECT_EQ(b[r].core, block[r][2]) << r;
+  }
+  p.placement = PlacementKind::RoundRobin;
+  const auto rr = place(p, 7);
+  // Round-robin: rank r on node r % 2, core r / 2.
+  const std::vector<std::array<int, 3>> robin{{0, 0, 0}, {1, 0, 0}, {0, 0, 1}, {1, 0, 1},
+                                              {0, 0, 2}, {1, 0, 2}, {0, 1, 3}};
+  for (std::size_t r = 0; r < 7; ++r) {
+    EXPECT_EQ(rr[r].node, robin[r][0]) << r;
+    EXPECT_EQ(rr[r].socket, robin[r][1]) << r;
+    EXPECT_EQ(rr[r].core, robin[r][2]) << r;
+  }
+}
+
+TEST(Placement, ClusterBlockAndTooManyRanks) {
+  PlatformDesc p;
+  p.nodes = 3;
+  p.cores = 2;
+  const auto s = place(p, 6);
+  EXPECT_EQ(s[5].node, 2);
+  EXPECT_EQ(s[5].core, 1);
+  EXPECT_EQ(s[5].socket, 0);
+  try {
+    place(p, 7);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "platform has 6 cores but the workload needs 7 ranks");
+  }
+  EXPECT_THROW(place(p, 0), InputError);
+}
+
+}  // namespace
+}  // namespace waitlab::models
