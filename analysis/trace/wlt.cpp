@@ -1,0 +1,432 @@
+// The native .wlt trace file. Layout (all integers and doubles little-endian):
+//
+//   header   magic "WLTRACE\0" (8) | u32 version | u32 byte-order mark 0x01020304 | u32 flags
+//            (bit 0: has ground truth) | u32 reserved (0)
+//   regions  u64 n | n × (string name, u8 op, string file)
+//   comms    u64 n | n × (string name, u64 m, m × i32 member)
+//   attrs    u64 n | n × (string key, string value)
+//   ranks    u64 n | n × (i32 rank, u64 e, e × 40-byte Event, u64 t, t × 56-byte ComputeTruth)
+//   trailer  "WLTEND\0\0" (8)
+//
+// string = u32 length + bytes. Event record: f64 time, u64 bytes, u64 aux, u8 kind, u8 op,
+// u16 reserved, u32 ref, i32 peer, i32 tag. Truth record: f64 start, f64 end, f64 nominal,
+// 3 × f64 injected, u32 region, i32 iteration.
+//
+// The records are exactly the in-memory structs on a little-endian host, so event and truth
+// arrays are copied in bulk there (traces of thousands of ranks hold millions of events);
+// the field-by-field path keeps the format defined on any host. Reading never trusts a
+// count: arrays are read in bounded chunks, so a corrupt count ends as "truncated", not as
+// a huge allocation.
+#include "analysis/trace/wlt.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "analysis/trace/error.hpp"
+
+namespace waitlab::trace {
+
+namespace {
+
+constexpr std::array<char, 8> kMagic = {'W', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
+constexpr std::array<char, 8> kEndMagic = {'W', 'L', 'T', 'E', 'N', 'D', '\0', '\0'};
+constexpr std::uint32_t kByteOrderMark = 0x01020304u;
+constexpr std::uint32_t kFlagTruth = 1u;
+constexpr std::size_t kEventBytes = 40;
+constexpr std::size_t kTruthBytes = 56;
+constexpr std::uint32_t kMaxString = 1u << 24;  // 16 MiB: longer means corrupt
+constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read
+
+// The bulk path needs the in-memory records to be the file records.
+constexpr bool kBulk = std::endian::native == std::endian::little && sizeof(Event) == kEventBytes &&
+                       offsetof(Event, time) == 0 && offsetof(Event, bytes) == 8 &&
+                       offsetof(Event, aux) == 16 && offsetof(Event, kind) == 24 &&
+                       offsetof(Event, op) == 25 && offsetof(Event, reserved) == 26 &&
+                       offsetof(Event, ref) == 28 && offsetof(Event, peer) == 32 &&
+                       offsetof(Event, tag) == 36 && sizeof(ComputeTruth) == kTruthBytes &&
+                       offsetof(ComputeTruth, start) == 0 && offsetof(ComputeTruth, end) == 8 &&
+                       offsetof(ComputeTruth, nominal) == 16 && offsetof(ComputeTruth, injected) == 24 &&
+                       offsetof(ComputeTruth, region) == 48 && offsetof(ComputeTruth, iteration) == 52;
+static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_copyable_v<ComputeTruth>);
+
+// ---- writing ----
+
+class Writer {
+ public:
+  explicit Writer(std::ostream& out) : out_(out) { buf_.reserve(kFlush + 1024); }
+
+  template <typename T>
+  void uint(T v) {
+    static_assert(std::is_unsigned_v<T>);
+    for (std::size_t i = 0; i < sizeof(T); ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xFFu));
+    maybe_flush();
+  }
+  void i32(std::int32_t v) { uint(static_cast<std::uint32_t>(v)); }
+  void f64(double v) { uint(std::bit_cast<std::uint64_t>(v)); }
+  void raw(const void* p, std::size_t n) {
+    const char* c = static_cast<const char*>(p);
+    buf_.insert(buf_.end(), c, c + n);
+    maybe_flush();
+  }
+  void str(const std::string& s) {
+    if (s.size() >= kMaxString) throw std::length_error("wlt: string longer than 16 MiB");
+    uint(static_cast<std::uint32_t>(s.size()));
+    raw(s.data(), s.size());
+  }
+  void event(const Event& e) {
+    f64(e.time);
+    uint(e.bytes);
+    uint(e.aux);
+    uint(static_cast<std::uint8_t>(e.kind));
+    uint(static_cast<std::uint8_t>(e.op));
+    uint(e.reserved);
+    uint(e.ref);
+    i32(e.peer);
+    i32(e.tag);
+  }
+  void truth(const ComputeTruth& t) {
+    f64(t.start);
+    f64(t.end);
+    f64(t.nominal);
+    for (double d : t.injected) f64(d);
+    uint(t.region);
+    i32(t.iteration);
+  }
+  template <typename T>
+  void records(const std::vector<T>& v) {
+    uint(static_cast<std::uint64_t>(v.size()));
+    if constexpr (kBulk) {
+      // Bulk copy in bounded pieces so the buffer stays small.
+      const char* p = reinterpret_cast<const char*>(v.data());
+      std::size_t left = v.size() * sizeof(T);
+      while (left > 0) {
+        const std::size_t n = std::min(left, kFlush);
+        raw(p, n);
+        p += n;
+        left -= n;
+      }
+    } else {
+      for (const auto& r : v) {
+        if constexpr (std::is_same_v<T, Event>)
+          event(r);
+        else
+          truth(r);
+      }
+    }
+  }
+  void finish() {
+    flush();
+    out_.flush();
+  }
+
+ private:
+  static constexpr std::size_t kFlush = 1 << 20;
+  void maybe_flush() {
+    if (buf_.size() >= kFlush) flush();
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  std::ostream& out_;
+  std::vector<char> buf_;
+};
+
+// ---- reading ----
+
+// Where we are, for messages that point into an event or truth array.
+struct Where {
+  Rank rank = kNoRank;
+  const char* array = nullptr;  // "event" or "truth record"
+  std::uint64_t index = 0;
+};
+
+class Reader {
+ public:
+  Reader(std::istream& in, const std::string& name) : in_(in), name_(name) {}
+
+  [[noreturn]] void truncated(const Where& w = {}) const {
+    std::string msg = name_ + ": truncated at byte " + std::to_string(pos_);
+    if (w.rank != kNoRank) {
+      msg += " (rank " + std::to_string(w.rank);
+      if (w.array) msg += std::string(", ") + w.array + " " + std::to_string(w.index);
+      msg += ")";
+    }
+    throw InputError(msg);
+  }
+  [[noreturn]] void corrupt(std::uint64_t at, const std::string& what) const {
+    throw InputError(name_ + ": corrupt .wlt file at byte " + std::to_string(at) + ": " + what);
+  }
+
+  // Reads exactly n bytes or throws "truncated" after consuming what is there.
+  void bytes(void* p, std::size_t n, const Where& w = {}) {
+    in_.read(static_cast<char*>(p), static_cast<std::streamsize>(n));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    pos_ += got;
+    if (got != n) truncated(w);
+  }
+  template <typename T>
+  T uint(const Where& w = {}) {
+    static_assert(std::is_unsigned_v<T>);
+    std::array<unsigned char, sizeof(T)> b{};
+    bytes(b.data(), b.size(), w);
+    T v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(b[i]) << (8 * i)));
+    return v;
+  }
+  std::int32_t i32(const Where& w = {}) { return static_cast<std::int32_t>(uint<std::uint32_t>(w)); }
+  double f64(const Where& w = {}) { return std::bit_cast<double>(uint<std::uint64_t>(w)); }
+  std::string str(const char* what) {
+    const std::uint64_t at = pos_;
+    const auto n = uint<std::uint32_t>();
+    if (n >= kMaxString) corrupt(at, std::string(what) + " length " + std::to_string(n) + " is implausible");
+    std::string s(n, '\0');
+    bytes(s.data(), n);
+    return s;
+  }
+  std::uint64_t pos() const { return pos_; }
+  bool at_eof() { return in_.peek() == std::char_traits<char>::eof(); }
+
+  Event event(const Where& w) {
+    // Decode from one 40-byte record so a truncation inside it reports this event.
+    std::array<unsigned char, kEventBytes> b{};
+    bytes(b.data(), b.size(), w);
+    Event e;
+    e.time = std::bit_cast<double>(le<std::uint64_t>(b.data()));
+    e.bytes = le<std::uint64_t>(b.data() + 8);
+    e.aux = le<std::uint64_t>(b.data() + 16);
+    e.kind = static_cast<EventKind>(b[24]);
+    e.op = static_cast<MpiOp>(b[25]);
+    e.reserved = le<std::uint16_t>(b.data() + 26);
+    e.ref = le<std::uint32_t>(b.data() + 28);
+    e.peer = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 32));
+    e.tag = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 36));
+    return e;
+  }
+  ComputeTruth truth(const Where& w) {
+    std::array<unsigned char, kTruthBytes> b{};
+    bytes(b.data(), b.size(), w);
+    ComputeTruth t;
+    t.start = std::bit_cast<double>(le<std::uint64_t>(b.data()));
+    t.end = std::bit_cast<double>(le<std::uint64_t>(b.data() + 8));
+    t.nominal = std::bit_cast<double>(le<std::uint64_t>(b.data() + 16));
+    for (std::size_t i = 0; i < kCauseCount; ++i)
+      t.injected[i] = std::bit_cast<double>(le<std::uint64_t>(b.data() + 24 + 8 * i));
+    t.region = le<std::uint32_t>(b.data() + 48);
+    t.iteration = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 52));
+    return t;
+  }
+
+  // Reads `count` records of type T for rank `rank`, in bounded chunks.
+  template <typename T>
+  std::vector<T> records(std::uint64_t count, Rank rank, const char* array) {
+    constexpr std::size_t size = std::is_same_v<T, Event> ? kEventBytes : kTruthBytes;
+    std::vector<T> v;
+    v.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, kChunkRecords)));
+    std::uint64_t done = 0;
+    while (done < count) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count - done, kChunkRecords));
+      if constexpr (kBulk) {
+        const std::size_t old = v.size();
+        v.resize(old + n);
+        char* p = reinterpret_cast<char*>(v.data() + old);
+        in_.read(p, static_cast<std::streamsize>(n * size));
+        const auto got = static_cast<std::size_t>(in_.gcount());
+        pos_ += got;
+        if (got != n * size) truncated(Where{rank, array, done + got / size});
+      } else {
+        for (std::size_t i = 0; i < n; ++i) {
+          const Where w{rank, array, done + i};
+          if constexpr (std::is_same_v<T, Event>)
+            v.push_back(event(w));
+          else
+            v.push_back(truth(w));
+        }
+      }
+      done += n;
+    }
+    return v;
+  }
+
+ private:
+  template <typename T>
+  static T le(const unsigned char* p) {
+    T v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
+    return v;
+  }
+
+  std::istream& in_;
+  const std::string& name_;
+  std::uint64_t pos_ = 0;
+};
+
+// Offset of event `i` of a location whose event array starts at `array_start`.
+std::uint64_t record_offset(std::uint64_t array_start, std::uint64_t i, std::size_t size) {
+  return array_start + i * size;
+}
+
+}  // namespace
+
+void write_wlt(const Trace& t, std::ostream& out) {
+  Writer w(out);
+  w.raw(kMagic.data(), kMagic.size());
+  w.uint(kWltVersion);
+  w.uint(kByteOrderMark);
+  w.uint(t.has_truth ? kFlagTruth : 0u);
+  w.uint(std::uint32_t{0});
+
+  w.uint(static_cast<std::uint64_t>(t.defs.regions.size()));
+  for (const auto& r : t.defs.regions) {
+    w.str(r.name);
+    w.uint(static_cast<std::uint8_t>(r.op));
+    w.str(r.file);
+  }
+  w.uint(static_cast<std::uint64_t>(t.defs.comms.size()));
+  for (const auto& c : t.defs.comms) {
+    w.str(c.name);
+    w.uint(static_cast<std::uint64_t>(c.members.size()));
+    for (Rank m : c.members) w.i32(m);
+  }
+  w.uint(static_cast<std::uint64_t>(t.attributes.size()));
+  for (const auto& a : t.attributes) {
+    w.str(a.key);
+    w.str(a.value);
+  }
+  w.uint(static_cast<std::uint64_t>(t.locations.size()));
+  for (const auto& l : t.locations) {
+    w.i32(l.rank);
+    w.records(l.events);
+    w.records(l.truth);
+  }
+  w.raw(kEndMagic.data(), kEndMagic.size());
+  w.finish();
+  if (!out) throw std::runtime_error("wlt: write failed");
+}
+
+void write_wlt(const Trace& t, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write " + tmp + ": " + std::strerror(errno));
+    try {
+      write_wlt(t, out);
+    } catch (const std::runtime_error&) {
+      out.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError("cannot write " + tmp + " (disk full?)");
+    }
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError("cannot write " + tmp + " (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InputError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+}
+
+Trace read_wlt(std::istream& in, const std::string& name) {
+  Reader r(in, name);
+  Trace t;
+
+  std::array<char, 8> magic{};
+  r.bytes(magic.data(), magic.size());
+  if (magic != kMagic) throw InputError(name + ": not a waitlab trace (bad magic; expected \"WLTRACE\")");
+  const auto version = r.uint<std::uint32_t>();
+  if (version > kWltVersion)
+    throw InputError(name + ": .wlt format version " + std::to_string(version) +
+                     " is newer than this waitlab reads (version " + std::to_string(kWltVersion) +
+                     "); upgrade waitlab");
+  if (version == 0) throw InputError(name + ": corrupt .wlt file: format version 0");
+  const auto bom = r.uint<std::uint32_t>();
+  if (bom != kByteOrderMark)
+    throw InputError(name + ": corrupt .wlt file: byte-order mark is 0x" + [&] {
+      char b[16];
+      std::snprintf(b, sizeof b, "%08x", bom);
+      return std::string(b);
+    }() + ", expected 0x01020304 (little-endian)");
+  const auto flags_at = r.pos();
+  const auto flags = r.uint<std::uint32_t>();
+  if ((flags & ~kFlagTruth) != 0) r.corrupt(flags_at, "unknown flags " + std::to_string(flags));
+  t.has_truth = (flags & kFlagTruth) != 0;
+  (void)r.uint<std::uint32_t>();  // reserved
+
+  const auto n_regions = r.uint<std::uint64_t>();
+  for (std::uint64_t i = 0; i < n_regions; ++i) {
+    Region reg;
+    reg.name = r.str("region name");
+    const auto op_at = r.pos();
+    const auto op = r.uint<std::uint8_t>();
+    if (op >= static_cast<std::uint8_t>(MpiOp::Count_))
+      r.corrupt(op_at, "region " + std::to_string(i) + " has unknown MPI op " + std::to_string(op));
+    reg.op = static_cast<MpiOp>(op);
+    reg.file = r.str("region file");
+    t.defs.regions.push_back(std::move(reg));
+  }
+  const auto n_comms = r.uint<std::uint64_t>();
+  for (std::uint64_t i = 0; i < n_comms; ++i) {
+    Communicator c;
+    c.name = r.str("communicator name");
+    const auto m = r.uint<std::uint64_t>();
+    for (std::uint64_t k = 0; k < m; ++k) c.members.push_back(r.i32());
+    t.defs.comms.push_back(std::move(c));
+  }
+  const auto n_attrs = r.uint<std::uint64_t>();
+  for (std::uint64_t i = 0; i < n_attrs; ++i) {
+    Attribute a;
+    a.key = r.str("attribute key");
+    a.value = r.str("attribute value");
+    t.attributes.push_back(std::move(a));
+  }
+  const auto n_ranks = r.uint<std::uint64_t>();
+  for (std::uint64_t i = 0; i < n_ranks; ++i) {
+    Location l;
+    l.rank = r.i32();
+    const Where here{l.rank, nullptr, 0};
+    const auto n_events = r.uint<std::uint64_t>(here);
+    const auto events_at = r.pos();
+    l.events = r.records<Event>(n_events, l.rank, "event");
+    for (std::size_t e = 0; e < l.events.size(); ++e) {
+      const auto& ev = l.events[e];
+      const auto kind = static_cast<unsigned>(ev.kind);
+      const auto op = static_cast<unsigned>(ev.op);
+      if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
+        r.corrupt(record_offset(events_at, e, kEventBytes),
+                  "rank " + std::to_string(l.rank) + ", event " + std::to_string(e) + " has unknown kind " +
+                      std::to_string(kind) + " or MPI op " + std::to_string(op));
+    }
+    const auto n_truth = r.uint<std::uint64_t>(here);
+    l.truth = r.records<ComputeTruth>(n_truth, l.rank, "truth record");
+    t.locations.push_back(std::move(l));
+  }
+  std::array<char, 8> end{};
+  const auto end_at = r.pos();
+  r.bytes(end.data(), end.size());
+  if (end != kEndMagic) r.corrupt(end_at, "missing end marker \"WLTEND\"");
+  if (!r.at_eof()) r.corrupt(r.pos(), "unexpected data after the end marker");
+  return t;
+}
+
+Trace read_wlt(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  return read_wlt(in, path);
+}
+
+}  // namespace waitlab::trace

@@ -1,0 +1,306 @@
+#include "app/commands.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "analysis/trace/error.hpp"
+#include "analysis/trace/wlt.hpp"
+#include "app/summary.hpp"
+#include "app/version.hpp"
+#include "models/perturbation.hpp"
+#include "models/workload.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/engine.hpp"
+
+namespace waitlab::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string seconds(double s) {
+  return fmt::format("{:.6g} s", s);
+}
+
+// 1234567 -> "1,234,567": operation counts are read by people.
+std::string grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// The first sentence of a description, cut at a word boundary to fit `max` characters.
+std::string first_sentence(const std::string& text, std::size_t max) {
+  std::size_t end = text.size();
+  for (std::size_t p = text.find(". "); p != std::string::npos; p = text.find(". ", p + 1)) {
+    const bool abbreviation =
+        p >= 3 && (text.compare(p - 3, 3, "e.g") == 0 || text.compare(p - 3, 3, "i.e") == 0);
+    if (!abbreviation) {
+      end = p;
+      break;
+    }
+  }
+  std::string s = text.substr(0, end);
+  if (s.size() > max) {
+    const auto cut = s.rfind(' ', max - 4);
+    s = s.substr(0, cut == std::string::npos || cut < max / 2 ? max - 4 : cut) + " ...";
+  }
+  return s;
+}
+
+// The registry holds every spec: platforms, workloads, perturbations (and analyses later).
+std::vector<std::string> all_names() {
+  std::vector<std::string> names;
+  for (const auto& s : models::Registry::instance().specs()) names.push_back(s.name);
+  return names;
+}
+
+void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std::vector<std::string>& files,
+                       std::ostream& out) {
+  std::string perts;
+  for (const auto& p : s.perturbations) perts += (perts.empty() ? "" : ", ") + p.type;
+  out << fmt::format("scenario        {} — {}, {} ranks × {} iterations on a {} platform{}\n", s.name,
+                     s.workload.type, o.ranks, o.iterations, s.platform.type,
+                     perts.empty() ? "" : "; perturbations: " + perts);
+  out << fmt::format("simulated time  {} (MPI_Init to MPI_Finalize: {})\n", seconds(o.fig.simulated_time),
+                     seconds(o.fig.wall_time));
+  if (o.base_fig)
+    out << fmt::format("baseline        {} unperturbed ({:+.6g} s from the perturbations)\n",
+                       seconds(o.base_fig->simulated_time),
+                       o.fig.simulated_time - o.base_fig->simulated_time);
+  std::string inj;
+  for (std::size_t c = 0; c < trace::kCauseCount; ++c) {
+    const auto& cf = o.fig.injected[c];
+    inj += fmt::format("{}{} {} ({} rank{})", inj.empty() ? "" : ", ",
+                       trace::cause_name(static_cast<trace::Cause>(c)), seconds(cf.total), cf.ranks,
+                       cf.ranks == 1 ? "" : "s");
+  }
+  out << "injected        " << inj << "\n";
+  std::uint64_t ops = o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0);
+  out << fmt::format(
+      "MPI operations  {}{} in {:.3g} s of host time ({} simulated operations per second)\n",
+      grouped(o.fig.mpi_operations),
+      o.base_fig ? " (+" + grouped(o.base_fig->mpi_operations) + " in the baseline)" : "", o.host_seconds,
+      grouped(
+          static_cast<std::uint64_t>(o.host_seconds > 0 ? static_cast<double>(ops) / o.host_seconds : 0)));
+  out << "results         ";
+  for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
+  out << "\n";
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+void run_command(const RunArgs& args, std::ostream& out) {
+  const scenarios::Scenario s = scenarios::load_scenario(args.scenario, args.sets);
+  const std::string dir = args.out_dir.empty() ? s.outputs.dir : args.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError(dir + ": cannot create the output directory: " + ec.message());
+
+  const bool progress = args.progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
+  const Outcome o = simulate_scenario(s, progress);
+
+  std::vector<std::string> files;
+  const fs::path d(dir);
+  const std::string summary = (d / "summary.json").string();
+  write_file_atomic(summary, summary_json(s, o).dump(2) + "\n");
+  files.push_back(summary);
+  const std::string trace_path = (d / "trace.wlt").string();
+  const std::string baseline_path = (d / "baseline.wlt").string();
+  if (s.outputs.trace) {
+    trace::write_wlt(o.result.trace, trace_path);
+    files.push_back(trace_path);
+    if (o.baseline) {
+      trace::write_wlt(o.baseline->trace, baseline_path);
+      files.push_back(baseline_path);
+    }
+  }
+  // Traces of an earlier run in the same directory would not match this summary.
+  if (!s.outputs.trace) fs::remove(trace_path, ec);
+  if (!(s.outputs.trace && o.baseline)) fs::remove(baseline_path, ec);
+
+  nlohmann::ordered_json host;
+  host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";
+  host["generator"] = std::string("waitlab ") + kVersion;
+  host["host_seconds"] = o.host_seconds;
+  host["simulation_host_seconds"] = o.result.stats.host_seconds;
+  if (o.baseline) host["baseline_simulation_host_seconds"] = o.baseline->stats.host_seconds;
+  host["mpi_operations_per_host_second"] =
+      o.host_seconds > 0
+          ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
+                o.host_seconds
+          : 0.0;
+  const std::string host_path = (d / "host.json").string();
+  write_file_atomic(host_path, host.dump(2) + "\n");
+  files.push_back(host_path);
+
+  print_run_summary(s, o, files, out);
+}
+
+void list_command(std::ostream& out) {
+  const auto section = [&](const char* title, const std::vector<const models::Spec*>& specs) {
+    if (specs.empty()) return;
+    out << title << ":\n";
+    std::size_t width = 0;
+    for (const auto* s : specs) width = std::max(width, s->name.size());
+    for (const auto* s : specs)
+      out << fmt::format("  {:<{}}  {}\n", s->name, width, first_sentence(s->description, 100 - width));
+    out << "\n";
+  };
+  const auto& reg = models::Registry::instance();
+  section("platforms", reg.all(models::SpecKind::Platform));
+  section("workloads", reg.all(models::SpecKind::Workload));
+  section("perturbations", reg.all(models::SpecKind::Perturbation));
+  section("analyses", reg.all(models::SpecKind::Analysis));
+  out << "collective sets (run.collectives):\n";
+  for (const auto& c : sim::collective_sets()) out << fmt::format("  {:<6}  {}\n", c.name, c.description);
+  out << "\nUse `waitlab describe NAME` for the options of one of them.\n";
+}
+
+void describe_command(const std::string& name, std::ostream& out) {
+  if (const auto* spec = models::Registry::instance().find_any(name)) {
+    out << models::describe(*spec);
+    return;
+  }
+  for (const auto& c : sim::collective_sets())
+    if (c.name == name) {
+      out << "collective set " << c.name << ": " << c.description << "\n";
+      for (const auto& [key, algo] : c.algorithms) out << fmt::format("  smpi/{:<10} {}\n", key, algo);
+      return;
+    }
+  auto names = all_names();
+  for (const auto& c : sim::collective_sets()) names.push_back(c.name);
+  const std::string best = models::did_you_mean(name, names);
+  throw InputError("unknown name '" + name + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
+                   " (`waitlab list` shows every name)");
+}
+
+std::string expected_path(const std::string& scenario_path, const std::string& scenario_name) {
+  return (fs::path(scenario_path).parent_path() / "expected" / (scenario_name + ".json")).string();
+}
+
+CheckResult check_scenario(const std::string& path, bool update, const std::vector<std::string>& sets) {
+  const scenarios::Scenario s = scenarios::load_scenario(path, sets);
+  CheckResult r;
+  r.scenario = s.name;
+  r.expected_file = expected_path(path, s.name);
+  const Outcome o = simulate_scenario(s, false);
+  const auto actual = expected_json(s, o);
+  if (update) {
+    std::error_code ec;
+    fs::create_directories(fs::path(r.expected_file).parent_path(), ec);
+    write_file_atomic(r.expected_file, actual.dump(2) + "\n");
+    r.updated = true;
+    return r;
+  }
+  if (!fs::exists(r.expected_file)) {
+    r.missing = true;
+    return r;
+  }
+  r.differences = compare_expected(read_json(r.expected_file), nlohmann::json::parse(actual.dump()));
+  return r;
+}
+
+int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App cli{
+      "waitlab: simulate MPI workloads on thousands of virtual ranks with SimGrid's SMPI, perturb them, "
+      "and record what happened as an event trace with ground truth.",
+      "waitlab"};
+  cli.set_version_flag("--version", std::string("waitlab ") + kVersion);
+  cli.require_subcommand(1);
+
+  RunArgs run_args;
+  bool no_progress = false;
+  auto* run = cli.add_subcommand("run", "Simulate a scenario; write DIR/summary.json and DIR/trace.wlt");
+  run->add_option("scenario", run_args.scenario, "Scenario file (YAML; docs/scenarios.md)")->required();
+  run->add_option("--out,-o", run_args.out_dir, "Output directory (default: the scenario's outputs.dir)");
+  run->add_option("--set,-s", run_args.sets,
+                  "Override one scenario value: key=value, e.g. workload.iterations=10, run.seed=3, "
+                  "perturbations[0].duration=5ms (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_flag("--no-progress", no_progress, "Do not show progress on the terminal");
+
+  bool update = false;
+  std::vector<std::string> check_files;
+  std::vector<std::string> check_sets;
+  auto* check = cli.add_subcommand(
+      "check", "Simulate scenarios and compare their key figures with <dir>/expected/<name>.json");
+  check->add_option("scenarios", check_files, "Scenario files")->required();
+  check->add_flag("--update", update, "Rewrite the expected figures instead of comparing");
+  check->add_option("--set,-s", check_sets, "Override one scenario value (as for run; repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  cli.add_subcommand("list", "List every platform, workload, perturbation and collective set");
+  std::string describe_name;
+  auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
+  describe->add_option("name", describe_name, "Name shown by `waitlab list`")->required();
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return cli.exit(e, out, err);  // --help, --version
+    err << "waitlab: error: " << e.what() << " (see waitlab --help)\n";
+    return 2;
+  }
+
+  try {
+    if (run->parsed()) {
+      run_args.progress = !no_progress;
+      run_command(run_args, out);
+    } else if (check->parsed()) {
+      int status = 0;
+      for (const auto& f : check_files) {
+        const CheckResult r = check_scenario(f, update, check_sets);
+        if (r.updated) {
+          out << r.scenario << ": wrote " << r.expected_file << "\n";
+        } else if (r.missing) {
+          out << r.scenario << ": no expected figures at " << r.expected_file << " (run with --update)\n";
+          status = 3;
+        } else if (r.differences.empty()) {
+          out << r.scenario << ": ok\n";
+        } else {
+          out << r.scenario << ": DIFFERS from " << r.expected_file << "\n";
+          for (const auto& d : r.differences) out << "  " << d << "\n";
+          status = 3;
+        }
+      }
+      return status;
+    } else if (cli.got_subcommand("list")) {
+      list_command(out);
+    } else if (describe->parsed()) {
+      describe_command(describe_name, out);
+    }
+  } catch (const InputError& e) {
+    err << "waitlab: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "waitlab: error: internal failure: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace waitlab::app

@@ -1,0 +1,47 @@
+// waitlab::app — the `waitlab` command line: run, check, list, describe.
+//
+// Promise: every command is a function that tests can call; main() only parses the
+// arguments, calls one, and turns exceptions into exit codes: 0 success, 1 internal
+// failure, 2 bad input (InputError, bad arguments), 3 `check` found figures that differ
+// from the checked-in ones. Errors are one line "waitlab: error: ..." on `err`. Outputs
+// are written atomically; nothing host-dependent goes into summary.json (docs/cli.md).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace waitlab::app {
+
+int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+struct RunArgs {
+  std::string scenario;           // path of the YAML file
+  std::string out_dir;            // "" = the scenario's outputs.dir
+  std::vector<std::string> sets;  // --set key=value, in order
+  bool progress = true;           // false: --no-progress
+};
+// Simulates the scenario and writes DIR/summary.json, DIR/trace.wlt (unless outputs.trace is
+// false), DIR/baseline.wlt (if run.baseline and traces are on) and DIR/host.json. Prints a
+// short human summary to `out`. Throws InputError for bad input.
+void run_command(const RunArgs& args, std::ostream& out);
+
+// `waitlab list`: every registered spec by kind, and the collective sets.
+void list_command(std::ostream& out);
+// `waitlab describe NAME`: one spec with its options, units and defaults. Throws InputError
+// ("unknown name ...; did you mean ...") for an unknown name.
+void describe_command(const std::string& name, std::ostream& out);
+
+// `waitlab check [--update] SCENARIO...`: simulate and compare the key figures with
+// <scenario dir>/expected/<name>.json (docs/cli.md). With update, rewrite that file.
+struct CheckResult {
+  std::string scenario;                  // scenario name
+  std::string expected_file;             // path of the expected figures
+  std::vector<std::string> differences;  // empty = matches
+  bool missing = false;                  // no expected file (and not updating)
+  bool updated = false;
+};
+CheckResult check_scenario(const std::string& path, bool update, const std::vector<std::string>& sets = {});
+std::string expected_path(const std::string& scenario_path, const std::string& scenario_name);
+
+}  // namespace waitlab::app

@@ -1,0 +1,309 @@
+#include "app/summary.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "analysis/trace/error.hpp"
+#include "app/version.hpp"
+
+namespace waitlab::app {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+const char* semantics_name(sim::Semantics s) {
+  return s == sim::Semantics::Waitlab ? "waitlab" : "smpi-default";
+}
+
+// Option values in SI base units; integer quantities as JSON integers.
+ordered_json option_json(const models::Options& opts, const models::Spec* spec) {
+  ordered_json j = ordered_json::object();
+  // In the spec's order (as `waitlab describe` lists them), then anything the spec does not know.
+  std::vector<std::pair<std::string, const models::OptionValue*>> ordered;
+  if (spec)
+    for (const auto& o : spec->options) {
+      const auto it = opts.values().find(o.name);
+      if (it != opts.values().end()) ordered.emplace_back(o.name, &it->second);
+    }
+  for (const auto& [name, value] : opts.values())
+    if (!spec || !spec->option(name)) ordered.emplace_back(name, &value);
+  for (const auto& [name, value_ptr] : ordered) {
+    const models::OptionValue& value = *value_ptr;
+    const models::OptionSpec* o = spec ? spec->option(name) : nullptr;
+    if (const double* d = std::get_if<double>(&value)) {
+      const bool integral = o && o->type == models::OptionType::Quantity &&
+                            o->quantity == units::Quantity::Integer && std::isfinite(*d) &&
+                            std::floor(*d) == *d && std::fabs(*d) < 0x1p53;
+      if (integral)
+        j[name] = static_cast<std::int64_t>(*d);
+      else
+        j[name] = *d;
+    } else if (const auto* s = std::get_if<std::string>(&value)) {
+      j[name] = *s;
+    } else if (const bool* b = std::get_if<bool>(&value)) {
+      j[name] = *b;
+    } else if (const auto* l = std::get_if<std::vector<std::int64_t>>(&value)) {
+      j[name] = *l;
+    }
+  }
+  return j;
+}
+
+const models::Spec* spec_of(models::SpecKind kind, const std::string& type) {
+  if (kind == models::SpecKind::Workload) {
+    const auto* w = models::find_workload(type);
+    return w ? &w->spec : nullptr;
+  }
+  if (kind == models::SpecKind::Perturbation) {
+    const auto* p = models::find_perturbation(type);
+    return p ? &p->spec : nullptr;
+  }
+  return models::Registry::instance().find(kind, type);
+}
+
+ordered_json model_json(models::SpecKind kind, const scenarios::ModelConfig& m) {
+  return ordered_json{{"type", m.type}, {"options", option_json(m.options, spec_of(kind, m.type))}};
+}
+
+void add_figures(ordered_json& j, const Figures& f) {
+  j["simulated_time_s"] = f.simulated_time;
+  j["wall_time_s"] = f.wall_time;
+  j["mpi_operations"] = f.mpi_operations;
+  j["events"] = f.events;
+  j["compute_intervals"] = f.compute_intervals;
+  j["nominal_compute_s"] = f.nominal_compute;
+  ordered_json inj;
+  inj["total_s"] = f.injected_total();
+  ordered_json by_cause = ordered_json::object();
+  for (std::size_t c = 0; c < trace::kCauseCount; ++c) {
+    const auto& cf = f.injected[c];
+    ordered_json cj;
+    cj["total_s"] = cf.total;
+    cj["intervals"] = cf.intervals;
+    cj["ranks"] = cf.ranks;
+    cj["per_rank"] = ordered_json{
+        {"max_s", cf.max_rank},
+        {"max_rank", cf.max_rank_id == trace::kNoRank ? ordered_json(nullptr) : ordered_json(cf.max_rank_id)},
+        {"mean_s", cf.mean_rank}};
+    by_cause[std::string(trace::cause_name(static_cast<trace::Cause>(c)))] = cj;
+  }
+  inj["by_cause"] = by_cause;
+  j["injected"] = inj;
+}
+
+void add_attribute(trace::Trace& t, const std::string& key, const std::string& value) {
+  for (auto& a : t.attributes)
+    if (a.key == key) {
+      a.value = value;
+      return;
+    }
+  t.attributes.push_back({key, value});
+}
+
+void annotate(trace::Trace& t, const scenarios::Scenario& s, bool baseline) {
+  add_attribute(t, "scenario.name", s.name);
+  add_attribute(t, "scenario.file", std::filesystem::path(s.file).filename().string());
+  add_attribute(t, "scenario.platform", s.platform.type);
+  add_attribute(t, "scenario.workload", s.workload.type);
+  std::string perturbations;
+  for (const auto& p : s.perturbations) perturbations += (perturbations.empty() ? "" : ",") + p.type;
+  add_attribute(t, "scenario.perturbations", baseline ? "" : perturbations);
+  add_attribute(t, "scenario.seed", std::to_string(s.run.seed));
+  add_attribute(t, "scenario.baseline", baseline ? "true" : "false");
+  add_attribute(t, "generator", std::string("waitlab ") + kVersion);
+}
+
+bool close(double a, double b) {
+  return std::fabs(a - b) <= std::max(1e-15, 1e-9 * std::max(std::fabs(a), std::fabs(b)));
+}
+
+void compare_node(const nlohmann::json& e, const nlohmann::json& a, const std::string& path,
+                  std::vector<std::string>& out) {
+  const std::string name = path.empty() ? "(top)" : path;
+  if (e.is_object()) {
+    if (!a.is_object()) {
+      out.push_back(name + ": expected an object, got " + a.dump());
+      return;
+    }
+    for (const auto& [k, v] : e.items()) {
+      const std::string p = path.empty() ? k : path + "." + k;
+      if (!a.contains(k))
+        out.push_back(p + ": missing (expected " + v.dump() + ")");
+      else
+        compare_node(v, a.at(k), p, out);
+    }
+    for (const auto& [k, v] : a.items())
+      if (!e.contains(k))
+        out.push_back((path.empty() ? k : path + "." + k) + ": not expected (got " + v.dump() + ")");
+    return;
+  }
+  if (e.is_number_float() || (e.is_number() && a.is_number_float())) {
+    if (!a.is_number() || !close(e.get<double>(), a.get<double>()))
+      out.push_back(name + ": expected " + e.dump() + ", got " + a.dump());
+    return;
+  }
+  if (e != a) out.push_back(name + ": expected " + e.dump() + ", got " + a.dump());
+}
+
+}  // namespace
+
+double Figures::injected_total() const {
+  double s = 0;
+  for (const auto& c : injected) s += c.total;
+  return s;
+}
+
+Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
+  Figures f;
+  f.simulated_time = stats.simulated_time;
+  f.mpi_operations = stats.mpi_operations;
+  f.events = t.event_count();
+  double first_init = std::numeric_limits<double>::infinity();
+  double last_finalize = -std::numeric_limits<double>::infinity();
+  std::array<std::vector<double>, trace::kCauseCount> per_rank;
+  for (auto& v : per_rank) v.assign(t.locations.size(), 0.0);
+  for (std::size_t r = 0; r < t.locations.size(); ++r) {
+    const auto& l = t.locations[r];
+    for (const auto& e : l.events) {
+      if (e.op == trace::MpiOp::Init && e.kind == trace::EventKind::Enter)
+        first_init = std::min(first_init, e.time);
+      if (e.op == trace::MpiOp::Finalize && e.kind == trace::EventKind::Leave)
+        last_finalize = std::max(last_finalize, e.time);
+    }
+    for (const auto& c : l.truth) {
+      ++f.compute_intervals;
+      f.nominal_compute += c.nominal;
+      for (std::size_t k = 0; k < trace::kCauseCount; ++k) {
+        if (c.injected[k] > 0) ++f.injected[k].intervals;
+        per_rank[k][r] += c.injected[k];
+      }
+    }
+  }
+  if (!std::isfinite(first_init) || !std::isfinite(last_finalize)) {
+    first_init = t.begin_time();
+    last_finalize = t.end_time();
+  }
+  f.wall_time = last_finalize - first_init;
+  for (std::size_t k = 0; k < trace::kCauseCount; ++k) {
+    auto& cf = f.injected[k];
+    for (std::size_t r = 0; r < per_rank[k].size(); ++r) {
+      const double v = per_rank[k][r];
+      cf.total += v;
+      if (v > 0) ++cf.ranks;
+      if (v > cf.max_rank) {
+        cf.max_rank = v;
+        cf.max_rank_id = static_cast<trace::Rank>(r);
+      }
+    }
+    cf.mean_rank = per_rank[k].empty() ? 0.0 : cf.total / static_cast<double>(per_rank[k].size());
+  }
+  return f;
+}
+
+Outcome simulate_scenario(const scenarios::Scenario& s, bool progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o;
+  scenarios::Run run = scenarios::prepare(s);
+  run.options.progress = progress;
+  o.ranks = run.workload->ranks();
+  o.iterations = run.workload->iterations();
+  o.result = sim::simulate(run.platform, *run.workload, run.perturbations, run.options);
+  annotate(o.result.trace, s, false);
+  o.fig = figures(o.result.trace, o.result.stats);
+  if (s.run.baseline) {
+    const models::Perturbations none;
+    o.baseline = sim::simulate(run.platform, *run.workload, none, run.options);
+    annotate(o.baseline->trace, s, true);
+    o.base_fig = figures(o.baseline->trace, o.baseline->stats);
+  }
+  o.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
+
+nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome& o) {
+  ordered_json j;
+  j["schema"] = "waitlab.summary";
+  j["schema_version"] = kSummarySchemaVersion;
+  j["generator"] = std::string("waitlab ") + kVersion;
+  j["scenario"] = ordered_json{{"name", s.name},
+                               {"description", s.description},
+                               {"file", std::filesystem::path(s.file).filename().string()},
+                               {"overrides", s.overrides}};
+  j["ranks"] = o.ranks;
+  j["iterations"] = o.iterations;
+  j["platform"] = model_json(models::SpecKind::Platform, s.platform);
+  j["workload"] = model_json(models::SpecKind::Workload, s.workload);
+  ordered_json perts = ordered_json::array();
+  for (const auto& p : s.perturbations) perts.push_back(model_json(models::SpecKind::Perturbation, p));
+  j["perturbations"] = perts;
+  j["run"] = ordered_json{{"seed", s.run.seed},
+                          {"eager_threshold_bytes", s.run.eager_threshold},
+                          {"collectives", s.run.collectives},
+                          {"semantics", semantics_name(s.run.semantics)},
+                          {"baseline", s.run.baseline}};
+  add_figures(j, o.fig);
+  if (o.base_fig) {
+    ordered_json b;
+    b["simulated_time_s"] = o.base_fig->simulated_time;
+    b["wall_time_s"] = o.base_fig->wall_time;
+    b["mpi_operations"] = o.base_fig->mpi_operations;
+    b["events"] = o.base_fig->events;
+    b["simulated_time_difference_s"] = o.fig.simulated_time - o.base_fig->simulated_time;
+    b["wall_time_difference_s"] = o.fig.wall_time - o.base_fig->wall_time;
+    j["baseline"] = b;
+  } else {
+    j["baseline"] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::ordered_json expected_json(const scenarios::Scenario& s, const Outcome& o) {
+  ordered_json j;
+  j["schema"] = "waitlab.expected";
+  j["schema_version"] = kExpectedSchemaVersion;
+  j["scenario"] = s.name;
+  j["ranks"] = o.ranks;
+  j["iterations"] = o.iterations;
+  j["simulated_time_s"] = o.fig.simulated_time;
+  j["wall_time_s"] = o.fig.wall_time;
+  j["mpi_operations"] = o.fig.mpi_operations;
+  j["events"] = o.fig.events;
+  j["compute_intervals"] = o.fig.compute_intervals;
+  ordered_json inj;
+  for (std::size_t c = 0; c < trace::kCauseCount; ++c)
+    inj[std::string(trace::cause_name(static_cast<trace::Cause>(c)))] = o.fig.injected[c].total;
+  j["injected_s"] = inj;
+  if (o.base_fig) j["baseline_simulated_time_s"] = o.base_fig->simulated_time;
+  return j;
+}
+
+std::vector<std::string> compare_expected(const nlohmann::json& expected, const nlohmann::json& actual) {
+  std::vector<std::string> out;
+  compare_node(expected, actual, "", out);
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write " + tmp);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError("cannot write " + tmp + " (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InputError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+}
+
+}  // namespace waitlab::app

@@ -1,0 +1,583 @@
+// The scenario loader. yaml-cpp is used only to parse: the document is copied into a small
+// tree that keeps every node's "file:line:col", `--set` overrides are applied to that tree
+// (so an overridden value is checked exactly like a written one and its errors name the
+// `--set`), and the tree is then validated section by section against the model specs.
+#include "scenarios/scenario.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/trace/error.hpp"
+#include "models/units.hpp"
+
+namespace waitlab::scenarios {
+
+namespace {
+
+// ---- the position-keeping tree ----
+
+struct Entry;
+
+struct Tree {
+  enum class Kind { Null, Scalar, Map, Seq };
+  Kind kind = Kind::Null;
+  std::string text;            // Scalar
+  std::vector<Entry> entries;  // Map, in document order
+  std::vector<Tree> items;     // Seq
+  std::string where;           // "file:line:col" or "--set k=v"
+  bool from_set = false;       // the value was given by a --set override
+
+  const Entry* find(std::string_view key) const;
+  Entry* find(std::string_view key);
+};
+
+struct Entry {
+  std::string key;
+  std::string where;  // position of the key
+  Tree value;
+};
+
+const Entry* Tree::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+Entry* Tree::find(std::string_view key) {
+  for (auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+std::string kind_name(Tree::Kind k) {
+  switch (k) {
+    case Tree::Kind::Null:
+      return "nothing";
+    case Tree::Kind::Scalar:
+      return "a value";
+    case Tree::Kind::Map:
+      return "a mapping (key: value lines)";
+    case Tree::Kind::Seq:
+      return "a list";
+  }
+  return "?";
+}
+
+std::string position(const std::string& file, const YAML::Mark& m) {
+  if (m.is_null()) return file;
+  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+Tree convert(const YAML::Node& n, const std::string& file, const std::string& fallback_where) {
+  Tree t;
+  t.where = n.Mark().is_null() ? fallback_where : position(file, n.Mark());
+  switch (n.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      t.kind = Tree::Kind::Null;
+      t.where = fallback_where;  // a null value has no useful mark of its own
+      break;
+    case YAML::NodeType::Scalar:
+      t.kind = Tree::Kind::Scalar;
+      t.text = n.Scalar();
+      break;
+    case YAML::NodeType::Sequence:
+      t.kind = Tree::Kind::Seq;
+      for (const auto& item : n) t.items.push_back(convert(item, file, t.where));
+      break;
+    case YAML::NodeType::Map:
+      t.kind = Tree::Kind::Map;
+      for (const auto& kv : n) {
+        const std::string kw = position(file, kv.first.Mark());
+        if (!kv.first.IsScalar()) throw InputError(kw + ": expected a plain key name");
+        const std::string key = kv.first.Scalar();
+        if (const Entry* dup = t.find(key))
+          throw InputError(kw + ": duplicate key '" + key + "' (first given at " + dup->where + ")");
+        t.entries.push_back(Entry{key, kw, convert(kv.second, file, kw)});
+      }
+      break;
+  }
+  return t;
+}
+
+// ---- small helpers ----
+
+std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
+  std::string s;
+  for (const auto& x : v) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
+  return s;
+}
+
+std::string hint(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::string best = models::did_you_mean(name, candidates);
+  return best.empty() ? std::string() : "; did you mean '" + best + "'?";
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+const std::string& scalar(const Entry& e, const std::string& what) {
+  if (e.value.kind != Tree::Kind::Scalar)
+    throw InputError(e.where + ": " + what + ": expected a value, got " + kind_name(e.value.kind));
+  return e.value.text;
+}
+
+bool parse_bool(const Entry& e, const std::string& what) {
+  const std::string v = lower(scalar(e, what));
+  if (v == "true" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "no" || v == "off") return false;
+  throw InputError(e.value.where + ": " + what + ": expected true or false, got '" + e.value.text + "'");
+}
+
+void check_keys(const Tree& map, const std::vector<std::string>& allowed, const std::string& what) {
+  for (const auto& e : map.entries)
+    if (std::find(allowed.begin(), allowed.end(), e.key) == allowed.end())
+      throw InputError(e.where + ": unknown key '" + e.key + "' in " + what + hint(e.key, allowed) +
+                       " (allowed: " + join(allowed) + ")");
+}
+
+const Tree& expect_map(const Entry& e, const std::string& what, const std::string& example) {
+  if (e.value.kind != Tree::Kind::Map)
+    throw InputError(e.where + ": " + what + ": expected a mapping (" + example + "), got " +
+                     kind_name(e.value.kind));
+  return e.value;
+}
+
+// ---- sections ----
+
+const std::vector<std::string> kTopKeys = {"name",          "description", "platform", "workload",
+                                           "perturbations", "run",         "outputs"};
+const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline"};
+const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress"};
+const std::vector<std::string> kSemantics = {"waitlab", "smpi-default"};
+
+struct Kind {
+  const char* what;    // "platform"
+  const char* plural;  // "platforms"
+};
+
+// A model section: `type: NAME` plus that model's options.
+ModelConfig model_section(const Tree& block, const std::string& block_where, const Kind& kind,
+                          const std::vector<const models::Spec*>& specs) {
+  std::vector<std::string> names;
+  for (const auto* s : specs) names.push_back(s->name);
+  const Entry* type = block.find("type");
+  if (!type)
+    throw InputError(block_where + ": " + kind.what + ": missing 'type' (one of: " + join(names) + ")");
+  const std::string& name = scalar(*type, std::string(kind.what) + " type");
+  const models::Spec* spec = nullptr;
+  for (const auto* s : specs)
+    if (s->name == name) spec = s;
+  if (!spec)
+    throw InputError(type->value.where + ": unknown " + kind.what + " '" + name + "'" + hint(name, names) +
+                     " (" + kind.plural + ": " + join(names) + ")");
+  std::vector<models::UserOption> given;
+  for (const auto& e : block.entries) {
+    if (e.key == "type") continue;
+    std::string text;
+    switch (e.value.kind) {
+      case Tree::Kind::Scalar:
+        text = e.value.text;
+        break;
+      case Tree::Kind::Seq: {
+        std::vector<std::string> parts;
+        for (const auto& item : e.value.items) {
+          if (item.kind != Tree::Kind::Scalar)
+            throw InputError(item.where + ": option '" + e.key + "' of " + kind.what + " '" + name +
+                             "': expected a list of values");
+          parts.push_back(item.text);
+        }
+        text = join(parts, ",");
+        break;
+      }
+      default:
+        throw InputError(e.where + ": option '" + e.key + "' of " + kind.what + " '" + name +
+                         "': expected a value, got " + kind_name(e.value.kind));
+    }
+    const auto* opt = spec->option(e.key);
+    // A list written as "[1, 2]" on the command line means the same as a YAML list.
+    if (opt && opt->type == models::OptionType::IntList && text.size() >= 2 && text.front() == '[' &&
+        text.back() == ']')
+      text = text.substr(1, text.size() - 2);
+    // Errors about a value name its key's line, or the --set that gave the value.
+    given.push_back(models::UserOption{e.key, text, e.value.from_set ? e.value.where : e.where});
+  }
+  ModelConfig m;
+  m.type = name;
+  m.where = block_where;
+  m.given = given;
+  m.options = models::make_options(*spec, given, block_where, block_where);
+  return m;
+}
+
+std::uint64_t parse_seed(const Entry& e) {
+  const std::string& v = scalar(e, "run.seed");
+  std::uint64_t seed = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+    throw InputError(e.value.where + ": run.seed: expected a whole number between 0 and 2^64-1, got '" + v +
+                     "'");
+  return seed;
+}
+
+RunConfig run_section(const Entry& sec) {
+  const Tree& t = expect_map(sec, "run", "seed: 1, eager_threshold: 64KiB, ...");
+  check_keys(t, kRunKeys, "run");
+  RunConfig r;
+  if (const Entry* e = t.find("seed")) r.seed = parse_seed(*e);
+  if (const Entry* e = t.find("eager_threshold")) {
+    const std::string& v = scalar(*e, "run.eager_threshold");
+    try {
+      r.eager_threshold = units::parse_bytes(v);
+    } catch (const units::UnitError& err) {
+      throw InputError(e->value.where + ": run.eager_threshold: " + err.what());
+    }
+    if (!std::isfinite(r.eager_threshold) || r.eager_threshold < 0)
+      throw InputError(e->value.where + ": run.eager_threshold: must be a size >= 0B, got '" + v + "'");
+  }
+  if (const Entry* e = t.find("collectives")) {
+    const std::string& v = scalar(*e, "run.collectives");
+    std::vector<std::string> names;
+    for (const auto& c : sim::collective_sets()) names.push_back(c.name);
+    if (std::find(names.begin(), names.end(), v) == names.end())
+      throw InputError(e->value.where + ": run.collectives: unknown collective set '" + v + "'" +
+                       hint(v, names) + " (sets: " + join(names) + ")");
+    r.collectives = v;
+  }
+  if (const Entry* e = t.find("semantics")) {
+    const std::string& v = scalar(*e, "run.semantics");
+    if (v == "waitlab")
+      r.semantics = sim::Semantics::Waitlab;
+    else if (v == "smpi-default")
+      r.semantics = sim::Semantics::SmpiDefault;
+    else
+      throw InputError(e->value.where + ": run.semantics: unknown semantics '" + v + "'" +
+                       hint(v, kSemantics) + " (allowed: " + join(kSemantics) + ")");
+  }
+  if (const Entry* e = t.find("baseline")) r.baseline = parse_bool(*e, "run.baseline");
+  return r;
+}
+
+OutputConfig output_section(const Entry& sec) {
+  const Tree& t = expect_map(sec, "outputs", "dir: out/demo, trace: true, progress: true");
+  check_keys(t, kOutputKeys, "outputs");
+  OutputConfig o;
+  if (const Entry* e = t.find("dir")) {
+    o.dir = scalar(*e, "outputs.dir");
+    if (o.dir.empty()) throw InputError(e->value.where + ": outputs.dir: expected a directory, got ''");
+  }
+  if (const Entry* e = t.find("trace")) o.trace = parse_bool(*e, "outputs.trace");
+  if (const Entry* e = t.find("progress")) o.progress = parse_bool(*e, "outputs.progress");
+  return o;
+}
+
+bool valid_name(const std::string& n) {
+  return !n.empty() && n != "." && n != ".." && std::all_of(n.begin(), n.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// ---- --set overrides ----
+
+struct PathStep {
+  std::string key;  // map key; empty for a pure index step
+  long index = -1;  // list index, or -1
+};
+
+std::vector<PathStep> parse_path(const std::string& path, const std::string& where) {
+  std::vector<PathStep> steps;
+  std::size_t i = 0;
+  const auto bad = [&](const std::string& why) {
+    throw InputError(where + ": " + why +
+                     " (expected a key such as workload.iterations or perturbations[0].duration)");
+  };
+  while (i <= path.size()) {
+    PathStep s;
+    while (i < path.size() && path[i] != '.' && path[i] != '[') s.key += path[i++];
+    if (s.key.empty()) bad("empty key name");
+    steps.push_back(s);
+    while (i < path.size() && path[i] == '[') {
+      const std::size_t close = path.find(']', i);
+      if (close == std::string::npos) bad("missing ']'");
+      const std::string num = path.substr(i + 1, close - i - 1);
+      long idx = -1;
+      const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), idx);
+      if (num.empty() || ec != std::errc() || end != num.data() + num.size() || idx < 0)
+        bad("list index '" + num + "' is not a whole number >= 0");
+      steps.push_back(PathStep{"", idx});
+      i = close + 1;
+    }
+    if (i == path.size()) break;
+    if (path[i] != '.') bad("unexpected '" + std::string(1, path[i]) + "'");
+    ++i;
+  }
+  return steps;
+}
+
+void apply_override(Tree& root, const std::string& assignment) {
+  const std::string where = "--set " + assignment;
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos) throw InputError(where + ": expected key=value (e.g. workload.iterations=10)");
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  const auto steps = parse_path(path, where);
+  Tree* node = &root;
+  std::string walked;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const PathStep& s = steps[k];
+    const bool last = k + 1 == steps.size();
+    const bool next_is_index = !last && steps[k + 1].index >= 0;
+    const Tree::Kind want = last ? Tree::Kind::Scalar : (next_is_index ? Tree::Kind::Seq : Tree::Kind::Map);
+    Tree* child = nullptr;
+    if (s.index < 0) {
+      if (node->kind == Tree::Kind::Null) node->kind = Tree::Kind::Map;
+      if (node->kind != Tree::Kind::Map)
+        throw InputError(where + ": '" + walked + "' is " + kind_name(node->kind) +
+                         ", not a section with keys");
+      Entry* e = node->find(s.key);
+      if (!e) {
+        node->entries.push_back(Entry{s.key, where, Tree{}});
+        e = &node->entries.back();
+        e->value.where = where;
+      }
+      child = &e->value;
+      walked += (walked.empty() ? "" : ".") + s.key;
+    } else {
+      if (node->kind == Tree::Kind::Null) node->kind = Tree::Kind::Seq;
+      if (node->kind != Tree::Kind::Seq)
+        throw InputError(where + ": '" + walked + "' is " + kind_name(node->kind) + ", not a list");
+      const auto n = static_cast<long>(node->items.size());
+      if (s.index > n)
+        throw InputError(where + ": '" + walked + "' has " + std::to_string(n) + " entries; index " +
+                         std::to_string(s.index) + " is past the end (use [" + std::to_string(n) +
+                         "] to append one)");
+      if (s.index == n) {
+        node->items.push_back(Tree{});
+        node->items.back().where = where;
+      }
+      child = &node->items[static_cast<std::size_t>(s.index)];
+      walked += "[" + std::to_string(s.index) + "]";
+    }
+    if (last) {
+      if (child->kind == Tree::Kind::Map || child->kind == Tree::Kind::Seq)
+        throw InputError(where + ": '" + walked + "' is " + kind_name(child->kind) +
+                         "; set one of its keys instead (e.g. " + walked +
+                         (child->kind == Tree::Kind::Seq ? "[0]" : ".KEY") + "=...)");
+      child->kind = Tree::Kind::Scalar;
+      child->text = value;
+      child->where = where;
+      child->from_set = true;
+    } else if (child->kind == Tree::Kind::Scalar) {
+      throw InputError(
+          where + ": '" + walked + "' is a value, not " +
+          (want == Tree::Kind::Seq ? std::string("a list") : std::string("a section with keys")));
+    }
+    node = child;
+  }
+}
+
+std::vector<const models::Spec*> specs_of(models::SpecKind k) {
+  return models::Registry::instance().all(k);
+}
+
+std::vector<const models::Spec*> workload_specs() {
+  std::vector<const models::Spec*> v;
+  for (const auto& w : models::workloads()) v.push_back(&w.spec);
+  return v;
+}
+
+std::vector<const models::Spec*> perturbation_specs() {
+  std::vector<const models::Spec*> v;
+  for (const auto& p : models::perturbation_models()) v.push_back(&p.spec);
+  return v;
+}
+
+// A model factory's InputError names the section position and the option; point at the
+// option's own line when the user wrote it.
+[[noreturn]] void rethrow_at_option(const InputError& e, const ModelConfig& m) {
+  std::string msg = e.what();
+  const std::string prefix = m.where + ": ";
+  if (msg.rfind(prefix, 0) == 0) {
+    const auto q = msg.find("option '");
+    if (q != std::string::npos) {
+      const auto start = q + 8;
+      const auto end = msg.find('\'', start);
+      const std::string opt = msg.substr(start, end == std::string::npos ? 0 : end - start);
+      for (const auto& g : m.given)
+        if (g.key == opt) throw InputError(g.where + ": " + msg.substr(prefix.size()));
+    }
+  }
+  throw InputError(msg);
+}
+
+}  // namespace
+
+const std::vector<std::string>& top_level_keys() {
+  return kTopKeys;
+}
+const std::vector<std::string>& run_keys() {
+  return kRunKeys;
+}
+const std::vector<std::string>& output_keys() {
+  return kOutputKeys;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file,
+                        const std::vector<std::string>& overrides) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(position(file, e.mark) + ": YAML syntax error: " + e.msg);
+  }
+  Tree root = convert(doc, file, file + ":1:1");
+  if (root.kind != Tree::Kind::Map && root.kind != Tree::Kind::Null)
+    throw InputError(root.where + ": expected a scenario (sections: " + join(kTopKeys) + "), got " +
+                     kind_name(root.kind));
+  for (const auto& o : overrides) apply_override(root, o);
+  if (root.kind == Tree::Kind::Null) root.kind = Tree::Kind::Map;
+
+  for (const auto& e : root.entries)
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), e.key) == kTopKeys.end())
+      throw InputError(e.where + ": unknown section '" + e.key + "'" + hint(e.key, kTopKeys) +
+                       " (sections: " + join(kTopKeys) + ")");
+
+  Scenario s;
+  s.file = file;
+  s.overrides = overrides;
+  if (const Entry* e = root.find("name")) {
+    s.name = scalar(*e, "name");
+    if (!valid_name(s.name))
+      throw InputError(
+          e->value.where + ": name: '" + s.name +
+          "' is not a valid scenario name (letters, digits, '_', '-', '.'; used as a directory name)");
+  } else {
+    s.name = std::filesystem::path(file).stem().string();
+    for (auto& c : s.name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+    if (!valid_name(s.name)) s.name = "scenario";
+  }
+  if (const Entry* e = root.find("description")) s.description = scalar(*e, "description");
+
+  const Entry* platform = root.find("platform");
+  if (!platform)
+    throw InputError(file + ": missing section 'platform' (e.g. platform: {type: cluster, nodes: 64})");
+  const Entry* workload = root.find("workload");
+  if (!workload)
+    throw InputError(file + ": missing section 'workload' (e.g. workload: {type: heat1d, ranks: 64})");
+  const Tree& pblock = expect_map(*platform, "platform", "type: cluster, nodes: 64, ...");
+  s.platform =
+      model_section(pblock, platform->where, {"platform", "platforms"}, specs_of(models::SpecKind::Platform));
+  const Tree& wblock = expect_map(*workload, "workload", "type: heat1d, ranks: 64, ...");
+  s.workload = model_section(wblock, workload->where, {"workload", "workloads"}, workload_specs());
+
+  if (const Entry* e = root.find("perturbations")) {
+    if (e->value.kind == Tree::Kind::Map)
+      throw InputError(e->where +
+                       ": perturbations: expected a list (each entry starts with '- type: ...'), got " +
+                       kind_name(e->value.kind));
+    if (e->value.kind == Tree::Kind::Scalar)
+      throw InputError(e->where +
+                       ": perturbations: expected a list (each entry starts with '- type: ...'), got " +
+                       kind_name(e->value.kind));
+    for (std::size_t i = 0; i < e->value.items.size(); ++i) {
+      const Tree& item = e->value.items[i];
+      const std::string what = "perturbations[" + std::to_string(i) + "]";
+      if (item.kind != Tree::Kind::Map)
+        throw InputError(item.where + ": " + what + ": expected a mapping (type: delay, ...), got " +
+                         kind_name(item.kind));
+      s.perturbations.push_back(
+          model_section(item, item.where, {"perturbation", "perturbations"}, perturbation_specs()));
+    }
+  }
+  if (const Entry* e = root.find("run")) s.run = run_section(*e);
+  if (const Entry* e = root.find("outputs")) s.outputs = output_section(*e);
+  if (s.outputs.dir.empty()) s.outputs.dir = "out/" + s.name;
+
+  // Impossible combinations (more ranks than cores, options a model rejects) surface when the
+  // models are built; build them once now so that nothing starts on a bad scenario.
+  (void)prepare(s);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(path, ec);
+    throw InputError(path + (exists ? ": cannot read the scenario file" : ": no such scenario file"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_scenario(text.str(), path, overrides);
+}
+
+Run prepare(const Scenario& s) {
+  Run r;
+  try {
+    r.platform = models::make_platform(s.platform.type, s.platform.options);
+  } catch (const InputError& e) {
+    rethrow_at_option(e, s.platform);
+  }
+  if (r.platform.kind == models::PlatformKind::Xml && !r.platform.xml_file.empty()) {
+    // A platform file is part of the scenario: a relative path is relative to the scenario file.
+    const std::filesystem::path xml(r.platform.xml_file);
+    if (xml.is_relative()) r.platform.xml_file = (std::filesystem::path(s.file).parent_path() / xml).string();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(r.platform.xml_file, ec)) {
+      std::string where = s.platform.where;
+      for (const auto& g : s.platform.given)
+        if (g.key == "file") where = g.where;
+      throw InputError(where + ": option 'file' of platform 'xml': no such file " + r.platform.xml_file +
+                       " (a relative path is relative to the scenario file)");
+    }
+  }
+  try {
+    r.workload = models::make_workload(s.workload.type, s.workload.options);
+  } catch (const InputError& e) {
+    rethrow_at_option(e, s.workload);
+  }
+  try {
+    r.placement = models::place(r.platform, r.workload->ranks());
+  } catch (const InputError& e) {
+    // Point at the rank count if the user wrote one, else at the workload section.
+    std::string where = s.workload.where;
+    for (const auto& g : s.workload.given)
+      if (g.key == "ranks") where = g.where;
+    throw InputError(where + ": " + e.what());
+  }
+  models::ModelContext ctx;
+  ctx.ranks = r.workload->ranks();
+  ctx.grid = r.workload->grid();
+  ctx.placement = r.placement;
+  ctx.regions = &r.workload->definitions();
+  ctx.seed = s.run.seed;
+  for (const auto& p : s.perturbations) {
+    try {
+      r.perturbations.add(models::make_perturbation(p.type, p.options, ctx));
+    } catch (const InputError& e) {
+      rethrow_at_option(e, p);
+    }
+  }
+  r.options.name = s.name;
+  r.options.seed = s.run.seed;
+  r.options.eager_threshold = s.run.eager_threshold;
+  r.options.collectives = s.run.collectives;
+  r.options.semantics = s.run.semantics;
+  r.options.progress = false;
+  return r;
+}
+
+}  // namespace waitlab::scenarios

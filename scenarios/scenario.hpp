@@ -1,0 +1,91 @@
+// waitlab::scenarios — YAML scenarios: what to simulate, checked before anything runs.
+//
+// Promise: load_scenario() reads a scenario file (sections name, description, platform,
+// workload, perturbations, run, outputs; docs/scenarios.md), applies `--set key=value`
+// overrides, and validates everything against the registered model specs before a single
+// rank is simulated: unknown keys at every level, bad units, missing sections or options,
+// and impossible values (more ranks than cores, negative durations) throw InputError naming
+// "file:line:col" (1-based) or the offending `--set`, with a hint ("did you mean
+// 'iterations'?", "allowed units: s, ms, us, ns"). A loaded Scenario is plain data;
+// prepare() turns it into the objects sim::simulate() takes. This is the only module that
+// includes yaml-cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/perturbation.hpp"
+#include "models/platform.hpp"
+#include "models/spec.hpp"
+#include "models/workload.hpp"
+#include "sim/engine.hpp"
+
+namespace waitlab::scenarios {
+
+// One model instance as written: its registered type and its validated options.
+struct ModelConfig {
+  std::string type;
+  models::Options options;                // SI units, defaults filled in
+  std::vector<models::UserOption> given;  // the options as written, with their positions
+  std::string where;                      // "file:line:col" of the section (or "--set ..."), for later errors
+};
+
+struct RunConfig {
+  std::uint64_t seed = 0;
+  double eager_threshold = 64 * 1024.0;  // bytes
+  std::string collectives = "fast";      // a name from sim::collective_sets()
+  sim::Semantics semantics = sim::Semantics::Waitlab;
+  bool baseline = false;  // also simulate the unperturbed counterfactual
+};
+
+struct OutputConfig {
+  std::string dir;       // default "out/<name>", relative to the working directory
+  bool trace = true;     // write trace.wlt
+  bool progress = true;  // show progress when stderr is a terminal
+};
+
+struct Scenario {
+  std::string name;         // [A-Za-z0-9_.-]+; default: the file name without .yaml
+  std::string description;  // free text, may be empty
+  std::string file;         // the path as given to load_scenario
+  ModelConfig platform;
+  ModelConfig workload;
+  std::vector<ModelConfig> perturbations;  // in file order; applied by cause order (see models)
+  RunConfig run;
+  OutputConfig outputs;
+  std::vector<std::string> overrides;  // the --set strings applied, in order
+};
+
+// Reads and validates `path`. `overrides` are "key=value" strings: a dotted path with list
+// indices, e.g. "workload.iterations=10", "run.seed=3", "perturbations[0].duration=5ms",
+// "perturbations[1].type=delay" (an index equal to the list length appends an entry).
+// Throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// As load_scenario, from text; `file` names the text in messages and is recorded as the
+// scenario's file (its stem is the default name).
+Scenario parse_scenario(const std::string& text, const std::string& file,
+                        const std::vector<std::string>& overrides = {});
+
+// Everything sim::simulate() needs, built from a Scenario.
+struct Run {
+  models::PlatformDesc platform;
+  std::vector<models::Slot> placement;  // rank -> node/socket/core
+  std::unique_ptr<models::Workload> workload;
+  models::Perturbations perturbations;
+  sim::RunOptions options;
+};
+
+// Builds the platform, workload (lazy streams), perturbations and run options. The
+// perturbations see the workload's grid, the placement and the seed. Throws InputError for
+// values that are only impossible in combination (more ranks than the platform has cores).
+Run prepare(const Scenario& s);
+
+// The scenario's section and key names (for hints and `waitlab describe`).
+const std::vector<std::string>& top_level_keys();
+const std::vector<std::string>& run_keys();
+const std::vector<std::string>& output_keys();
+
+}  // namespace waitlab::scenarios

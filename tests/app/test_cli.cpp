@@ -1,0 +1,220 @@
+// The waitlab executable end to end: determinism of `run` on the demo, exit codes and
+// one-line errors, `list` and `describe`, outputs written whole.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/trace/wlt.hpp"
+#include "app/commands.hpp"
+#include "models/perturbation.hpp"
+#include "models/workload.hpp"
+
+namespace waitlab::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A scratch directory per test, removed at the end.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("waitlab_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs the waitlab binary with `args` (already shell-quoted where needed).
+  Result waitlab(const std::string& args) const {
+    const auto out = dir_ / "stdout.txt";
+    const auto err = dir_ / "stderr.txt";
+    const std::string cmd =
+        std::string("'") + WAITLAB_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+
+  fs::path dir_;
+};
+
+const std::string kSource = WAITLAB_SOURCE_DIR;
+
+TEST_F(Cli, DemoRunsAreByteIdentical) {
+  const std::string demo = kSource + "/scenarios/demo.yaml";
+  const Result a = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "a").string() + "'");
+  ASSERT_EQ(a.code, 0) << a.err;
+  const Result b = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "b").string() + "'");
+  ASSERT_EQ(b.code, 0) << b.err;
+  const std::string sa = slurp(dir_ / "a" / "summary.json");
+  const std::string ta = slurp(dir_ / "a" / "trace.wlt");
+  ASSERT_FALSE(sa.empty());
+  ASSERT_GT(ta.size(), 1000u);
+  EXPECT_TRUE(sa == slurp(dir_ / "b" / "summary.json")) << "summary.json differs between two runs";
+  EXPECT_TRUE(ta == slurp(dir_ / "b" / "trace.wlt")) << "trace.wlt differs between two runs";
+
+  // The summary describes the demo; the trace is whole and has every rank.
+  const auto j = nlohmann::json::parse(sa);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["scenario"]["name"], "demo");
+  EXPECT_EQ(j["ranks"], 1024);
+  EXPECT_EQ(j["workload"]["type"], "heat1d");
+  EXPECT_GT(j["injected"]["by_cause"]["delay"]["total_s"].get<double>(), 0.0);
+  const trace::Trace t = trace::read_wlt((dir_ / "a" / "trace.wlt").string());
+  EXPECT_EQ(t.ranks(), 1024u);
+  EXPECT_EQ(t.event_count(), j["events"].get<std::uint64_t>());
+  EXPECT_EQ(t.attribute("scenario.name"), "demo");
+  // Nothing half-written is left behind; the terminal says where the results are.
+  for (const auto& e : fs::directory_iterator(dir_ / "a"))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  EXPECT_NE(a.out.find((dir_ / "a" / "summary.json").string()), std::string::npos) << a.out;
+  EXPECT_TRUE(fs::exists(dir_ / "a" / "host.json"));
+}
+
+TEST_F(Cli, BadScenarioExitsWith2AndOneLine) {
+  const auto f = write("bad.yaml",
+                       "platform: {type: cluster, nodes: 2}\n"
+                       "workload:\n"
+                       "  type: heat1d\n"
+                       "  ranks: 2\n"
+                       "  iteratons: 5\n");
+  const Result r = waitlab("run '" + f.string() + "' --out '" + (dir_ / "o").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "waitlab: error: " + f.string() +
+                ":5:3: unknown option 'iteratons' for workload 'heat1d'; did you mean 'iterations'?\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "summary.json"));
+}
+
+TEST_F(Cli, BadOverrideExitsWith2) {
+  const Result r = waitlab("run '" + kSource + "/scenarios/demo.yaml' --set workload.ranks=-3 --out '" +
+                           (dir_ / "o").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: --set workload.ranks=-3: option 'ranks' of workload ", 0), 0u)
+      << r.err;
+}
+
+TEST_F(Cli, MissingScenarioFile) {
+  const Result r = waitlab("run '" + (dir_ / "none.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + (dir_ / "none.yaml").string() + ": no such scenario file\n");
+}
+
+TEST_F(Cli, UsageErrorsExitWith2) {
+  Result r = waitlab("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: ", 0), 0u) << r.err;
+  r = waitlab("run");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("scenario is required"), std::string::npos) << r.err;
+  r = waitlab("");
+  EXPECT_EQ(r.code, 2);
+}
+
+TEST_F(Cli, HelpAndVersion) {
+  Result r = waitlab("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "waitlab 0.1.0\n");
+  r = waitlab("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* cmd : {"run", "check", "list", "describe"})
+    EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd;
+  r = waitlab("run --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--set"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, DescribeHeat1d) {
+  const Result r = waitlab("describe heat1d");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("heat1d (workload)\n", 0), 0u) << r.out;
+  for (const char* opt :
+       {"  ranks: whole number, required", "  iterations: whole number, default 100", "  compute: duration [",
+        "default 1ms", "  bytes: ", "  mode: one of blocking | nonblocking"})
+    EXPECT_NE(r.out.find(opt), std::string::npos) << "missing '" << opt << "' in:\n" << r.out;
+}
+
+TEST_F(Cli, DescribeUnknownName) {
+  const Result r = waitlab("describe heat1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(
+      r.err,
+      "waitlab: error: unknown name 'heat1'; did you mean 'heat1d'? (`waitlab list` shows every name)\n");
+}
+
+TEST_F(Cli, ListShowsEveryModel) {
+  const Result r = waitlab("list");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& w : models::workloads())
+    EXPECT_NE(r.out.find("\n  " + w.spec.name + " "), std::string::npos) << w.spec.name;
+  for (const auto& p : models::perturbation_models())
+    EXPECT_NE(r.out.find("\n  " + p.spec.name + " "), std::string::npos) << p.spec.name;
+  for (const char* s :
+       {"platforms:", "workloads:", "perturbations:", "collective sets", "  cluster ", "  fast "})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST_F(Cli, CheckUpdatesComparesAndReportsDifferences) {
+  // A copy of a small example scenario, so that its expected figures can be tampered with.
+  fs::copy_file(kSource + "/scenarios/alltoall_loop.yaml", dir_ / "a2a.yaml");
+  const std::string scen = (dir_ / "a2a.yaml").string();
+  Result r = waitlab("check '" + scen + "' --set workload.iterations=3");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.out, "alltoall_loop: no expected figures at " +
+                       (dir_ / "expected" / "alltoall_loop.json").string() + " (run with --update)\n");
+  r = waitlab("check --update '" + scen + "' --set workload.iterations=3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = waitlab("check '" + scen + "' --set workload.iterations=3");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "alltoall_loop: ok\n");
+  // Same scenario, different figures.
+  r = waitlab("check '" + scen + "' --set workload.iterations=4");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("alltoall_loop: DIFFERS from "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  iterations: expected 3, got 4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  mpi_operations: expected 192, got 256\n"), std::string::npos) << r.out;
+}
+
+// In-process: the same entry point main() uses, with captured streams.
+TEST(CliInProcess, DescribeWritesToGivenStream) {
+  std::ostringstream out, err;
+  const char* argv[] = {"waitlab", "describe", "delay"};
+  EXPECT_EQ(main(3, argv, out, err), 0);
+  EXPECT_EQ(out.str().rfind("delay (perturbation)\n", 0), 0u) << out.str();
+  EXPECT_EQ(err.str(), "");
+}
+
+}  // namespace
+}  // namespace waitlab::app

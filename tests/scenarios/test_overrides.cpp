@@ -1,0 +1,120 @@
+// `--set key=value` overrides: they change exactly the named value, are validated like a
+// written value, and errors about them name the --set.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/trace/error.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace waitlab::scenarios {
+namespace {
+
+const char* kText =
+    "platform: {type: cluster, nodes: 4, cores: 2}\n"
+    "workload:\n"
+    "  type: heat1d\n"
+    "  ranks: 8\n"
+    "  iterations: 3\n"
+    "perturbations:\n"
+    "  - {type: delay, rank: 2, iteration: 1, duration: 1ms}\n";
+
+Scenario load(const std::vector<std::string>& sets) {
+  return parse_scenario(kText, "o.yaml", sets);
+}
+
+std::string error_of(const std::vector<std::string>& sets) {
+  try {
+    load(sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Overrides, ChangeWorkloadRunAndPerturbationValues) {
+  const Scenario s = load({"workload.iterations=10", "run.seed=3", "perturbations[0].duration=5ms",
+                           "run.eager_threshold=0B", "run.semantics=smpi-default", "outputs.trace=false"});
+  EXPECT_EQ(s.workload.options.integer("iterations"), 10);
+  EXPECT_EQ(s.workload.options.integer("ranks"), 8);  // untouched
+  EXPECT_EQ(s.run.seed, 3u);
+  EXPECT_EQ(s.perturbations[0].options.number("duration"), 5e-3);
+  EXPECT_EQ(s.perturbations[0].options.integer("rank"), 2);  // untouched
+  EXPECT_EQ(s.run.eager_threshold, 0.0);
+  EXPECT_EQ(s.run.semantics, sim::Semantics::SmpiDefault);
+  EXPECT_FALSE(s.outputs.trace);
+  EXPECT_EQ(s.overrides.size(), 6u);
+}
+
+TEST(Overrides, LaterOverrideWins) {
+  EXPECT_EQ(load({"run.seed=3", "run.seed=4"}).run.seed, 4u);
+}
+
+TEST(Overrides, NameChangesDefaultOutputDir) {
+  const Scenario s = load({"name=other"});
+  EXPECT_EQ(s.name, "other");
+  EXPECT_EQ(s.outputs.dir, "out/other");
+}
+
+TEST(Overrides, AppendPerturbation) {
+  const Scenario s = load({"perturbations[1].type=periodic_noise", "perturbations[1].frequency=1kHz",
+                           "perturbations[1].duration=10us"});
+  ASSERT_EQ(s.perturbations.size(), 2u);
+  EXPECT_EQ(s.perturbations[1].type, "periodic_noise");
+  EXPECT_EQ(s.perturbations[1].options.number("frequency"), 1000.0);
+  EXPECT_EQ(s.perturbations[1].where, "--set perturbations[1].type=periodic_noise");
+}
+
+TEST(Overrides, ValueMayContainEquals) {
+  // Only the first '=' separates key and value.
+  EXPECT_EQ(load({"name=a", "run.collectives=mpi"}).run.collectives, "mpi");
+  EXPECT_EQ(
+      error_of({"run.collectives=a=b"}),
+      "--set run.collectives=a=b: run.collectives: unknown collective set 'a=b' (sets: fast, mpi, default)");
+}
+
+TEST(Overrides, Errors) {
+  EXPECT_EQ(error_of({"workload.iterations"}),
+            "--set workload.iterations: expected key=value (e.g. workload.iterations=10)");
+  EXPECT_EQ(error_of({"workload.iteratons=10"}),
+            "--set workload.iteratons=10: unknown option 'iteratons' for workload 'heat1d'; did you mean "
+            "'iterations'?");
+  EXPECT_EQ(error_of({"workload.iterations=ten"})
+                .rfind("--set workload.iterations=ten: option 'iterations' of workload "
+                       "'heat1d': 'ten' is not ",
+                       0),
+            0u);
+  EXPECT_EQ(error_of({"perturbations[3].rank=1"}),
+            "--set perturbations[3].rank=1: 'perturbations' has 1 entries; index 3 is past the end (use [1] "
+            "to append "
+            "one)");
+  EXPECT_EQ(
+      error_of({"workload=heat1d"}),
+      "--set workload=heat1d: 'workload' is a mapping (key: value lines); set one of its keys instead (e.g. "
+      "workload.KEY=...)");
+  EXPECT_EQ(error_of({"workload.ranks.x=1"}),
+            "--set workload.ranks.x=1: 'workload.ranks' is a value, not a section with keys");
+  EXPECT_EQ(error_of({"workload[0]=1"}),
+            "--set workload[0]=1: 'workload' is a mapping (key: value lines), not a list");
+  EXPECT_EQ(error_of({"runn.seed=1"}),
+            "--set runn.seed=1: unknown section 'runn'; did you mean 'run'? (sections: name, description, "
+            "platform, "
+            "workload, perturbations, run, outputs)");
+  EXPECT_EQ(
+      error_of({"perturbations[x].rank=1"}),
+      "--set perturbations[x].rank=1: list index 'x' is not a whole number >= 0 (expected a key such as "
+      "workload.iterations or perturbations[0].duration)");
+  EXPECT_EQ(error_of({"run..seed=1"}),
+            "--set run..seed=1: empty key name (expected a key such as workload.iterations or "
+            "perturbations[0].duration)");
+  // An appended perturbation without a type.
+  EXPECT_EQ(error_of({"perturbations[1].rank=1"})
+                .rfind("--set perturbations[1].rank=1: perturbation: missing 'type'", 0),
+            0u);
+  // Impossible after the override: more ranks than cores, pointing at the --set.
+  EXPECT_EQ(error_of({"workload.ranks=9"}).rfind("--set workload.ranks=9: ", 0), 0u);
+}
+
+}  // namespace
+}  // namespace waitlab::scenarios
