@@ -20,17 +20,17 @@ namespace waitlab::models {
 using trace::Rank;
 
 enum class ActionKind : std::uint8_t {
-  Enter,      // region
-  Leave,      // region
-  Compute,    // seconds (or flops if `flops` is true), region = innermost user region
-  Send,       // peer, tag, bytes
-  Ssend,      // peer, tag, bytes
-  Recv,       // peer, tag, bytes
-  Isend,      // peer, tag, bytes, request
-  Irecv,      // peer, tag, bytes, request
-  Wait,       // request
-  Waitall,    // all outstanding requests
-  Sendrecv,   // peer (dest), tag, bytes; peer2 (source), tag2, bytes2
+  Enter,     // region
+  Leave,     // region
+  Compute,   // seconds (or flops if `flops` is true), region = innermost user region
+  Send,      // peer, tag, bytes
+  Ssend,     // peer, tag, bytes
+  Recv,      // peer, tag, bytes
+  Isend,     // peer, tag, bytes, request
+  Irecv,     // peer, tag, bytes, request
+  Wait,      // request
+  Waitall,   // all outstanding requests
+  Sendrecv,  // peer (dest), tag, bytes; peer2 (source), tag2, bytes2
   Barrier,
   Bcast,      // root, bytes
   Reduce,     // root, bytes
@@ -47,18 +47,18 @@ trace::MpiOp action_op(ActionKind k);
 
 struct Action {
   ActionKind kind = ActionKind::Compute;
-  bool flops = false;          // Compute: `amount` is flops instead of seconds
-  trace::RegionId region = 0;  // Enter/Leave/Compute: region id in the workload's definitions
-  Rank peer = trace::kNoRank;  // p2p: destination (send kinds) or source (recv kinds); Sendrecv: dest
-  Rank peer2 = trace::kNoRank; // Sendrecv: source
-  Rank root = 0;               // rooted collectives
+  bool flops = false;           // Compute: `amount` is flops instead of seconds
+  trace::RegionId region = 0;   // Enter/Leave/Compute: region id in the workload's definitions
+  Rank peer = trace::kNoRank;   // p2p: destination (send kinds) or source (recv kinds); Sendrecv: dest
+  Rank peer2 = trace::kNoRank;  // Sendrecv: source
+  Rank root = 0;                // rooted collectives
   std::int32_t tag = 0;
-  std::int32_t tag2 = 0;       // Sendrecv: receive tag
-  std::int32_t request = -1;   // Isend/Irecv/Wait: request slot
-  std::int32_t iteration = -1; // workload iteration this action belongs to (-1 = none)
+  std::int32_t tag2 = 0;        // Sendrecv: receive tag
+  std::int32_t request = -1;    // Isend/Irecv/Wait: request slot
+  std::int32_t iteration = -1;  // workload iteration this action belongs to (-1 = none)
   std::uint64_t bytes = 0;
-  std::uint64_t bytes2 = 0;    // Sendrecv: receive bytes
-  double amount = 0;           // Compute: seconds or flops
+  std::uint64_t bytes2 = 0;  // Sendrecv: receive bytes
+  double amount = 0;         // Compute: seconds or flops
 };
 
 // A lazy per-rank stream: next() fills `a` and returns true, or returns false at the end.

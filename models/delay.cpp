@@ -69,17 +69,15 @@ std::unique_ptr<Perturbation> make_delay(const Options& o, const ModelContext& c
 }  // namespace
 
 void add_delay_model(std::vector<PerturbationEntry>& out) {
-  Spec s;
-  s.kind = SpecKind::Perturbation;
-  s.name = "delay";
-  s.description =
-      "A one-off delay: `duration` is added once, to the first compute interval of `rank` in `iteration` "
-      "(in `region`, if given). Give several delay entries for several delays.";
-  s.options = {quantity_option("rank", Quantity::Integer, "", "the delayed rank"),
-               quantity_option("iteration", Quantity::Integer, "", "the workload iteration (0-based)"),
-               quantity_option("duration", Quantity::Duration, "", "the extra compute time"),
-               region_option()};
-  out.push_back({std::move(s), make_delay});
+  out.push_back(
+      {make_spec(
+           SpecKind::Perturbation, "delay",
+           "A one-off delay: `duration` is added once, to the first compute interval of `rank` in "
+           "`iteration` (in `region`, if given). Give several delay entries for several delays.",
+           {quantity_option("rank", Quantity::Integer, "", "the delayed rank"),
+            quantity_option("iteration", Quantity::Integer, "", "the workload iteration (0-based)"),
+            quantity_option("duration", Quantity::Duration, "", "the extra compute time"), region_option()}),
+       make_delay});
 }
 
 }  // namespace waitlab::models::perturb

@@ -93,7 +93,7 @@ std::unique_ptr<Perturbation> make_hotspot(const Options& o, const ModelContext&
                                                num(factor) + "x slower on the ranks within " + num(radius) +
                                                " grid cells of (" + c + ")",
                                            rd.region(), [=](Rank r) {
-                                             const auto x = grid_coords(r, grid);
+                                             const auto x = grid_coords(grid, r);
                                              double d2 = 0;
                                              for (std::size_t i = 0; i < x.size(); ++i) {
                                                const double d = x[i] - center[i];
@@ -118,22 +118,20 @@ std::vector<bool> group_members(const Reader& rd) {
       nodes = std::max(nodes, s.node + 1);
       sockets = std::max(sockets, s.socket + 1);
     }
-    std::vector<bool> node_on(static_cast<std::size_t>(nodes), !by_nodes);
-    std::vector<bool> socket_on(static_cast<std::size_t>(sockets), !by_sockets);
-    if (by_nodes)
-      for (auto n : rd.list("nodes")) {
-        if (n >= nodes)
-          rd.fail("nodes", "node " + std::to_string(n) + " runs no rank (ranks occupy nodes 0.." +
-                               std::to_string(nodes - 1) + ")");
-        node_on[static_cast<std::size_t>(n)] = true;
-      }
-    if (by_sockets)
-      for (auto s : rd.list("sockets")) {
-        if (s >= sockets)
-          rd.fail("sockets", "socket " + std::to_string(s) + " runs no rank (ranks occupy sockets 0.." +
-                                 std::to_string(sockets - 1) + ")");
-        socket_on[static_cast<std::size_t>(s)] = true;
-      }
+    // Which nodes (sockets) are selected: all when the option is absent, else the listed ones.
+    const auto selected = [&](const std::string& option, const std::string& noun, int count) {
+      std::vector<bool> on(static_cast<std::size_t>(count), !rd.has(option));
+      if (rd.has(option))
+        for (auto i : rd.list(option)) {
+          if (i >= count)
+            rd.fail(option, noun + " " + std::to_string(i) + " runs no rank (ranks occupy " + option +
+                                " 0.." + std::to_string(count - 1) + ")");
+          on[static_cast<std::size_t>(i)] = true;
+        }
+      return on;
+    };
+    const auto node_on = selected("nodes", "node", nodes);
+    const auto socket_on = selected("sockets", "socket", sockets);
     for (std::size_t r = 0; r < in.size(); ++r) {
       const auto& s = ctx.placement[r];
       if (node_on[static_cast<std::size_t>(s.node)] && socket_on[static_cast<std::size_t>(s.socket)])
@@ -242,7 +240,7 @@ std::unique_ptr<Perturbation> make_periodic_region(const Options& o, const Model
         rd.fail("block_to", "coordinate " + std::to_string(hi[i]) + " of dimension " + std::to_string(i) +
                                 " is below block_from's " + std::to_string(lo[i]));
     for (Rank r = 0; r < ctx.ranks; ++r) {
-      const auto x = grid_coords(r, grid);
+      const auto x = grid_coords(grid, r);
       bool inside = true;
       for (std::size_t i = 0; i < x.size(); ++i) inside = inside && x[i] >= lo[i] && x[i] <= hi[i];
       if (inside) in[static_cast<std::size_t>(r)] = true;
@@ -259,12 +257,7 @@ std::unique_ptr<Perturbation> make_periodic_region(const Options& o, const Model
 
 void add_imbalance_models(std::vector<PerturbationEntry>& out) {
   const auto spec = [](std::string name, std::string description, std::vector<OptionSpec> options) {
-    Spec s;
-    s.kind = SpecKind::Perturbation;
-    s.name = std::move(name);
-    s.description = std::move(description);
-    s.options = std::move(options);
-    return s;
+    return make_spec(SpecKind::Perturbation, std::move(name), std::move(description), std::move(options));
   };
   const auto factor = [](std::string def, std::string what) {
     return quantity_option("factor", Quantity::Number, std::move(def),
@@ -290,13 +283,10 @@ void add_imbalance_models(std::vector<PerturbationEntry>& out) {
            "imbalance_hotspot",
            "A hot spot in the process grid (as in Zeus-MP): ranks whose grid coordinates lie within `radius` "
            "(Euclidean distance, in grid cells) of `center` compute `factor` times longer.",
-           {[] {
-              auto o = list_option("center",
-                                   "grid coordinates of the sphere's centre, slowest dimension first "
-                                   "(e.g. 8,8,8 in a 16x16x16 grid)");
-              o.optional = false;
-              return o;
-            }(),
+           {list_option("center",
+                        "grid coordinates of the sphere's centre, slowest dimension first (e.g. 8,8,8 in a "
+                        "16x16x16 grid)",
+                        false),
             quantity_option("radius", Quantity::Number, "",
                             "radius of the sphere in grid cells (0 = the centre only)"),
             factor("1.5", "the ranks inside the sphere"), region_option()}),

@@ -58,7 +58,8 @@ class PeriodicTimeline final : public Timeline {
     return {s, s + duration_};
   }
   double frequency_, duration_, phase_;
-  std::int64_t k_ = 0;
+  // From k = -1: with a phase above 1/f - duration, detour -1 is still running at t = 0.
+  std::int64_t k_ = -1;
 };
 
 enum class Law { Fixed, Exponential, Pareto };
@@ -188,9 +189,11 @@ std::unique_ptr<Perturbation> make_random(const Options& o, const ModelContext& 
   const Law law = law_name == "exponential" ? Law::Exponential
                   : law_name == "pareto"    ? Law::Pareto
                                             : Law::Fixed;
-  double shape = rd.positive("shape");
+  // `shape` belongs to the Pareto law only; with the other laws it is ignored, not checked.
+  double shape = 0;
   double mean = dur;
   if (law == Law::Pareto) {
+    shape = rd.positive("shape");
     if (shape <= 1) rd.fail("shape", "must be greater than 1 (the mean detour is infinite otherwise)");
     mean = shape * dur / (shape - 1);
   }
@@ -222,41 +225,38 @@ void add_noise_models(std::vector<PerturbationEntry>& out) {
                          "whose timeline the detours are on: each rank's own, or one per node shared by all "
                          "ranks placed on it");
   };
-  Spec p;
-  p.kind = SpecKind::Perturbation;
-  p.name = "periodic_noise";
-  p.description =
-      "Periodic OS noise (timer interrupts, daemons): a detour of `duration` every 1/`frequency` on each "
-      "timeline. A compute interval [t, t+d) is stretched by every detour that falls in it; detours while "
-      "the "
-      "rank waits in MPI are absorbed.";
-  p.options = {quantity_option("frequency", Quantity::Frequency, "", "detours per second (e.g. 1kHz)"),
-               quantity_option("duration", Quantity::Duration, "", "length of each detour (e.g. 10us)"),
-               choice_option("phase", {"zero", "random"}, "random",
-                             "zero: detours at 0, 1/f, 2/f, ...; random: each timeline shifted by its own "
-                             "uniform draw in [0, 1/f)"),
-               scope(), stream_option()};
-  out.push_back({std::move(p), make_periodic});
-
-  Spec r;
-  r.kind = SpecKind::Perturbation;
-  r.name = "random_noise";
-  r.description =
-      "Random OS noise: detours arrive at exponentially distributed intervals (a Poisson process) on each "
-      "timeline, with fixed, exponential or Pareto (heavy-tailed) durations. A detour arriving during "
-      "another "
-      "starts when it ends. Stretch rule as periodic_noise.";
-  r.options = {
-      quantity_option("rate", Quantity::Frequency, "", "mean detours per second (or give interval)", true),
-      quantity_option("interval", Quantity::Duration, "", "mean time between detour arrivals (or give rate)",
-                      true),
-      quantity_option("duration", Quantity::Duration, "",
-                      "detour length: the fixed length, the mean (exponential) or the minimum (pareto)"),
-      choice_option("distribution", {"fixed", "exponential", "pareto"}, "fixed", "law of the detour lengths"),
-      quantity_option("shape", Quantity::Number, "2.5", "Pareto shape alpha > 1 (smaller = heavier tail)"),
-      scope(),
-      stream_option()};
-  out.push_back({std::move(r), make_random});
+  out.push_back(
+      {make_spec(
+           SpecKind::Perturbation, "periodic_noise",
+           "Periodic OS noise (timer interrupts, daemons): a detour of `duration` every 1/`frequency` on "
+           "each timeline. A compute interval [t, t+d) is stretched by every detour that falls in it; "
+           "detours while the rank waits in MPI are absorbed.",
+           {quantity_option("frequency", Quantity::Frequency, "", "detours per second (e.g. 1kHz)"),
+            quantity_option("duration", Quantity::Duration, "", "length of each detour (e.g. 10us)"),
+            choice_option("phase", {"zero", "random"}, "random",
+                          "zero: detours at 0, 1/f, 2/f, ...; random: each timeline shifted by its own "
+                          "uniform draw in [0, 1/f)"),
+            scope(), stream_option()}),
+       make_periodic});
+  out.push_back(
+      {make_spec(
+           SpecKind::Perturbation, "random_noise",
+           "Random OS noise: detours arrive at exponentially distributed intervals (a Poisson process) on "
+           "each timeline, with fixed, exponential or Pareto (heavy-tailed) durations. A detour arriving "
+           "during another starts when it ends. Stretch rule as periodic_noise.",
+           {quantity_option("rate", Quantity::Frequency, "", "mean detours per second (or give interval)",
+                            true),
+            quantity_option("interval", Quantity::Duration, "",
+                            "mean time between detour arrivals (or give rate)", true),
+            quantity_option(
+                "duration", Quantity::Duration, "",
+                "detour length: the fixed length, the mean (exponential) or the minimum (pareto)"),
+            choice_option("distribution", {"fixed", "exponential", "pareto"}, "fixed",
+                          "law of the detour lengths"),
+            quantity_option("shape", Quantity::Number, "2.5",
+                            "Pareto shape alpha > 1 (smaller = heavier tail); ignored by the other laws"),
+            scope(), stream_option()}),
+       make_random});
 }
 
 }  // namespace waitlab::models::perturb

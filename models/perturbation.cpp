@@ -81,14 +81,7 @@ std::unique_ptr<Perturbation> make_perturbation(const std::string& type, const O
   if (!e) {
     std::vector<std::string> names;
     for (const auto& p : perturbation_models()) names.push_back(p.spec.name);
-    std::string msg = opts.context().empty() ? std::string() : opts.context() + ": ";
-    msg += "unknown perturbation '" + type + "'";
-    const auto hint = did_you_mean(type, names);
-    if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
-    msg += " (perturbations:";
-    for (const auto& n : names) msg += " " + n;
-    msg += ")";
-    throw InputError(msg);
+    throw InputError(unknown_model_message(SpecKind::Perturbation, type, names, opts.context()));
   }
   return e->make(opts, ctx);
 }
@@ -96,47 +89,11 @@ std::unique_ptr<Perturbation> make_perturbation(const std::string& type, const O
 // ---- helpers shared by the model files ----
 namespace perturb {
 
-OptionSpec quantity_option(std::string name, units::Quantity q, std::string default_value,
-                           std::string description, bool optional) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::Quantity;
-  o.quantity = q;
-  o.default_value = std::move(default_value);
-  o.description = std::move(description);
-  o.optional = optional;
-  return o;
-}
-
-OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
-                         std::string description) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::Choice;
-  o.choices = std::move(choices);
-  o.default_value = std::move(default_value);
-  o.description = std::move(description);
-  return o;
-}
-
-OptionSpec list_option(std::string name, std::string description) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::IntList;
-  o.description = std::move(description);
-  o.optional = true;
-  return o;
-}
-
 OptionSpec region_option() {
-  OptionSpec o;
-  o.name = "region";
-  o.type = OptionType::String;
-  o.optional = true;
-  o.description =
-      "only compute intervals inside this user region of the workload (e.g. compute, fixup); "
-      "default: every compute interval";
-  return o;
+  return text_option("region",
+                     "only compute intervals inside this user region of the workload (e.g. compute, fixup); "
+                     "default: every compute interval",
+                     true);
 }
 
 OptionSpec stream_option() {
@@ -145,45 +102,16 @@ OptionSpec stream_option() {
                          "so that their draws differ");
 }
 
-void Reader::fail(std::string_view option, const std::string& what) const {
-  std::string msg = opts_.context().empty() ? std::string() : opts_.context() + ": ";
-  msg += "option '" + std::string(option) + "' of perturbation " + model_ + ": " + what;
-  throw InputError(msg);
-}
-
-double Reader::positive(std::string_view name) const {
-  const double v = opts_.number(name);
-  if (!std::isfinite(v) || v <= 0)
-    fail(name, "must be greater than 0, got " + show(v, units::Quantity::Number));
-  return v;
-}
-
-double Reader::non_negative(std::string_view name) const {
-  const double v = opts_.number(name);
-  if (!std::isfinite(v) || v < 0) fail(name, "must not be negative, got " + show(v, units::Quantity::Number));
-  return v;
-}
-
 double Reader::factor(std::string_view name) const {
-  const double v = opts_.number(name);
+  const double v = number(name);
   if (!std::isfinite(v) || v < 1)
-    fail(name, "must be a slowdown factor >= 1 (1.1 = 10% slower), got " + show(v, units::Quantity::Number));
+    fail(name, "must be a slowdown factor >= 1 (1.1 = 10% slower), got " + shown(v));
   return v;
-}
-
-std::int64_t Reader::integer(std::string_view name, std::int64_t lo, std::int64_t hi) const {
-  const double v = opts_.number(name);
-  if (!std::isfinite(v) || v != std::floor(v))
-    fail(name, "must be a whole number, got " + show(v, units::Quantity::Number));
-  if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
-    fail(name, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
-                   show(v, units::Quantity::Number));
-  return static_cast<std::int64_t>(v);
 }
 
 std::vector<Rank> Reader::ranks(std::string_view name) const {
   std::vector<Rank> out;
-  for (const auto v : opts_.int_list(name)) {
+  for (const auto v : list(name)) {
     if (v < 0 || v >= ctx_.ranks)
       fail(name, "rank " + std::to_string(v) + " does not exist (the run has ranks 0.." +
                      std::to_string(ctx_.ranks - 1) + ")");
@@ -193,8 +121,8 @@ std::vector<Rank> Reader::ranks(std::string_view name) const {
 }
 
 std::optional<trace::RegionId> Reader::region() const {
-  if (!opts_.has("region")) return std::nullopt;
-  const std::string& name = opts_.string("region");
+  if (!has("region")) return std::nullopt;
+  const std::string& name = choice("region");
   std::vector<std::string> names;
   if (ctx_.regions) {
     for (std::size_t i = 0; i < ctx_.regions->regions.size(); ++i) {
@@ -222,13 +150,13 @@ std::vector<int> Reader::grid() const {
   std::int64_t product = 1;
   for (int d : g) product *= d;
   if (product != ctx_.ranks)
-    throw std::logic_error("perturbation " + model_ + ": the process grid does not hold exactly " +
+    throw std::logic_error("perturbation " + model() + ": the process grid does not hold exactly " +
                            std::to_string(ctx_.ranks) + " ranks");
   return g;
 }
 
 std::vector<int> Reader::coords(std::string_view name, const std::vector<int>& grid) const {
-  const auto& v = opts_.int_list(name);
+  const auto& v = list(name);
   std::string shape;
   for (int d : grid) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
   if (v.size() != grid.size())
@@ -243,15 +171,6 @@ std::vector<int> Reader::coords(std::string_view name, const std::vector<int>& g
     out.push_back(static_cast<int>(v[i]));
   }
   return out;
-}
-
-std::vector<int> grid_coords(Rank r, const std::vector<int>& grid) {
-  std::vector<int> c(grid.size());
-  for (std::size_t i = grid.size(); i-- > 0;) {
-    c[i] = r % grid[i];
-    r /= grid[i];
-  }
-  return c;
 }
 
 std::string show(double value, units::Quantity q) {

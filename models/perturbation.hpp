@@ -29,8 +29,8 @@ using trace::Rank;  // as in models/action.hpp; this header must compile on its 
 // What a perturbation model may know about the run.
 struct ModelContext {
   int ranks = 0;
-  std::vector<int> grid;             // workload process grid (product == ranks)
-  std::vector<Slot> placement;       // rank -> node/socket/core
+  std::vector<int> grid;                        // workload process grid (product == ranks)
+  std::vector<Slot> placement;                  // rank -> node/socket/core
   const trace::Definitions* regions = nullptr;  // workload user regions (names)
   std::uint64_t seed = 0;
 };
@@ -45,7 +45,7 @@ struct ComputeInterval {
 };
 
 struct Perturbed {
-  double duration = 0;  // seconds the interval really takes
+  double duration = 0;                                // seconds the interval really takes
   std::array<double, trace::kCauseCount> injected{};  // duration - nominal, split by cause
 };
 

@@ -13,67 +13,21 @@ namespace {
 using units::Quantity;
 constexpr std::int64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
 
-OptionSpec quantity(std::string name, Quantity q, std::string def, std::string description,
-                    bool optional = false) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.quantity = q;
-  o.default_value = std::move(def);
-  o.description = std::move(description);
-  o.optional = optional;
-  return o;
-}
-
-OptionSpec choice(std::string name, std::vector<std::string> choices, std::string def,
-                  std::string description) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::Choice;
-  o.choices = std::move(choices);
-  o.default_value = std::move(def);
-  o.description = std::move(description);
-  return o;
-}
-
-OptionSpec text(std::string name, std::string description, bool optional) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::String;
-  o.description = std::move(description);
-  o.optional = optional;
-  return o;
-}
-
 OptionSpec placement_option() {
-  return choice("placement", {"block", "round-robin"}, "block",
-                "rank -> core mapping: block fills node 0's cores first; round-robin puts rank r on node "
-                "r mod nodes");
+  return choice_option("placement", {"block", "round-robin"}, "block",
+                       "rank -> core mapping: block fills node 0's cores first; round-robin puts rank r on "
+                       "node r mod nodes");
 }
 
-class Reader {
+// The platform checks on top of OptionReader's: counts, links, placement.
+class Reader : public OptionReader {
  public:
-  Reader(const Options& o, std::string type) : o_(o), type_(std::move(type)) {}
-  [[noreturn]] void fail(std::string_view option, const std::string& what) const {
-    std::string msg = o_.context().empty() ? std::string() : o_.context() + ": ";
-    msg += "option '" + std::string(option) + "' of platform " + type_ + ": " + what;
-    throw InputError(msg);
-  }
+  Reader(const Options& o, std::string type) : OptionReader(o, SpecKind::Platform, std::move(type)) {}
   int count(std::string_view name) const {
-    const double v = o_.number(name);
+    const double v = number(name);
     if (!std::isfinite(v) || v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxInt))
-      fail(name, "must be a whole number between 1 and " + std::to_string(kMaxInt) + ", got " +
-                     units::format(v, Quantity::Number));
+      fail(name, "must be a whole number between 1 and " + std::to_string(kMaxInt) + ", got " + shown(v));
     return static_cast<int>(v);
-  }
-  double positive(std::string_view name, Quantity q) const {
-    const double v = o_.number(name);
-    if (!std::isfinite(v) || v <= 0) fail(name, "must be greater than 0, got " + units::format(v, q));
-    return v;
-  }
-  double non_negative(std::string_view name, Quantity q) const {
-    const double v = o_.number(name);
-    if (!std::isfinite(v) || v < 0) fail(name, "must not be negative, got " + units::format(v, q));
-    return v;
   }
   // Options "<prefix>_bandwidth" and "<prefix>_latency" ("bandwidth", "latency" without prefix).
   LinkSpec link(const std::string& prefix) const {
@@ -81,13 +35,8 @@ class Reader {
     return {positive(p + "bandwidth", Quantity::Bandwidth), non_negative(p + "latency", Quantity::Duration)};
   }
   PlacementKind placement() const {
-    return o_.string("placement") == "round-robin" ? PlacementKind::RoundRobin : PlacementKind::Block;
+    return choice("placement") == "round-robin" ? PlacementKind::RoundRobin : PlacementKind::Block;
   }
-  const Options& options() const { return o_; }
-
- private:
-  const Options& o_;
-  std::string type_;
 };
 
 // Positive integers of one SimGrid topology field ("4,4" or "2").
@@ -235,15 +184,6 @@ PlatformDesc make_xml(const Options& o) {
   return p;
 }
 
-Spec spec(std::string name, std::string description, std::vector<OptionSpec> options) {
-  Spec s;
-  s.kind = SpecKind::Platform;
-  s.name = std::move(name);
-  s.description = std::move(description);
-  s.options = std::move(options);
-  return s;
-}
-
 }  // namespace
 
 std::vector<Slot> place(const PlatformDesc& p, int ranks) {
@@ -257,7 +197,7 @@ std::vector<Slot> place(const PlatformDesc& p, int ranks) {
   const std::int64_t total = static_cast<std::int64_t>(p.nodes) * p.cores_per_node();
   if (ranks > total)
     throw InputError("platform has " + std::to_string(total) + " cores but the workload needs " +
-                     std::to_string(ranks) + " ranks");
+                     std::to_string(ranks) + " ranks (add nodes or cores, or lower workload.ranks)");
   const int per_socket = p.kind == PlatformKind::Hierarchical ? p.cores : p.cores_per_node();
   for (int r = 0; r < ranks; ++r) {
     Slot& s = slots[static_cast<std::size_t>(r)];
@@ -277,69 +217,68 @@ PlatformDesc make_platform(const std::string& type, const Options& opts) {
   if (type == "cluster") return make_cluster(opts);
   if (type == "hierarchical") return make_hierarchical(opts);
   if (type == "xml") return make_xml(opts);
-  std::string msg = opts.context().empty() ? std::string() : opts.context() + ": ";
-  msg += "unknown platform '" + type + "'";
-  const auto hint = did_you_mean(type, {"cluster", "hierarchical", "xml"});
-  if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
-  throw InputError(msg + " (platforms: cluster hierarchical xml)");
+  throw InputError(
+      unknown_model_message(SpecKind::Platform, type, {"cluster", "hierarchical", "xml"}, opts.context()));
 }
 
 void register_platforms(Registry& r) {
   const auto link = [](const std::string& prefix, const std::string& what, std::string bw, std::string lat) {
     const std::string p = prefix.empty() ? "" : prefix + "_";
     return std::vector<OptionSpec>{
-        quantity(p + "bandwidth", Quantity::Bandwidth, std::move(bw), "bandwidth of " + what),
-        quantity(p + "latency", Quantity::Duration, std::move(lat), "latency of " + what)};
+        quantity_option(p + "bandwidth", Quantity::Bandwidth, std::move(bw), "bandwidth of " + what),
+        quantity_option(p + "latency", Quantity::Duration, std::move(lat), "latency of " + what)};
   };
   const auto cat = [](std::vector<OptionSpec> a, const std::vector<OptionSpec>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
 
-  r.add(spec("cluster",
-             "A flat cluster (SimGrid <cluster>): `nodes` hosts of `cores` cores, each host on its own "
-             "link to one switch (no backbone, so flows only share the links they cross). Ranks on the same "
-             "host talk over the loopback link if it has a bandwidth, else through the host's link.",
-             cat(cat({quantity("nodes", Quantity::Integer, "", "number of nodes (hosts)"),
-                      quantity("cores", Quantity::Integer, "1", "cores per node"),
-                      quantity("speed", Quantity::Speed, "1Gf", "speed of each core (flop/s)")},
-                     link("", "each node's link to the switch", "10GBps", "1us")),
-                 cat(link("loopback", "the same-node link (bandwidth 0 = none)", "0Bps", "0s"),
-                     {placement_option()}))));
+  r.add(make_spec(
+      SpecKind::Platform, "cluster",
+      "A flat cluster (SimGrid <cluster>): `nodes` hosts of `cores` cores, each host on its own "
+      "link to one switch (no backbone, so flows only share the links they cross). Ranks on the same "
+      "host talk over the loopback link if it has a bandwidth, else through the host's link.",
+      cat(cat({quantity_option("nodes", Quantity::Integer, "", "number of nodes (hosts)"),
+               quantity_option("cores", Quantity::Integer, "1", "cores per node"),
+               quantity_option("speed", Quantity::Speed, "1Gf", "speed of each core (flop/s)")},
+              link("", "each node's link to the switch", "10GBps", "1us")),
+          cat(link("loopback", "the same-node link (bandwidth 0 = none)", "0Bps", "0s"),
+              {placement_option()}))));
 
-  r.add(spec(
-      "hierarchical",
+  r.add(make_spec(
+      SpecKind::Platform, "hierarchical",
       "Nodes x sockets x cores: one link per core to its socket, one per socket to the node's router, "
       "and a NIC link shared by the whole node into the network, which is flat (one switch) or a fat "
       "tree, torus or dragonfly (SimGrid's topo_parameters syntax). Same-socket messages cross two core "
       "links; other-socket messages also two socket links; other-node messages also two NIC links and "
       "the network.",
-      cat(cat({quantity("nodes", Quantity::Integer, "",
-                        "number of nodes; required for the flat topology, otherwise taken from "
-                        "topo_parameters (and checked if given)",
-                        true),
-               quantity("sockets", Quantity::Integer, "2", "sockets per node"),
-               quantity("cores", Quantity::Integer, "8", "cores per socket"),
-               quantity("speed", Quantity::Speed, "1Gf", "speed of each core (flop/s)")},
+      cat(cat({quantity_option("nodes", Quantity::Integer, "",
+                               "number of nodes; required for the flat topology, otherwise taken from "
+                               "topo_parameters (and checked if given)",
+                               true),
+               quantity_option("sockets", Quantity::Integer, "2", "sockets per node"),
+               quantity_option("cores", Quantity::Integer, "8", "cores per socket"),
+               quantity_option("speed", Quantity::Speed, "1Gf", "speed of each core (flop/s)")},
               cat(link("core", "each core's link to its socket", "50GBps", "20ns"),
                   link("socket", "each socket's link to the node's router", "25GBps", "100ns"))),
           cat(cat(link("nic", "each node's network interface (shared by its cores)", "12.5GBps", "500ns"),
-                  {choice("topology", {"flat", "fat_tree", "torus", "dragonfly"}, "flat",
-                          "network between the nodes"),
-                   text("topo_parameters",
-                        "SimGrid topology parameters: fat_tree 'levels;down;up;parallel' (e.g. "
-                        "'2;4,4;1,2;1,2' = 16 nodes), torus 'X,Y,Z', dragonfly "
-                        "'groups,links;chassis,links;routers,links;nodes' (e.g. '3,4;4,3;5,1;2' = 120 "
-                        "nodes)",
-                        true)}),
+                  {choice_option("topology", {"flat", "fat_tree", "torus", "dragonfly"}, "flat",
+                                 "network between the nodes"),
+                   text_option("topo_parameters",
+                               "SimGrid topology parameters: fat_tree 'levels;down;up;parallel' (e.g. "
+                               "'2;4,4;1,2;1,2' = 16 nodes), torus 'X,Y,Z', dragonfly "
+                               "'groups,links;chassis,links;routers,links;nodes' (e.g. '3,4;4,3;5,1;2' = 120 "
+                               "nodes)",
+                               true)}),
               cat(link("network", "each link of the network (flat: each node's uplink to the switch)",
                        "12.5GBps", "500ns"),
                   {placement_option()})))));
 
-  r.add(spec("xml",
-             "A user's own SimGrid platform file; rank r runs on the file's r-th host (in the order SimGrid "
-             "lists them).",
-             {text("file", "path of the SimGrid XML platform file (relative to the scenario file)", false)}));
+  r.add(make_spec(
+      SpecKind::Platform, "xml",
+      "A user's own SimGrid platform file; rank r runs on the file's r-th host (in the order SimGrid "
+      "lists them).",
+      {text_option("file", "path of the SimGrid XML platform file (relative to the scenario file)", false)}));
 }
 
 }  // namespace waitlab::models

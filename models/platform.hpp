@@ -27,14 +27,14 @@ enum class PlacementKind { Block, RoundRobin };
 struct PlatformDesc {
   PlatformKind kind = PlatformKind::Cluster;
   int nodes = 1;
-  int sockets = 1;          // per node (Hierarchical)
-  int cores = 1;            // per socket (Hierarchical) or per node (Cluster)
-  double speed = 1e9;       // flop/s per core
-  LinkSpec core_link;       // Hierarchical: core <-> socket
-  LinkSpec socket_link;     // Hierarchical: socket <-> node router
-  LinkSpec nic_link;        // Hierarchical: node router <-> network (shared NIC)
-  LinkSpec network_link;    // Cluster: node link; Hierarchical: links of the fat tree/torus/dragonfly
-  LinkSpec loopback;        // Cluster: same-node traffic (bandwidth 0 = none)
+  int sockets = 1;        // per node (Hierarchical)
+  int cores = 1;          // per socket (Hierarchical) or per node (Cluster)
+  double speed = 1e9;     // flop/s per core
+  LinkSpec core_link;     // Hierarchical: core <-> socket
+  LinkSpec socket_link;   // Hierarchical: socket <-> node router
+  LinkSpec nic_link;      // Hierarchical: node router <-> network (shared NIC)
+  LinkSpec network_link;  // Cluster: node link; Hierarchical: links of the fat tree/torus/dragonfly
+  LinkSpec loopback;      // Cluster: same-node traffic (bandwidth 0 = none)
   Topology topology = Topology::Flat;
   std::string topo_parameters;  // SimGrid syntax, e.g. "2;4,4;1,2;1,2" (fat tree), "4,4,4" (torus)
   std::string xml_file;         // Xml

@@ -18,7 +18,13 @@ inline std::uint64_t splitmix64(std::uint64_t& x) {
 }
 
 // Purposes keep the streams of different models apart for the same rank.
-enum class Purpose : std::uint64_t { Imbalance = 1, Delay = 2, PeriodicNoise = 3, RandomNoise = 4, Workload = 5 };
+enum class Purpose : std::uint64_t {
+  Imbalance = 1,
+  Delay = 2,
+  PeriodicNoise = 3,
+  RandomNoise = 4,
+  Workload = 5
+};
 
 class Rng {
  public:

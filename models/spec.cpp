@@ -1,6 +1,8 @@
 #include "models/spec.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -8,18 +10,15 @@
 #include "analysis/trace/error.hpp"
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
+#include "models/text.hpp"
 #include "models/workload.hpp"
 
 namespace waitlab::models {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
+using text::article;
+using text::trim;
 
 std::string quoted(std::string_view s) {
   return "'" + std::string(s) + "'";
@@ -36,27 +35,14 @@ std::string with_context(const std::string& context, const std::string& msg) {
 }
 
 // Quantities that cannot be negative: a negative duration, size or rate is an impossible value.
-bool non_negative(units::Quantity q) {
+bool cannot_be_negative(units::Quantity q) {
   using units::Quantity;
   return q == Quantity::Duration || q == Quantity::Bytes || q == Quantity::Bandwidth ||
          q == Quantity::Flops || q == Quantity::Speed || q == Quantity::Frequency || q == Quantity::Percent;
 }
 
-std::string article(units::Quantity q) {
-  const auto n = units::quantity_name(q);
-  const char c = n.empty() ? 'x' : n.front();
-  return (c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u') ? "an" : "a";
-}
-
-bool parse_bool(std::string_view t, bool& out) {
-  for (std::string_view yes : {"true", "yes", "on", "1"})
-    if (t == yes) return out = true, true;
-  for (std::string_view no : {"false", "no", "off", "0"})
-    if (t == no) return out = false, true;
-  return false;
-}
-
 // "0-3,8,10-11" (optionally inside [ ]) -> 0,1,2,3,8,10,11. Non-negative whole numbers only.
+// The length is checked before a range is expanded: "0-99999999" must not allocate 800 MB.
 std::vector<std::int64_t> parse_int_list(std::string_view text) {
   const std::string bad =
       quoted(trim(text)) + " is not a list of whole numbers (use e.g. 0,2,5 or ranges 0-3)";
@@ -74,11 +60,16 @@ std::vector<std::int64_t> parse_int_list(std::string_view text) {
     }
     return v;
   };
+  const auto too_long = [&] {
+    return std::invalid_argument(quoted(trim(text)) + " has more than " + std::to_string(kMaxListSize) +
+                                 " numbers (the most a list may hold)");
+  };
   while (true) {
     const auto comma = s.find(',');
     const std::string_view item = s.substr(0, comma);
     const auto dash = item.find('-');
     if (dash == std::string_view::npos) {
+      if (out.size() >= kMaxListSize) throw too_long();
       out.push_back(number(item));
     } else {
       const auto lo = number(item.substr(0, dash));
@@ -86,8 +77,7 @@ std::vector<std::int64_t> parse_int_list(std::string_view text) {
       if (lo > hi)
         throw std::invalid_argument("the range " + quoted(trim(item)) + " in " + quoted(trim(text)) +
                                     " is empty (write the lower bound first)");
-      if (hi - lo > 100'000'000)
-        throw std::invalid_argument("the range " + quoted(trim(item)) + " is too large");
+      if (hi - lo >= static_cast<std::int64_t>(kMaxListSize - out.size())) throw too_long();
       for (auto v = lo; v <= hi; ++v) out.push_back(v);
     }
     if (comma == std::string_view::npos) break;
@@ -151,6 +141,105 @@ const OptionSpec* Spec::option(std::string_view n) const {
   return nullptr;
 }
 
+// ---- spec builders ----
+
+Spec make_spec(SpecKind kind, std::string name, std::string description, std::vector<OptionSpec> options) {
+  Spec s;
+  s.kind = kind;
+  s.name = std::move(name);
+  s.description = std::move(description);
+  s.options = std::move(options);
+  return s;
+}
+
+namespace {
+OptionSpec option(std::string name, OptionType type, std::string default_value, std::string description,
+                  bool optional) {
+  OptionSpec o;
+  o.name = std::move(name);
+  o.type = type;
+  o.default_value = std::move(default_value);
+  o.description = std::move(description);
+  o.optional = optional;
+  return o;
+}
+}  // namespace
+
+OptionSpec quantity_option(std::string name, units::Quantity q, std::string default_value,
+                           std::string description, bool optional) {
+  auto o = option(std::move(name), OptionType::Quantity, std::move(default_value), std::move(description),
+                  optional);
+  o.quantity = q;
+  return o;
+}
+
+OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
+                         std::string description) {
+  auto o =
+      option(std::move(name), OptionType::Choice, std::move(default_value), std::move(description), false);
+  o.choices = std::move(choices);
+  return o;
+}
+
+OptionSpec bool_option(std::string name, std::string default_value, std::string description) {
+  return option(std::move(name), OptionType::Bool, std::move(default_value), std::move(description), false);
+}
+
+OptionSpec text_option(std::string name, std::string description, bool optional) {
+  return option(std::move(name), OptionType::String, "", std::move(description), optional);
+}
+
+OptionSpec list_option(std::string name, std::string description, bool optional) {
+  return option(std::move(name), OptionType::IntList, "", std::move(description), optional);
+}
+
+// ---- OptionReader ----
+
+void OptionReader::fail(std::string_view option, const std::string& what) const {
+  throw InputError(with_context(
+      opts_.context(),
+      "option " + quoted(option) + " of " + std::string(spec_kind_name(kind_)) + " " + model_ + ": " + what));
+}
+
+std::int64_t OptionReader::integer(std::string_view name, std::int64_t lo, std::int64_t hi) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v != std::floor(v)) fail(name, "must be a whole number, got " + shown(v));
+  if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
+    fail(name, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + shown(v));
+  return static_cast<std::int64_t>(v);
+}
+
+double OptionReader::positive(std::string_view name, units::Quantity q) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v <= 0) fail(name, "must be greater than 0, got " + shown(v, q));
+  return v;
+}
+
+double OptionReader::non_negative(std::string_view name, units::Quantity q) const {
+  const double v = opts_.number(name);
+  if (!std::isfinite(v) || v < 0) fail(name, "must not be negative, got " + shown(v, q));
+  return v;
+}
+
+std::string OptionReader::shown(double value, units::Quantity q) {
+  if (q != units::Quantity::Number && q != units::Quantity::Integer) return units::format(value, q);
+  // Shortest text that reads back as `value`: "2.5", never "2.5000000000000004" nor a rounded "3".
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, r.ptr);
+}
+
+std::string unknown_model_message(SpecKind kind, std::string_view name, const std::vector<std::string>& known,
+                                  const std::string& context) {
+  const std::string k(spec_kind_name(kind));
+  std::string msg = "unknown " + k + " " + quoted(name);
+  const auto hint = did_you_mean(name, known);
+  if (!hint.empty()) msg += "; did you mean " + quoted(hint) + "?";
+  msg += " (" + k + "s:";
+  for (const auto& n : known) msg += " " + n;
+  return with_context(context, msg + ")");
+}
+
 // ---- Options ----
 
 const OptionValue& Options::get(std::string_view name) const {
@@ -196,13 +285,23 @@ const std::vector<std::int64_t>& Options::int_list(std::string_view name) const 
 
 // ---- parsing ----
 
+bool parse_bool(std::string_view text) {
+  const std::string_view t = trim(text);
+  std::string lower(t);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "false" || lower == "no" || lower == "off") return false;
+  throw std::invalid_argument(quoted(t) + " is not a boolean (use true or false)");
+}
+
 OptionValue parse_option(const OptionSpec& spec, std::string_view text) {
   switch (spec.type) {
     case OptionType::Quantity: {
       const double v = units::parse(text, spec.quantity);
-      if (v < 0 && non_negative(spec.quantity))
-        throw std::invalid_argument(quoted(trim(text)) + " is impossible: " + article(spec.quantity) + " " +
-                                    std::string(units::quantity_name(spec.quantity)) + " cannot be negative");
+      const auto name = units::quantity_name(spec.quantity);
+      if (v < 0 && cannot_be_negative(spec.quantity))
+        throw std::invalid_argument(quoted(trim(text)) + " is impossible: " + std::string(article(name)) +
+                                    " " + std::string(name) + " cannot be negative");
       return v;
     }
     case OptionType::String:
@@ -215,12 +314,8 @@ OptionValue parse_option(const OptionSpec& spec, std::string_view text) {
       if (!hint.empty()) msg += "; did you mean " + quoted(hint) + "?";
       throw std::invalid_argument(msg);
     }
-    case OptionType::Bool: {
-      bool b = false;
-      if (!parse_bool(trim(text), b))
-        throw std::invalid_argument(quoted(trim(text)) + " is not a boolean (use true or false)");
-      return b;
-    }
+    case OptionType::Bool:
+      return parse_bool(text);
     case OptionType::IntList:
       return parse_int_list(text);
   }

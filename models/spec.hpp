@@ -7,11 +7,13 @@
 // options through Options, already parsed to SI units by the scenario loader.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -43,6 +45,16 @@ struct Spec {
   const OptionSpec* option(std::string_view name) const;
 };
 
+// ---- spec builders, shared by every model file ----
+Spec make_spec(SpecKind kind, std::string name, std::string description, std::vector<OptionSpec> options);
+OptionSpec quantity_option(std::string name, units::Quantity q, std::string default_value,
+                           std::string description, bool optional = false);
+OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
+                         std::string description);
+OptionSpec bool_option(std::string name, std::string default_value, std::string description);
+OptionSpec text_option(std::string name, std::string description, bool optional);         // no default
+OptionSpec list_option(std::string name, std::string description, bool optional = true);  // IntList
+
 // A parsed option value: numbers in SI base units, strings, bools, integer lists.
 using OptionValue = std::variant<double, std::string, bool, std::vector<std::int64_t>>;
 
@@ -62,7 +74,9 @@ class Options {
   bool boolean(std::string_view name) const;
   const std::vector<std::int64_t>& int_list(std::string_view name) const;
 
-  double number_or(std::string_view name, double fallback) const { return has(name) ? number(name) : fallback; }
+  double number_or(std::string_view name, double fallback) const {
+    return has(name) ? number(name) : fallback;
+  }
   const std::map<std::string, OptionValue>& values() const { return values_; }
   const std::string& context() const { return context_; }  // e.g. "demo.yaml: workload"
 
@@ -71,6 +85,14 @@ class Options {
   std::string context_;
   std::map<std::string, OptionValue> values_;
 };
+
+// A boolean as a user writes it: true/false, yes/no or on/off in any case, surrounding
+// blanks ignored. Throws std::invalid_argument "'maybe' is not a boolean (use true or false)".
+// The one parser of booleans, so that scenario keys and model options accept the same words.
+bool parse_bool(std::string_view text);
+
+// The most entries a list option may hold (2^24): ranges are checked before they are expanded.
+inline constexpr std::size_t kMaxListSize = std::size_t{1} << 24;
 
 // Parses one option value written by a user (`text`) according to `spec`. Throws
 // units::UnitError / std::invalid_argument with a message that says what is allowed.
@@ -83,7 +105,7 @@ OptionValue parse_option(const OptionSpec& spec, std::string_view text);
 // did you mean 'iterations'?").
 struct UserOption {
   std::string key;
-  std::string text;  // the value as written (scalars; lists as "1,2,3")
+  std::string text;   // the value as written (scalars; lists as "1,2,3")
   std::string where;  // "file:line:col"
 };
 Options make_options(const Spec& spec, const std::vector<UserOption>& given, const std::string& context,
@@ -91,6 +113,47 @@ Options make_options(const Spec& spec, const std::vector<UserOption>& given, con
 
 // The closest name in `candidates` to `name` (edit distance ≤ max(2, |name|/3)), or "".
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates);
+
+// The message for a model name that is not registered, e.g. "demo.yaml: workload: unknown
+// workload 'heat1x'; did you mean 'heat1d'? (workloads: heat1d halo2d ...)"; `context` (may be
+// empty) goes in front, `known` are the registered names of that kind.
+std::string unknown_model_message(SpecKind kind, std::string_view name, const std::vector<std::string>& known,
+                                  const std::string& context);
+
+// Reads the validated Options of one model with range checks. A violation throws InputError
+// "<context>: option '<name>' of <kind> <model>: <what>", e.g. "t.yaml:5:3: option 'nodes'
+// of platform cluster: must be a whole number between 1 and 2147483647, got 0". Models
+// derive their own readers from it for their domain checks. Holds a reference to `opts`.
+class OptionReader {
+ public:
+  OptionReader(const Options& opts, SpecKind kind, std::string model)
+      : opts_(opts), kind_(kind), model_(std::move(model)) {}
+
+  [[noreturn]] void fail(std::string_view option, const std::string& what) const;
+
+  const Options& options() const { return opts_; }
+  const std::string& model() const { return model_; }
+  bool has(std::string_view name) const { return opts_.has(name); }
+  double number(std::string_view name) const { return opts_.number(name); }
+  const std::string& choice(std::string_view name) const { return opts_.string(name); }  // or text
+  bool boolean(std::string_view name) const { return opts_.boolean(name); }
+  const std::vector<std::int64_t>& list(std::string_view name) const { return opts_.int_list(name); }
+
+  // A whole number in [lo, hi].
+  std::int64_t integer(std::string_view name, std::int64_t lo, std::int64_t hi) const;
+  // Finite and > 0, or finite and >= 0; `q` only says how a bad value is shown ("got -1ms").
+  double positive(std::string_view name, units::Quantity q = units::Quantity::Number) const;
+  double non_negative(std::string_view name, units::Quantity q = units::Quantity::Number) const;
+
+  // A value as bad-value messages show it: numbers exactly (shortest round trip), other
+  // quantities in their units.
+  static std::string shown(double value, units::Quantity q = units::Quantity::Number);
+
+ private:
+  const Options& opts_;
+  SpecKind kind_;
+  std::string model_;
+};
 
 // The registry of every spec (built-in, registered at start-up by the module owning the model).
 class Registry {

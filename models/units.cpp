@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "models/text.hpp"
+
 namespace waitlab::units {
 
 namespace {
@@ -39,22 +41,13 @@ constexpr std::array kFlopPrefix{Unit{"", 1},    Unit{"k", 1e3},  Unit{"K", 1e3}
 
 constexpr std::array kFrequency{Unit{"Hz", 1}, Unit{"kHz", 1e3}, Unit{"MHz", 1e6}, Unit{"GHz", 1e9}};
 
-std::string_view trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::string article(std::string_view noun) {
-  const char c = noun.empty() ? 'x' : noun.front();
-  return (c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u') ? "an" : "a";
-}
+using models::text::article;
+using models::text::trim;
 
 [[noreturn]] void fail(std::string_view text, Quantity q) {
   const auto name = quantity_name(q);
-  throw UnitError("'" + std::string(text) + "' is not " + article(name) + " " + std::string(name) + " (use " +
-                  std::string(allowed_units(q)) + ")");
+  throw UnitError("'" + std::string(text) + "' is not " + std::string(article(name)) + " " +
+                  std::string(name) + " (use " + std::string(allowed_units(q)) + ")");
 }
 
 // Splits "1.5 ms" into the number 1.5 and the unit "ms". Returns false if there is no

@@ -32,16 +32,24 @@ std::unique_ptr<Workload> make_workload(const std::string& type, const Options& 
   if (!e) {
     std::vector<std::string> names;
     for (const auto& w : workloads()) names.push_back(w.spec.name);
-    std::string msg = opts.context().empty() ? std::string() : opts.context() + ": ";
-    msg += "unknown workload '" + type + "'";
-    const auto hint = did_you_mean(type, names);
-    if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
-    msg += " (workloads:";
-    for (const auto& n : names) msg += " " + n;
-    msg += ")";
-    throw InputError(msg);
+    throw InputError(unknown_model_message(SpecKind::Workload, type, names, opts.context()));
   }
   return e->make(opts);
+}
+
+std::vector<int> grid_coords(const std::vector<int>& grid, int rank) {
+  std::vector<int> c(grid.size());
+  for (std::size_t i = grid.size(); i-- > 0;) {
+    c[i] = rank % grid[i];
+    rank /= grid[i];
+  }
+  return c;
+}
+
+int grid_rank(const std::vector<int>& grid, const std::vector<int>& coords) {
+  int r = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) r = r * grid[i] + coords[i];
+  return r;
 }
 
 }  // namespace waitlab::models

@@ -48,4 +48,10 @@ const WorkloadEntry* find_workload(std::string_view name);
 // Builds a workload from validated options. Throws InputError for impossible values.
 std::unique_ptr<Workload> make_workload(const std::string& type, const Options& opts);
 
+// Row-major Cartesian numbering of a process grid, as MPI_Cart_create numbers it and as
+// Workload::grid() is meant (the last dimension varies fastest): the coordinates of `rank`,
+// and back. Grid-based perturbations (hot spot, sub-block) use the same numbering.
+std::vector<int> grid_coords(const std::vector<int>& grid, int rank);
+int grid_rank(const std::vector<int>& grid, const std::vector<int>& coords);
+
 }  // namespace waitlab::models

@@ -16,7 +16,10 @@
 // arrays are copied in bulk there (traces of thousands of ranks hold millions of events);
 // the field-by-field path keeps the format defined on any host. Reading never trusts a
 // count: arrays are read in bounded chunks, so a corrupt count ends as "truncated", not as
-// a huge allocation.
+// a huge allocation. Nor a reference: once the whole file is read, every location must be
+// its rank, every Enter/Leave must name a defined region, every Send/Recv/IsendStart/
+// IrecvComplete/CollBegin/CollEnd a defined communicator, every truth record a defined
+// region; ranks need communicator 0, and truth records need the header's truth flag.
 #include "analysis/trace/wlt.hpp"
 
 #include <algorithm>
@@ -26,7 +29,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <ostream>
@@ -34,6 +36,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
 
 namespace waitlab::trace {
@@ -278,9 +281,83 @@ std::uint64_t record_offset(std::uint64_t array_start, std::uint64_t i, std::siz
   return array_start + i * size;
 }
 
+// Where the parts of one location lie in the file, for messages about its contents.
+struct LocationOffsets {
+  std::uint64_t rank = 0;         // the i32 rank
+  std::uint64_t events = 0;       // first event record
+  std::uint64_t truth_count = 0;  // the u64 truth count
+  std::uint64_t truth = 0;        // first truth record
+};
+
+std::string count_of(std::size_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// What a well-formed file may still get wrong: references. Run after the structure has been
+// read whole (so a truncated file is reported as truncated), before anyone indexes the
+// definitions with an event's ref.
+void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at,
+                      const std::vector<LocationOffsets>& offsets) {
+  const std::size_t n_regions = t.defs.regions.size();
+  const std::size_t n_comms = t.defs.comms.size();
+  if (!t.locations.empty() && n_comms == 0)
+    r.corrupt(comms_at, count_of(t.locations.size(), "rank") +
+                            " but no communicator (communicator 0 must be MPI_COMM_WORLD)");
+  for (std::size_t i = 0; i < t.locations.size(); ++i) {
+    const Location& l = t.locations[i];
+    const LocationOffsets& at = offsets[i];
+    if (l.rank != static_cast<Rank>(i))
+      r.corrupt(at.rank, "location " + std::to_string(i) + " is rank " + std::to_string(l.rank) +
+                             " (location i must be rank i)");
+    const std::string rank = "rank " + std::to_string(l.rank);
+    for (std::size_t e = 0; e < l.events.size(); ++e) {
+      const Event& ev = l.events[e];
+      const char* table = nullptr;
+      std::size_t size = 0;
+      switch (ev.kind) {
+        case EventKind::Enter:
+        case EventKind::Leave:
+          table = "region";
+          size = n_regions;
+          break;
+        case EventKind::Send:
+        case EventKind::Recv:
+        case EventKind::IsendStart:
+        case EventKind::IrecvComplete:
+        case EventKind::CollBegin:
+        case EventKind::CollEnd:
+          table = "communicator";
+          size = n_comms;
+          break;
+        case EventKind::IsendComplete:
+        case EventKind::IrecvPost:
+          break;  // identified by their request id (aux); ref is not a reference
+      }
+      if (table && ev.ref >= size)
+        r.corrupt(record_offset(at.events, e, kEventBytes),
+                  rank + ", event " + std::to_string(e) + " (" + std::string(event_kind_name(ev.kind)) +
+                      ") refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
+                      count_of(size, table));
+    }
+    if (!t.has_truth && !l.truth.empty())
+      r.corrupt(at.truth_count, rank + " has " + count_of(l.truth.size(), "truth record") +
+                                    " but the header says the trace has no ground truth");
+    for (std::size_t k = 0; k < l.truth.size(); ++k)
+      if (l.truth[k].region >= n_regions)
+        r.corrupt(record_offset(at.truth, k, kTruthBytes),
+                  rank + ", truth record " + std::to_string(k) + " refers to region " +
+                      std::to_string(l.truth[k].region) + ", but the trace defines " +
+                      count_of(n_regions, "region"));
+  }
+}
+
 }  // namespace
 
-void write_wlt(const Trace& t, std::ostream& out) {
+namespace {
+
+// The file without the final stream check, so that write_wlt(path) can report a failed
+// stream as the unwritable file it is.
+void write_records(const Trace& t, std::ostream& out) {
   Writer w(out);
   w.raw(kMagic.data(), kMagic.size());
   w.uint(kWltVersion);
@@ -313,32 +390,17 @@ void write_wlt(const Trace& t, std::ostream& out) {
   }
   w.raw(kEndMagic.data(), kEndMagic.size());
   w.finish();
+}
+
+}  // namespace
+
+void write_wlt(const Trace& t, std::ostream& out) {
+  write_records(t, out);
   if (!out) throw std::runtime_error("wlt: write failed");
 }
 
 void write_wlt(const Trace& t, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write " + tmp + ": " + std::strerror(errno));
-    try {
-      write_wlt(t, out);
-    } catch (const std::runtime_error&) {
-      out.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError("cannot write " + tmp + " (disk full?)");
-    }
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError("cannot write " + tmp + " (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw InputError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  write_file_atomic(path, [&t](std::ostream& out) { write_records(t, out); });
 }
 
 Trace read_wlt(std::istream& in, const std::string& name) {
@@ -379,6 +441,7 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     reg.file = r.str("region file");
     t.defs.regions.push_back(std::move(reg));
   }
+  const auto comms_at = r.pos();
   const auto n_comms = r.uint<std::uint64_t>();
   for (std::uint64_t i = 0; i < n_comms; ++i) {
     Communicator c;
@@ -395,12 +458,16 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     t.attributes.push_back(std::move(a));
   }
   const auto n_ranks = r.uint<std::uint64_t>();
+  std::vector<LocationOffsets> offsets;
   for (std::uint64_t i = 0; i < n_ranks; ++i) {
     Location l;
+    LocationOffsets at;
+    at.rank = r.pos();
     l.rank = r.i32();
     const Where here{l.rank, nullptr, 0};
     const auto n_events = r.uint<std::uint64_t>(here);
     const auto events_at = r.pos();
+    at.events = events_at;
     l.events = r.records<Event>(n_events, l.rank, "event");
     for (std::size_t e = 0; e < l.events.size(); ++e) {
       const auto& ev = l.events[e];
@@ -411,15 +478,19 @@ Trace read_wlt(std::istream& in, const std::string& name) {
                   "rank " + std::to_string(l.rank) + ", event " + std::to_string(e) + " has unknown kind " +
                       std::to_string(kind) + " or MPI op " + std::to_string(op));
     }
+    at.truth_count = r.pos();
     const auto n_truth = r.uint<std::uint64_t>(here);
+    at.truth = r.pos();
     l.truth = r.records<ComputeTruth>(n_truth, l.rank, "truth record");
     t.locations.push_back(std::move(l));
+    offsets.push_back(at);
   }
   std::array<char, 8> end{};
   const auto end_at = r.pos();
   r.bytes(end.data(), end.size());
   if (end != kEndMagic) r.corrupt(end_at, "missing end marker \"WLTEND\"");
   if (!r.at_eof()) r.corrupt(r.pos(), "unexpected data after the end marker");
+  check_references(t, r, comms_at, offsets);
   return t;
 }
 

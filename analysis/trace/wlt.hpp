@@ -4,8 +4,12 @@
 // definitions, attributes, ground truth). The file starts with a versioned header
 // (magic "WLTRACE\0", format version, byte-order mark) that read_wlt checks; a truncated
 // or corrupt file is rejected with an InputError naming the file and the byte offset
-// (and the rank/event when inside an event array). Writing goes to a temporary name that
-// is renamed when complete, so no half-written file is ever left under the final name.
+// (and the rank/event when inside an event array), and so is a file whose references do
+// not resolve (location i not rank i, an event or truth record naming an undefined region
+// or communicator, no MPI_COMM_WORLD, truth records without the truth flag): a Trace from
+// read_wlt can be indexed without checks. Writing goes to a temporary name that is renamed
+// when complete (analysis/trace/atomic_file.hpp), so no half-written file is ever left
+// under the final name.
 #pragma once
 
 #include <cstdint>

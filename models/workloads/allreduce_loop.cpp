@@ -12,16 +12,16 @@ constexpr const char* kName = "allreduce_loop";
 constexpr std::int32_t kToRight = 0;  // tag of a halo sent to rank+1
 constexpr std::int32_t kToLeft = 1;   // tag of a halo sent to rank-1
 
-struct Params {
-  int ranks = 1;
-  int iterations = 1;
-  Reader::Amount compute;
-  std::uint64_t bytes = 8;
+struct Params : BasicParams {
   std::uint64_t halo = 0;
   trace::RegionId compute_region = 0;
   trace::RegionId exchange_region = 0;
   // The halo exchange exists with a halo size > 0 and someone to exchange with.
   bool exchanges() const { return halo > 0 && ranks > 1; }
+  void name_regions(trace::Definitions& defs) {
+    compute_region = defs.region("compute");
+    if (exchanges()) exchange_region = defs.region("exchange");
+  }
 };
 
 class Program {
@@ -60,20 +60,8 @@ class Program {
           k -= 7;
       }
     }
-    switch (k) {
-      case 0:
-        a = enter(p.compute_region);
-        return true;
-      case 1:
-        a = compute(p.compute_region, p.compute);
-        return true;
-      case 2:
-        a = leave(p.compute_region);
-        return true;
-      default:
-        a = collective(ActionKind::Allreduce, p.bytes);
-        return true;
-    }
+    a = k < 3 ? compute_block(k, p.compute_region, p.compute) : collective(ActionKind::Allreduce, p.bytes);
+    return true;
   }
 
  private:
@@ -81,50 +69,32 @@ class Program {
   Rank left_, right_;
 };
 
-class AllreduceLoop final : public BasicWorkload {
- public:
-  explicit AllreduceLoop(Params p) : BasicWorkload(kName, p.ranks, p.iterations, {p.ranks}) {
-    p.compute_region = defs_.region("compute");
-    if (p.exchanges()) p.exchange_region = defs_.region("exchange");
-    params_ = std::make_shared<const Params>(p);
-  }
-  std::unique_ptr<ActionStream> stream(Rank r) const override {
-    check_rank(r);
-    return std::make_unique<LoopStream<Program>>(Program(params_, r), params_->iterations);
-  }
-
- private:
-  std::shared_ptr<const Params> params_;
-};
-
 std::unique_ptr<Workload> make(const Options& opts) {
   const Reader in(opts, kName);
   Params p;
-  p.ranks = static_cast<int>(in.integer("ranks", 1, kMaxCount));
-  p.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
-  p.compute = in.compute();
-  p.bytes = in.bytes("bytes");
+  read_basic(in, p);
   p.halo = in.bytes("halo");
-  return std::make_unique<AllreduceLoop>(p);
+  return make_program_workload<Program>(kName, std::move(p));
 }
 
 }  // namespace
 
 WorkloadEntry allreduce_loop_entry() {
-  Spec s;
-  s.kind = SpecKind::Workload;
-  s.name = kName;
-  s.description =
+  using units::Quantity;
+  Spec s = make_spec(
+      SpecKind::Workload, kName,
       "CG-like loop: per iteration, an optional non-blocking halo exchange with the ring neighbours "
-      "rank±1 (region `exchange`), compute in region `compute`, then MPI_Allreduce";
-  s.options = {
-      ranks_option(true),
-      iterations_option(),
-      compute_option("compute", "1ms", "compute time per iteration (region `compute`)"),
-      flops_option("the compute per iteration"),
-      bytes_option("bytes", "8B", "MPI_Allreduce payload per rank (8B = one double, a dot product)"),
-      bytes_option("halo", "0B", "halo size sent to each ring neighbour before the compute (0B = no halo)"),
-  };
+      "rank±1 (region `exchange`), compute in region `compute`, then MPI_Allreduce",
+      {
+          ranks_option(true),
+          iterations_option(),
+          compute_option(),
+          flops_option(),
+          quantity_option("bytes", Quantity::Bytes, "8B",
+                          "MPI_Allreduce payload per rank (8B = one double, a dot product)"),
+          quantity_option("halo", Quantity::Bytes, "0B",
+                          "halo size sent to each ring neighbour before the compute (0B = no halo)"),
+      });
   return {std::move(s), make};
 }
 

@@ -9,87 +9,56 @@ namespace {
 
 constexpr const char* kName = "bcast_reduce";
 
-struct Params {
-  int ranks = 1;
-  int iterations = 1;
+struct Params : BasicParams {
   Rank root = 0;
-  Reader::Amount compute;
-  std::uint64_t bytes = 0;
   trace::RegionId compute_region = 0;
+  void name_regions(trace::Definitions& defs) { compute_region = defs.region("compute"); }
 };
 
 class Program {
  public:
-  explicit Program(std::shared_ptr<const Params> p) : p_(std::move(p)) {}
+  Program(std::shared_ptr<const Params> p, Rank) : p_(std::move(p)) {}
   int steps() const { return 5; }
   bool step(int k, Action& a) const {
     const Params& p = *p_;
-    switch (k) {
-      case 0:
-        a = collective(ActionKind::Bcast, p.bytes, p.root);
-        return true;
-      case 1:
-        a = enter(p.compute_region);
-        return true;
-      case 2:
-        a = compute(p.compute_region, p.compute);
-        return true;
-      case 3:
-        a = leave(p.compute_region);
-        return true;
-      default:
-        a = collective(ActionKind::Reduce, p.bytes, p.root);
-        return true;
-    }
+    if (k == 0)
+      a = collective(ActionKind::Bcast, p.bytes, p.root);
+    else if (k < 4)
+      a = compute_block(k - 1, p.compute_region, p.compute);
+    else
+      a = collective(ActionKind::Reduce, p.bytes, p.root);
+    return true;
   }
 
  private:
   std::shared_ptr<const Params> p_;
 };
 
-class BcastReduce final : public BasicWorkload {
- public:
-  explicit BcastReduce(Params p) : BasicWorkload(kName, p.ranks, p.iterations, {p.ranks}) {
-    p.compute_region = defs_.region("compute");
-    params_ = std::make_shared<const Params>(p);
-  }
-  std::unique_ptr<ActionStream> stream(Rank r) const override {
-    check_rank(r);
-    return std::make_unique<LoopStream<Program>>(Program(params_), params_->iterations);
-  }
-
- private:
-  std::shared_ptr<const Params> params_;
-};
-
 std::unique_ptr<Workload> make(const Options& opts) {
   const Reader in(opts, kName);
   Params p;
-  p.ranks = static_cast<int>(in.integer("ranks", 1, kMaxCount));
-  p.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
+  read_basic(in, p);
   p.root = static_cast<Rank>(in.integer("root", 0, p.ranks - 1));
-  p.compute = in.compute();
-  p.bytes = in.bytes("bytes");
-  return std::make_unique<BcastReduce>(p);
+  return make_program_workload<Program>(kName, std::move(p));
 }
 
 }  // namespace
 
 WorkloadEntry bcast_reduce_entry() {
-  Spec s;
-  s.kind = SpecKind::Workload;
-  s.name = kName;
-  s.description =
+  using units::Quantity;
+  Spec s = make_spec(
+      SpecKind::Workload, kName,
       "root-centred loop: per iteration, MPI_Bcast from `root`, compute in region `compute`, MPI_Reduce "
-      "to `root`";
-  s.options = {
-      ranks_option(true),
-      iterations_option(),
-      integer_option("root", "0", "rank that broadcasts and receives the reduction (< ranks)"),
-      compute_option("compute", "1ms", "compute time per iteration (region `compute`)"),
-      flops_option("the compute per iteration"),
-      bytes_option("bytes", "8KiB", "payload of MPI_Bcast and of MPI_Reduce"),
-  };
+      "to `root`",
+      {
+          ranks_option(true),
+          iterations_option(),
+          quantity_option("root", Quantity::Integer, "0",
+                          "rank that broadcasts and receives the reduction (< ranks)"),
+          compute_option(),
+          flops_option(),
+          quantity_option("bytes", Quantity::Bytes, "8KiB", "payload of MPI_Bcast and of MPI_Reduce"),
+      });
   return {std::move(s), make};
 }
 

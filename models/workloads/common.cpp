@@ -2,28 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 namespace waitlab::models::synth {
 
 namespace {
-
-std::string show(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-OptionSpec quantity(std::string name, units::Quantity q, std::string default_value, std::string description) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::Quantity;
-  o.quantity = q;
-  o.default_value = std::move(default_value);
-  o.description = std::move(description);
-  return o;
-}
 
 // Saturates above kMaxCount (extents up to 2^30 each would overflow 64 bits in 3D).
 std::int64_t product(const std::vector<int>& v) {
@@ -68,96 +51,43 @@ void balanced(int m, int parts, int cap, std::vector<int>& cur, std::vector<int>
 }  // namespace
 
 OptionSpec ranks_option(bool required) {
-  auto o = quantity("ranks", units::Quantity::Integer, "",
-                    required ? "number of MPI ranks"
-                             : "number of MPI ranks; may be left out when every grid extent is given");
-  o.optional = !required;
-  return o;
+  return quantity_option("ranks", units::Quantity::Integer, "",
+                         required ? "number of MPI ranks"
+                                  : "number of MPI ranks; may be left out when every grid extent is given",
+                         !required);
 }
 
 OptionSpec iterations_option(std::string default_value) {
-  return quantity("iterations", units::Quantity::Integer, std::move(default_value), "number of iterations");
+  return quantity_option("iterations", units::Quantity::Integer, std::move(default_value),
+                         "number of iterations");
 }
 
-OptionSpec compute_option(std::string name, std::string default_value, std::string description) {
-  return quantity(std::move(name), units::Quantity::Duration, std::move(default_value),
-                  std::move(description));
+OptionSpec compute_option(std::string default_value, std::string description) {
+  return quantity_option("compute", units::Quantity::Duration, std::move(default_value),
+                         std::move(description));
 }
 
 OptionSpec flops_option(std::string what) {
-  auto o = quantity("flops", units::Quantity::Flops, "",
-                    "if set, " + what +
-                        " is this many flops, executed at the host's speed, instead of "
-                        "the duration given by `compute`");
-  o.optional = true;
-  return o;
-}
-
-OptionSpec bytes_option(std::string name, std::string default_value, std::string description) {
-  return quantity(std::move(name), units::Quantity::Bytes, std::move(default_value), std::move(description));
-}
-
-OptionSpec integer_option(std::string name, std::string default_value, std::string description) {
-  return quantity(std::move(name), units::Quantity::Integer, std::move(default_value),
-                  std::move(description));
-}
-
-OptionSpec bool_option(std::string name, std::string default_value, std::string description) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::Bool;
-  o.default_value = std::move(default_value);
-  o.description = std::move(description);
-  return o;
-}
-
-OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
-                         std::string description) {
-  OptionSpec o;
-  o.name = std::move(name);
-  o.type = OptionType::Choice;
-  o.choices = std::move(choices);
-  o.default_value = std::move(default_value);
-  o.description = std::move(description);
-  return o;
-}
-
-void Reader::fail(std::string_view option, const std::string& what) const {
-  std::string msg;
-  if (!opts_.context().empty()) msg = opts_.context() + ": ";
-  msg += "option '" + std::string(option) + "' of workload " + workload_ + ": " + what;
-  throw InputError(msg);
-}
-
-std::int64_t Reader::integer(std::string_view name, std::int64_t lo, std::int64_t hi) const {
-  const double v = opts_.number(name);
-  if (!std::isfinite(v) || v != std::floor(v)) fail(name, "must be a whole number, got " + show(v));
-  if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
-    fail(name, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + show(v));
-  return static_cast<std::int64_t>(v);
+  return quantity_option("flops", units::Quantity::Flops, "",
+                         "if set, " + what +
+                             " is this many flops, executed at the host's speed, instead of the duration "
+                             "given by `compute`",
+                         true);
 }
 
 std::uint64_t Reader::bytes(std::string_view name) const {
-  const double v = opts_.number(name);
-  if (!std::isfinite(v) || v < 0) fail(name, "must be a non-negative size, got " + show(v) + " bytes");
-  if (v != std::floor(v)) fail(name, "must be a whole number of bytes, got " + show(v));
-  if (v > 0x1p53) fail(name, "is too large: " + show(v) + " bytes");
+  const double v = non_negative(name, units::Quantity::Bytes);
+  if (v != std::floor(v)) fail(name, "must be a whole number of bytes, got " + shown(v));
+  if (v > 0x1p53) fail(name, "is too large: " + shown(v) + " bytes");
   return static_cast<std::uint64_t>(v);
 }
 
 double Reader::duration(std::string_view name) const {
-  const double v = opts_.number(name);
-  if (!std::isfinite(v) || v < 0) fail(name, "must be a non-negative duration, got " + show(v) + " s");
-  return v;
+  return non_negative(name, units::Quantity::Duration);
 }
 
-Reader::Amount Reader::compute(std::string_view seconds_name, std::string_view flops_name) const {
-  if (opts_.has(flops_name)) {
-    const double f = opts_.number(flops_name);
-    if (!std::isfinite(f) || f < 0)
-      fail(flops_name, "must be a non-negative amount, got " + show(f) + " flops");
-    return {f, true};
-  }
+Amount Reader::compute(std::string_view seconds_name, std::string_view flops_name) const {
+  if (has(flops_name)) return {non_negative(flops_name, units::Quantity::Flops), true};
   return {duration(seconds_name), false};
 }
 
@@ -169,7 +99,7 @@ std::vector<int> Reader::grid(const std::vector<std::string>& extent_names) cons
     given += (given.empty() ? "" : ", ") + n + " = " + std::to_string(dims.back());
   }
   const bool all_given = std::none_of(dims.begin(), dims.end(), [](int d) { return d == 0; });
-  if (!opts_.has("ranks")) {
+  if (!has("ranks")) {
     if (!all_given) fail("ranks", "is required unless every extent is given (" + given + ")");
     const std::int64_t n = product(dims);
     if (n > kMaxCount)
@@ -183,6 +113,19 @@ std::vector<int> Reader::grid(const std::vector<std::string>& extent_names) cons
   } catch (const std::invalid_argument& e) {
     fail("ranks", e.what());
   }
+}
+
+void read_basic(const Reader& in, BasicParams& out, const std::vector<std::string>& extent_names) {
+  if (extent_names.empty()) {
+    out.ranks = static_cast<int>(in.integer("ranks", 1, kMaxCount));
+    out.grid = {out.ranks};
+  } else {
+    out.grid = in.grid(extent_names);
+    out.ranks = static_cast<int>(product(out.grid));  // Reader::grid keeps it <= kMaxCount
+  }
+  out.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
+  out.compute = in.compute();
+  out.bytes = in.bytes("bytes");
 }
 
 std::vector<int> dims_create(int n, std::vector<int> dims) {
@@ -215,21 +158,6 @@ std::vector<int> dims_create(int n, std::vector<int> dims) {
   for (int& d : dims)
     if (d == 0) d = best[j++];
   return dims;
-}
-
-std::vector<int> grid_coords(const std::vector<int>& dims, int rank) {
-  std::vector<int> c(dims.size());
-  for (std::size_t i = dims.size(); i-- > 0;) {
-    c[i] = rank % dims[i];
-    rank /= dims[i];
-  }
-  return c;
-}
-
-int grid_rank(const std::vector<int>& dims, const std::vector<int>& coords) {
-  int r = 0;
-  for (std::size_t i = 0; i < dims.size(); ++i) r = r * dims[i] + coords[i];
-  return r;
 }
 
 void BasicWorkload::check_rank(Rank r) const {

@@ -4,8 +4,9 @@
 // repeated `iterations` times by LoopStream. A program is a tiny value (a rank, a few
 // neighbour ranks, a shared pointer to the immutable parameters) that computes the action
 // at step k on demand, so a stream costs a few dozen bytes and drawing actions allocates
-// nothing — 8192 ranks × 1000 iterations need no buffers. Option readers check ranges and
-// throw InputError naming the scenario context, the workload and the option.
+// nothing — 8192 ranks × 1000 iterations need no buffers. ProgramWorkload holds the
+// per-workload boilerplate; read_basic reads the options every workload has; the Reader
+// checks ranges and throws InputError naming the scenario context, the workload and the option.
 #pragma once
 
 #include <cstdint>
@@ -35,55 +36,54 @@ WorkloadEntry allreduce_loop_entry();
 WorkloadEntry bcast_reduce_entry();
 WorkloadEntry alltoall_loop_entry();
 
-// ---- option specs shared by several workloads ----
+// ---- option specs shared by several workloads (generic builders: models/spec.hpp) ----
 OptionSpec ranks_option(bool required);  // required = false: derived from the grid if absent
 OptionSpec iterations_option(std::string default_value = "100");
-OptionSpec compute_option(std::string name, std::string default_value, std::string description);
-OptionSpec flops_option(std::string what);  // optional; replaces `compute` when set
-OptionSpec bytes_option(std::string name, std::string default_value, std::string description);
-OptionSpec integer_option(std::string name, std::string default_value, std::string description);
-OptionSpec bool_option(std::string name, std::string default_value, std::string description);
-OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string default_value,
-                         std::string description);
+// `compute`: the compute time (default 1ms per iteration, in region `compute`).
+OptionSpec compute_option(std::string default_value = "1ms",
+                          std::string description = "compute time per iteration (region `compute`)");
+OptionSpec flops_option(std::string what = "the compute per iteration");  // optional; replaces `compute`
 
-// ---- option readers: range-checked, InputError on violation ----
-class Reader {
+// A compute amount: seconds, or flops executed at the host's speed.
+struct Amount {
+  double amount = 0;
+  bool flops = false;
+};
+
+// ---- option reader: OptionReader's range checks plus the workload quantities ----
+class Reader : public OptionReader {
  public:
-  Reader(const Options& opts, std::string workload) : opts_(opts), workload_(std::move(workload)) {}
+  Reader(const Options& opts, std::string workload)
+      : OptionReader(opts, SpecKind::Workload, std::move(workload)) {}
 
-  std::int64_t integer(std::string_view name, std::int64_t lo, std::int64_t hi) const;
   std::uint64_t bytes(std::string_view name) const;  // a whole, non-negative number of bytes
   double duration(std::string_view name) const;      // finite, >= 0 seconds
-  bool boolean(std::string_view name) const { return opts_.boolean(name); }
-  const std::string& choice(std::string_view name) const { return opts_.string(name); }
-  bool has(std::string_view name) const { return opts_.has(name); }
-
   // `compute` in seconds, or `flops` when that optional option is set.
-  struct Amount {
-    double amount = 0;
-    bool flops = false;
-  };
   Amount compute(std::string_view seconds_name = "compute", std::string_view flops_name = "flops") const;
 
   // The process grid: `ranks` (optional) and the named extents (0 = choose, as
   // MPI_Dims_create does). Returns the extents, slowest dimension first.
   std::vector<int> grid(const std::vector<std::string>& extent_names) const;
-
-  [[noreturn]] void fail(std::string_view option, const std::string& what) const;
-
- private:
-  const Options& opts_;
-  std::string workload_;
 };
+
+// What every workload reads: its process grid, `iterations`, `compute` (or `flops`) and `bytes`.
+struct BasicParams {
+  int ranks = 1;
+  std::vector<int> grid;  // slowest dimension first; product == ranks
+  int iterations = 1;
+  Amount compute;
+  std::uint64_t bytes = 0;
+};
+
+// Fills `out` from the options: `ranks` as a 1-D grid when `extent_names` is empty, else the
+// grid of Reader::grid; then iterations, compute/flops and bytes.
+void read_basic(const Reader& in, BasicParams& out, const std::vector<std::string>& extent_names = {});
 
 // MPI_Dims_create: fills the zero entries of `dims` with a factorisation of
 // n / product(non-zero entries) whose factors are as close to each other as possible, in
 // non-increasing order. Throws std::invalid_argument if the fixed entries do not divide n.
+// (The numbering of a grid is models::grid_coords / grid_rank in models/workload.hpp.)
 std::vector<int> dims_create(int n, std::vector<int> dims);
-
-// Row-major Cartesian numbering (as MPI_Cart_create): the last dimension varies fastest.
-std::vector<int> grid_coords(const std::vector<int>& dims, int rank);
-int grid_rank(const std::vector<int>& dims, const std::vector<int>& coords);
 
 // ---- action builders ----
 inline Action enter(trace::RegionId region) {
@@ -98,13 +98,17 @@ inline Action leave(trace::RegionId region) {
   a.region = region;
   return a;
 }
-inline Action compute(trace::RegionId region, const Reader::Amount& c) {
+inline Action compute(trace::RegionId region, const Amount& c) {
   Action a;
   a.kind = ActionKind::Compute;
   a.region = region;
   a.amount = c.amount;
   a.flops = c.flops;
   return a;
+}
+// Step k (0, 1 or 2) of a compute block: enter `region`, compute `c`, leave `region`.
+inline Action compute_block(int k, trace::RegionId region, const Amount& c) {
+  return k == 0 ? enter(region) : k == 1 ? compute(region, c) : leave(region);
 }
 inline Action p2p(ActionKind kind, Rank peer, std::int32_t tag, std::uint64_t bytes) {
   Action a;
@@ -163,7 +167,7 @@ class LoopStream final : public ActionStream {
   std::int32_t request_ = 0;
 };
 
-// A Workload whose streams are LoopStreams of `Program`s made by `program(rank)`.
+// What every synthetic workload shares: name, sizes, grid and user regions.
 class BasicWorkload : public Workload {
  public:
   BasicWorkload(std::string name, int ranks, int iterations, std::vector<int> grid)
@@ -185,5 +189,31 @@ class BasicWorkload : public Workload {
   int iterations_;
   std::vector<int> grid_;
 };
+
+// A workload whose stream for rank r is a LoopStream of Program(params, r). `Params` derives
+// from BasicParams and has `void name_regions(trace::Definitions&)`, which defines its user
+// regions (and keeps their ids for the actions); the parameters are then shared, immutable,
+// by every stream.
+template <class Params, class Program>
+class ProgramWorkload final : public BasicWorkload {
+ public:
+  ProgramWorkload(std::string name, Params p)
+      : BasicWorkload(std::move(name), p.ranks, p.iterations, p.grid) {
+    p.name_regions(defs_);
+    params_ = std::make_shared<const Params>(std::move(p));
+  }
+  std::unique_ptr<ActionStream> stream(Rank r) const override {
+    check_rank(r);
+    return std::make_unique<LoopStream<Program>>(Program(params_, r), params_->iterations);
+  }
+
+ private:
+  std::shared_ptr<const Params> params_;
+};
+
+template <class Program, class Params>
+std::unique_ptr<Workload> make_program_workload(std::string name, Params p) {
+  return std::make_unique<ProgramWorkload<Params, Program>>(std::move(name), std::move(p));
+}
 
 }  // namespace waitlab::models::synth

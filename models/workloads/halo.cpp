@@ -13,16 +13,15 @@ namespace {
 
 constexpr int kMaxDims = 3;
 
-struct Params {
-  std::string name;
-  int ndims = 2;
-  std::vector<int> dims;
-  int iterations = 1;
+struct Params : BasicParams {
+  int ndims = 2;  // == grid.size()
   bool periodic = false;
-  Reader::Amount compute;
-  std::uint64_t bytes = 0;
   trace::RegionId compute_region = 0;
   trace::RegionId exchange_region = 0;
+  void name_regions(trace::Definitions& defs) {
+    compute_region = defs.region("compute");
+    exchange_region = defs.region("exchange");
+  }
 };
 
 // Face f = 2·dim + (0 for the lower neighbour, 1 for the upper). A message carries the face
@@ -43,12 +42,12 @@ class Program {
     int s = 1;
     for (int dim = nd - 1; dim >= 0; --dim) {
       stride[dim] = s;
-      coord[dim] = (r / s) % p_->dims[dim];
-      s *= p_->dims[dim];
+      coord[dim] = (r / s) % p_->grid[dim];
+      s *= p_->grid[dim];
     }
     for (int f = 0; f < 2 * nd; ++f) {
       const int dim = f / 2;
-      const int extent = p_->dims[dim];
+      const int extent = p_->grid[dim];
       int c = coord[dim] + ((f % 2 == 0) ? -1 : 1);
       if (p_->periodic) c = (c + extent) % extent;
       const bool outside = c < 0 || c >= extent;
@@ -63,21 +62,9 @@ class Program {
   bool step(int k, Action& a) const {
     const Params& p = *p_;
     const int faces = 2 * p.ndims;
-    switch (k) {
-      case 0:
-        a = enter(p.compute_region);
-        return true;
-      case 1:
-        a = compute(p.compute_region, p.compute);
-        return true;
-      case 2:
-        a = leave(p.compute_region);
-        return true;
-      case 3:
-        a = enter(p.exchange_region);
-        return true;
-      default:
-        break;
+    if (k < 4) {  // the compute block, then into the exchange
+      a = k < 3 ? compute_block(k, p.compute_region, p.compute) : enter(p.exchange_region);
+      return true;
     }
     const int j = k - 4;
     if (j < faces) {
@@ -104,66 +91,45 @@ class Program {
   std::array<Rank, 2 * kMaxDims> neighbour_{};
 };
 
-class Halo final : public BasicWorkload {
- public:
-  explicit Halo(Params p) : BasicWorkload(p.name, product(p.dims), p.iterations, p.dims) {
-    p.compute_region = defs_.region("compute");
-    p.exchange_region = defs_.region("exchange");
-    params_ = std::make_shared<const Params>(std::move(p));
-  }
-  std::unique_ptr<ActionStream> stream(Rank r) const override {
-    check_rank(r);
-    return std::make_unique<LoopStream<Program>>(Program(params_, r), params_->iterations);
-  }
-
- private:
-  static int product(const std::vector<int>& d) {
-    int n = 1;
-    for (int x : d) n *= x;
-    return n;
-  }
-  std::shared_ptr<const Params> params_;
-};
-
 std::vector<std::string> extent_names(int ndims) {
   std::vector<std::string> n = {"px", "py", "pz"};
   n.resize(static_cast<std::size_t>(ndims));
   return n;
 }
 
+std::string workload_name(int ndims) {
+  return ndims == 2 ? "halo2d" : "halo3d";
+}
+
 std::unique_ptr<Workload> make(const Options& opts, int ndims) {
+  const Reader in(opts, workload_name(ndims));
   Params p;
-  p.name = ndims == 2 ? "halo2d" : "halo3d";
-  const Reader in(opts, p.name);
+  read_basic(in, p, extent_names(ndims));
   p.ndims = ndims;
-  p.dims = in.grid(extent_names(ndims));
-  p.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
-  p.compute = in.compute();
-  p.bytes = in.bytes("bytes");
   p.periodic = in.boolean("periodic");
-  return std::make_unique<Halo>(std::move(p));
+  return make_program_workload<Program>(in.model(), std::move(p));
 }
 
 WorkloadEntry entry(int ndims) {
-  Spec s;
-  s.kind = SpecKind::Workload;
-  s.name = ndims == 2 ? "halo2d" : "halo3d";
+  using units::Quantity;
   const std::string grid = ndims == 2 ? "px × py" : "px × py × pz";
-  s.description = std::to_string(ndims) + "D halo exchange on a " + grid +
-                  " process grid: per iteration, compute in region `compute`, then in region `exchange` "
-                  "MPI_Irecv from and MPI_Isend to each of the " +
-                  std::to_string(2 * ndims) + " face neighbours and MPI_Waitall";
-  s.options = {ranks_option(false)};
+  std::vector<OptionSpec> options = {ranks_option(false)};
   for (const auto& n : extent_names(ndims))
-    s.options.push_back(integer_option(n, "0",
-                                       "ranks along " + n.substr(1) +
-                                           (n == "px" ? " (the slowest-varying dimension)" : "") +
-                                           "; 0 = chosen as MPI_Dims_create does"));
-  s.options.push_back(iterations_option());
-  s.options.push_back(compute_option("compute", "1ms", "compute time per iteration (region `compute`)"));
-  s.options.push_back(flops_option("the compute per iteration"));
-  s.options.push_back(bytes_option("bytes", "8KiB", "size of each face message"));
-  s.options.push_back(bool_option("periodic", "false", "wrap the grid around in every dimension (torus)"));
+    options.push_back(quantity_option(n, Quantity::Integer, "0",
+                                      "ranks along " + n.substr(1) +
+                                          (n == "px" ? " (the slowest-varying dimension)" : "") +
+                                          "; 0 = chosen as MPI_Dims_create does"));
+  options.push_back(iterations_option());
+  options.push_back(compute_option());
+  options.push_back(flops_option());
+  options.push_back(quantity_option("bytes", Quantity::Bytes, "8KiB", "size of each face message"));
+  options.push_back(bool_option("periodic", "false", "wrap the grid around in every dimension (torus)"));
+  Spec s = make_spec(SpecKind::Workload, workload_name(ndims),
+                     std::to_string(ndims) + "D halo exchange on a " + grid +
+                         " process grid: per iteration, compute in region `compute`, then in region "
+                         "`exchange` MPI_Irecv from and MPI_Isend to each of the " +
+                         std::to_string(2 * ndims) + " face neighbours and MPI_Waitall",
+                     std::move(options));
   return {std::move(s), [ndims](const Options& o) { return make(o, ndims); }};
 }
 

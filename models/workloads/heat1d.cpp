@@ -19,17 +19,17 @@ namespace {
 
 constexpr const char* kName = "heat1d";
 
-struct Params {
-  int ranks = 1;
-  int iterations = 1;
+struct Params : BasicParams {
   int distance = 1;
   bool periodic = false;
   bool blocking = true;
   bool even_odd = false;  // blocking order; false = send_first
-  Reader::Amount compute;
-  std::uint64_t bytes = 8;
   trace::RegionId compute_region = 0;
   trace::RegionId exchange_region = 0;
+  void name_regions(trace::Definitions& defs) {
+    compute_region = defs.region("compute");
+    exchange_region = defs.region("exchange");
+  }
 };
 
 // A message shifted by +k carries tag 2(k-1), shifted by -k tag 2(k-1)+1: distinct per
@@ -46,21 +46,9 @@ class Program {
 
   bool step(int k, Action& a) const {
     const Params& p = *p_;
-    switch (k) {
-      case 0:
-        a = enter(p.compute_region);
-        return true;
-      case 1:
-        a = compute(p.compute_region, p.compute);
-        return true;
-      case 2:
-        a = leave(p.compute_region);
-        return true;
-      case 3:
-        a = enter(p.exchange_region);
-        return true;
-      default:
-        break;
+    if (k < 4) {  // the compute block, then into the exchange
+      a = k < 3 ? compute_block(k, p.compute_region, p.compute) : enter(p.exchange_region);
+      return true;
     }
     if (k == steps() - 1) {
       a = leave(p.exchange_region);
@@ -112,29 +100,10 @@ class Program {
   Rank r_;
 };
 
-class Heat1d final : public BasicWorkload {
- public:
-  explicit Heat1d(Params p) : BasicWorkload(kName, p.ranks, p.iterations, {p.ranks}) {
-    p.compute_region = defs_.region("compute");
-    p.exchange_region = defs_.region("exchange");
-    params_ = std::make_shared<const Params>(p);
-  }
-  std::unique_ptr<ActionStream> stream(Rank r) const override {
-    check_rank(r);
-    return std::make_unique<LoopStream<Program>>(Program(params_, r), params_->iterations);
-  }
-
- private:
-  std::shared_ptr<const Params> params_;
-};
-
 std::unique_ptr<Workload> make(const Options& opts) {
   const Reader in(opts, kName);
   Params p;
-  p.ranks = static_cast<int>(in.integer("ranks", 1, kMaxCount));
-  p.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
-  p.compute = in.compute();
-  p.bytes = in.bytes("bytes");
+  read_basic(in, p);
   const std::int64_t max_distance = p.ranks > 1 ? p.ranks - 1 : 1;
   p.distance = static_cast<int>(in.integer("distance", 1, std::min<std::int64_t>(max_distance, 1 << 20)));
   p.periodic = in.boolean("periodic");
@@ -146,36 +115,36 @@ std::unique_ptr<Workload> make(const Options& opts) {
   if (order != "send_first" && order != "even_odd")
     in.fail("order", "must be send_first or even_odd, got " + order);
   p.even_odd = order == "even_odd";
-  return std::make_unique<Heat1d>(p);
+  return make_program_workload<Program>(kName, std::move(p));
 }
 
 }  // namespace
 
 WorkloadEntry heat1d_entry() {
-  Spec s;
-  s.kind = SpecKind::Workload;
-  s.name = kName;
-  s.description =
+  using units::Quantity;
+  Spec s = make_spec(
+      SpecKind::Workload, kName,
       "1D heat equation (paper 003): per iteration, compute in region `compute`, then exchange one halo "
       "with each neighbour up to `distance` away in region `exchange`, shift by shift (+1, -1, +2, -2, ...) "
-      "with blocking MPI_Send/MPI_Recv, or with MPI_Irecv/MPI_Isend + MPI_Waitall";
-  s.options = {
-      ranks_option(true),
-      iterations_option(),
-      compute_option("compute", "1ms", "compute time per iteration (region `compute`)"),
-      flops_option("the compute per iteration"),
-      bytes_option("bytes", "8B", "halo size sent to each neighbour (8B = one double, as in paper 003)"),
-      integer_option("distance", "1",
-                     "exchange with every rank up to this distance (1 = nearest neighbours)"),
-      bool_option("periodic", "false", "ring instead of an open chain"),
-      choice_option("mode", {"blocking", "nonblocking"}, "blocking",
-                    "blocking: MPI_Send/MPI_Recv; nonblocking: MPI_Irecv, MPI_Isend, MPI_Waitall"),
-      choice_option(
-          "order", {"send_first", "even_odd"}, "send_first",
-          "blocking mode, per shift: send_first = send then receive (on a ring ranks below "
-          "gcd(ranks, shift) receive first so that rendezvous cannot deadlock); even_odd = ranks with "
-          "even floor(rank/shift) send first, the others receive first"),
-  };
+      "with blocking MPI_Send/MPI_Recv, or with MPI_Irecv/MPI_Isend + MPI_Waitall",
+      {
+          ranks_option(true),
+          iterations_option(),
+          compute_option(),
+          flops_option(),
+          quantity_option("bytes", Quantity::Bytes, "8B",
+                          "halo size sent to each neighbour (8B = one double, as in paper 003)"),
+          quantity_option("distance", Quantity::Integer, "1",
+                          "exchange with every rank up to this distance (1 = nearest neighbours)"),
+          bool_option("periodic", "false", "ring instead of an open chain"),
+          choice_option("mode", {"blocking", "nonblocking"}, "blocking",
+                        "blocking: MPI_Send/MPI_Recv; nonblocking: MPI_Irecv, MPI_Isend, MPI_Waitall"),
+          choice_option(
+              "order", {"send_first", "even_odd"}, "send_first",
+              "blocking mode, per shift: send_first = send then receive (on a ring ranks below "
+              "gcd(ranks, shift) receive first so that rendezvous cannot deadlock); even_odd = ranks with "
+              "even floor(rank/shift) send first, the others receive first"),
+      });
   return {std::move(s), make};
 }
 

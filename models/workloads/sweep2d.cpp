@@ -16,15 +16,16 @@ constexpr const char* kName = "sweep2d";
 constexpr int kDirections = 4;
 constexpr int kStepsPerBlock = 5;  // recv x, recv y, compute, send x, send y
 
-struct Params {
-  int px = 1, py = 1;
-  int iterations = 1;
+struct Params : BasicParams {
+  int px = 1, py = 1;  // == grid
   int blocks = 1;
-  Reader::Amount compute;
   double fixup = 0;
-  std::uint64_t bytes = 0;
   trace::RegionId sweep_region = 0;
   trace::RegionId fixup_region = 0;
+  void name_regions(trace::Definitions& defs) {
+    sweep_region = defs.region("sweep");
+    if (fixup > 0) fixup_region = defs.region("fixup");
+  }
 };
 
 // Direction d sweeps from corner (d & 1 ? px-1 : 0, d & 2 ? py-1 : 0) to the opposite one.
@@ -55,10 +56,7 @@ class Program {
       return true;
     }
     if (k > sweep_steps + 1) {
-      const int f = k - sweep_steps - 2;
-      if (f == 0) a = enter(p.fixup_region);
-      if (f == 1) a = compute(p.fixup_region, Reader::Amount{p.fixup, false});
-      if (f == 2) a = leave(p.fixup_region);
+      a = compute_block(k - sweep_steps - 2, p.fixup_region, Amount{p.fixup, false});
       return true;
     }
     const int j = k - 1;
@@ -90,59 +88,42 @@ class Program {
   int ix_, iy_;
 };
 
-class Sweep2d final : public BasicWorkload {
- public:
-  explicit Sweep2d(Params p) : BasicWorkload(kName, p.px * p.py, p.iterations, {p.px, p.py}) {
-    p.sweep_region = defs_.region("sweep");
-    if (p.fixup > 0) p.fixup_region = defs_.region("fixup");
-    params_ = std::make_shared<const Params>(p);
-  }
-  std::unique_ptr<ActionStream> stream(Rank r) const override {
-    check_rank(r);
-    return std::make_unique<LoopStream<Program>>(Program(params_, r), params_->iterations);
-  }
-
- private:
-  std::shared_ptr<const Params> params_;
-};
-
 std::unique_ptr<Workload> make(const Options& opts) {
   const Reader in(opts, kName);
   Params p;
-  const auto dims = in.grid({"px", "py"});
-  p.px = dims[0];
-  p.py = dims[1];
-  p.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
+  read_basic(in, p, {"px", "py"});
+  p.px = p.grid[0];
+  p.py = p.grid[1];
   p.blocks = static_cast<int>(in.integer("blocks", 1, 1 << 20));
-  p.compute = in.compute();
   p.fixup = in.duration("fixup");
-  p.bytes = in.bytes("bytes");
-  return std::make_unique<Sweep2d>(p);
+  return make_program_workload<Program>(kName, std::move(p));
 }
 
 }  // namespace
 
 WorkloadEntry sweep2d_entry() {
-  Spec s;
-  s.kind = SpecKind::Workload;
-  s.name = kName;
-  s.description =
+  using units::Quantity;
+  Spec s = make_spec(
+      SpecKind::Workload, kName,
       "wavefront pipeline on a px × py grid (as Sweep3D): per iteration, four sweeps from the four "
       "corners; per block, blocking MPI_Recv from the upstream x and y neighbours, compute, blocking "
-      "MPI_Send downstream; all in region `sweep`, then an optional compute in region `fixup`";
-  s.options = {
-      ranks_option(false),
-      integer_option("px", "0",
-                     "grid extent in x, the slower dimension (0 = chosen as MPI_Dims_create does)"),
-      integer_option("py", "0", "grid extent in y (0 = chosen as MPI_Dims_create does)"),
-      iterations_option(),
-      integer_option("blocks", "4", "blocks per sweep (pipeline depth: more blocks, shorter fill)"),
-      compute_option("compute", "100us", "compute time per block (region `sweep`)"),
-      flops_option("the compute per block"),
-      compute_option("fixup", "0s",
-                     "compute per iteration after the sweeps in region `fixup` (0 = no fixup)"),
-      bytes_option("bytes", "4KiB", "size of each block message to a downstream neighbour"),
-  };
+      "MPI_Send downstream; all in region `sweep`, then an optional compute in region `fixup`",
+      {
+          ranks_option(false),
+          quantity_option("px", Quantity::Integer, "0",
+                          "grid extent in x, the slower dimension (0 = chosen as MPI_Dims_create does)"),
+          quantity_option("py", Quantity::Integer, "0",
+                          "grid extent in y (0 = chosen as MPI_Dims_create does)"),
+          iterations_option(),
+          quantity_option("blocks", Quantity::Integer, "4",
+                          "blocks per sweep (pipeline depth: more blocks, shorter fill)"),
+          compute_option("100us", "compute time per block (region `sweep`)"),
+          flops_option("the compute per block"),
+          quantity_option("fixup", Quantity::Duration, "0s",
+                          "compute per iteration after the sweeps in region `fixup` (0 = no fixup)"),
+          quantity_option("bytes", Quantity::Bytes, "4KiB",
+                          "size of each block message to a downstream neighbour"),
+      });
   return {std::move(s), make};
 }
 

@@ -89,6 +89,30 @@ TEST(PeriodicNoise, RandomPhaseIsTheDocumentedDrawPerRankOrNode) {
   }
 }
 
+// Random phase above 1/f - duration: the detour that started before 0 (k = -1, at
+// phase - 1/f) still runs at t = 0 and stretches an interval starting at 0 by its rest.
+TEST(PeriodicNoise, DetourRunningAtTimeZeroCounts) {
+  Context c(8, {}, 99);
+  // 1 kHz, 0.6 ms: detours [phase - 1ms, phase - 0.4ms), [phase, phase + 0.6ms), ...
+  const auto p = make("periodic_noise", {{"frequency", "1kHz"}, {"duration", "600us"}}, c.ctx);
+  // Rank 0 by hand: u = 0.6581736876..., phase 0.65817 ms, so detour -1 runs until 0.25817 ms;
+  // [0, 0.1ms) takes 0.1 ms + 0.25817 ms, ending at 0.35817 ms, before detour 0 at 0.65817 ms.
+  const double phase0 = Rng(99, 0, Purpose::PeriodicNoise).uniform() / 1000.0;
+  ASSERT_NEAR(phase0, 0.6581736876e-3, 1e-13);
+  EXPECT_NEAR(stretch(*p->for_rank(0), 0.0, 0.1e-3), 0.2581736876e-3, 1e-13);
+  int running_at_zero = 0;
+  for (Rank r = 0; r < 8; ++r) {
+    const double phase = Rng(99, static_cast<std::uint64_t>(r), Purpose::PeriodicNoise).uniform() / 1000.0;
+    // [0, 0.1ms): the rest of detour -1 if phase > 0.4ms (the stretched end phase - 0.3ms is
+    // still before detour 0); the whole detour 0 if it starts inside; nothing otherwise.
+    const double want = phase > 0.4e-3 ? phase - 0.4e-3 : phase < 0.1e-3 ? 0.6e-3 : 0.0;
+    EXPECT_NEAR(stretch(*p->for_rank(r), 0.0, 0.1e-3, r), want, 1e-15) << r << " phase " << phase;
+    running_at_zero += phase > 0.4e-3;
+  }
+  // Seed 99: ranks 0, 1, 4, 5, 7 start inside detour -1, ranks 2, 3, 6 between detours.
+  EXPECT_EQ(running_at_zero, 5);
+}
+
 // Independent reference for random noise: the documented generator (exponential arrivals,
 // then the length; a detour arriving during another starts when it ends) and the stretch
 // rule as a fixpoint: end = t + d + sum over detours starting before end of their part after t.
@@ -237,6 +261,13 @@ TEST(Noise, Errors) {
             "t.yaml:5:3: option 'duration' of perturbation random_noise: the mean detour 2ms is not shorter "
             "than the "
             "mean time 1ms between detours: the CPU would never run");
+  // `shape` is ignored (and so not checked) unless the distribution is pareto.
+  EXPECT_EQ(error_of("random_noise", {{"rate", "1kHz"}, {"duration", "1us"}, {"shape", "0"}}, c.ctx),
+            "no error");
+  EXPECT_EQ(
+      error_of("random_noise",
+               {{"rate", "1kHz"}, {"duration", "1us"}, {"distribution", "pareto"}, {"shape", "0"}}, c.ctx),
+      "t.yaml:5:3: option 'shape' of perturbation random_noise: must be greater than 0, got 0");
   EXPECT_EQ(
       error_of("random_noise", {{"rate", "1kHz"}, {"duration", "1us"}, {"distribution", "gauss"}}, c.ctx),
       "t.yaml:9:9: option 'distribution' of perturbation 'random_noise': 'gauss' is not one of fixed, "

@@ -168,7 +168,9 @@ TEST(Placement, ClusterBlockAndTooManyRanks) {
     place(p, 7);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "platform has 6 cores but the workload needs 7 ranks");
+    EXPECT_STREQ(e.what(),
+                 "platform has 6 cores but the workload needs 7 ranks (add nodes or cores, or lower "
+                 "workload.ranks)");
   }
   EXPECT_THROW(place(p, 0), InputError);
 }

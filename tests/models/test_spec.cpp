@@ -107,6 +107,44 @@ TEST(Spec, ParseOptionPerType) {
             -3.0);  // signed integers stay signed
 }
 
+TEST(Spec, ParseBoolAcceptsSixWordsInAnyCase) {
+  for (const char* t : {"true", "TRUE", "Yes", "on", " On\t"}) EXPECT_TRUE(parse_bool(t)) << t;
+  for (const char* t : {"false", "False", "NO", "off", " oFF "}) EXPECT_FALSE(parse_bool(t)) << t;
+  // Anything else, including 1/0 and the empty text, is an error saying what to write.
+  for (const char* t : {"1", "0", "", "maybe", "truth", "y"}) {
+    try {
+      parse_bool(t);
+      ADD_FAILURE() << t;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "'" + std::string(t) + "' is not a boolean (use true or false)");
+    }
+  }
+  EXPECT_THROW(parse_bool(" maybe "), std::invalid_argument);
+  // Bool options parse through it.
+  EXPECT_EQ(std::get<bool>(parse_option(*heat_like().option("periodic"), "YES")), true);
+}
+
+TEST(Spec, IntListLengthIsCappedBeforeExpanding) {
+  const auto& victims = *heat_like().option("victims");
+  // 2^24 entries is the most: exactly that many pass, one more does not (checked before expanding).
+  EXPECT_EQ(std::get<std::vector<std::int64_t>>(parse_option(victims, "0-16777215")).size(), kMaxListSize);
+  const auto error = [&](const std::string& text) {
+    try {
+      parse_option(victims, text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("0-99999999"), "'0-99999999' has more than 16777216 numbers (the most a list may hold)");
+  EXPECT_EQ(error("5,0-16777215"),
+            "'5,0-16777215' has more than 16777216 numbers (the most a list may hold)");
+  EXPECT_EQ(error("0-16777215,5"),
+            "'0-16777215,5' has more than 16777216 numbers (the most a list may hold)");
+  EXPECT_EQ(error("0-999999999999999"),
+            "'0-999999999999999' has more than 16777216 numbers (the most a list may hold)");
+}
+
 TEST(Spec, OptionsGettersCheckTypes) {
   Options o("ctx");
   o.set("n", 2.5);

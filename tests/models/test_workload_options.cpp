@@ -97,12 +97,15 @@ TEST(WorkloadOptions, ImpossibleValuesNameTheOption) {
             p + "'iterations' of workload heat1d: must be between 1 and 1073741824, got 0");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(2.5)}}),
             p + "'ranks' of workload heat1d: must be a whole number, got 2.5");
+  // A value just off a whole number is shown exactly, not rounded to one.
+  EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.000000000000001)}}),
+            p + "'ranks' of workload heat1d: must be a whole number, got 4.000000000000001");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"distance", V(4.0)}}),
             p + "'distance' of workload heat1d: must be between 1 and 3, got 4");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"compute", V(-0.001)}}),
-            p + "'compute' of workload heat1d: must be a non-negative duration, got -0.001 s");
+            p + "'compute' of workload heat1d: must not be negative, got -1ms");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"flops", V(-1.0)}}),
-            p + "'flops' of workload heat1d: must be a non-negative amount, got -1 flops");
+            p + "'flops' of workload heat1d: must not be negative, got -1f");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"bytes", V(1.5)}}),
             p + "'bytes' of workload heat1d: must be a whole number of bytes, got 1.5");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"mode", V(std::string("eager"))}}),
@@ -112,9 +115,9 @@ TEST(WorkloadOptions, ImpossibleValuesNameTheOption) {
   EXPECT_EQ(error_of("sweep2d", {{"ranks", V(4.0)}, {"blocks", V(0.0)}}),
             p + "'blocks' of workload sweep2d: must be between 1 and 1048576, got 0");
   EXPECT_EQ(error_of("sweep2d", {{"ranks", V(4.0)}, {"fixup", V(-1.0)}}),
-            p + "'fixup' of workload sweep2d: must be a non-negative duration, got -1 s");
+            p + "'fixup' of workload sweep2d: must not be negative, got -1s");
   EXPECT_EQ(error_of("allreduce_loop", {{"ranks", V(4.0)}, {"halo", V(-8.0)}}),
-            p + "'halo' of workload allreduce_loop: must be a non-negative size, got -8 bytes");
+            p + "'halo' of workload allreduce_loop: must not be negative, got -8B");
 }
 
 TEST(WorkloadOptions, GridMustFitTheRanks) {
@@ -171,8 +174,6 @@ TEST(WorkloadGrid, DimsCreateAsMpi) {
 }
 
 TEST(WorkloadGrid, RowMajorNumbering) {
-  using synth::grid_coords;
-  using synth::grid_rank;
   const std::vector<int> dims = {3, 2, 4};
   EXPECT_EQ(grid_coords(dims, 0), (std::vector<int>{0, 0, 0}));
   EXPECT_EQ(grid_coords(dims, 1), (std::vector<int>{0, 0, 1}));

@@ -229,6 +229,118 @@ TEST(Wlt, TrailingGarbage) {
             "t.wlt: corrupt .wlt file at byte 124: unexpected data after the end marker");
 }
 
+// The smallest trace whose references all resolve; its layout, by hand:
+//   header 0..23 | region count 24..31 | region "r": name 32..36, op 37, file 38..41 |
+//   comm count 42..49 | comm "W": name 50..54, member count 55..62, member 63..66 |
+//   attr count 67..74 | rank count 75..82 | rank 0: i32 rank 83..86, event count 87..94,
+//   events 95..174 (event 1 at 135), truth count 175..182, truth record 183..238 | end.
+Trace tiny() {
+  Trace t;
+  t.defs.region("r");
+  t.defs.comms.push_back(Communicator{"W", {0}});
+  t.has_truth = true;
+  Location l;
+  l.rank = 0;
+  l.events = {ev(0, EventKind::Enter, MpiOp::None, 0), ev(1, EventKind::Leave, MpiOp::None, 0)};
+  ComputeTruth c;
+  c.end = 1;
+  c.nominal = 1;
+  l.truth.push_back(c);
+  t.locations.push_back(l);
+  return t;
+}
+
+TEST(WltReferences, TinyTraceIsValidAndLaidOutAsDocumented) {
+  const std::string b = to_bytes(tiny());
+  ASSERT_EQ(b.size(), 239u + 8);
+  EXPECT_EQ(b.substr(32, 5), std::string("\x01\x00\x00\x00r", 5));
+  EXPECT_EQ(b.substr(50, 5), std::string("\x01\x00\x00\x00W", 5));
+  EXPECT_EQ(b.substr(135, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));  // event 1 at t = 1
+  EXPECT_EQ(from_bytes(b), tiny());
+}
+
+TEST(WltReferences, LocationMustBeItsRank) {
+  Trace t = tiny();
+  t.locations[0].rank = 3;
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 83: location 0 is rank 3 (location i must be rank i)");
+  // Two ranks in the wrong order: the first location that is not its rank is named.
+  Trace two = sample();
+  std::swap(two.locations[0].rank, two.locations[1].rank);
+  const std::string msg = error_of(to_bytes(two));
+  EXPECT_NE(msg.find(": location 0 is rank 1 (location i must be rank i)"), std::string::npos) << msg;
+}
+
+TEST(WltReferences, EnterAndLeaveNeedADefinedRegion) {
+  Trace t = tiny();
+  t.locations[0].events[1].ref = 1;
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (Leave) refers to region 1, but the trace "
+            "defines 1 region");
+  t.locations[0].events[1].ref = 0;
+  t.locations[0].events[0].ref = 0xFFFFFFFFu;
+  EXPECT_EQ(
+      error_of(to_bytes(t)),
+      "t.wlt: corrupt .wlt file at byte 95: rank 0, event 0 (Enter) refers to region 4294967295, but the "
+      "trace defines 1 region");
+}
+
+TEST(WltReferences, CommunicationEventsNeedADefinedCommunicator) {
+  for (EventKind k : {EventKind::Send, EventKind::Recv, EventKind::IsendStart, EventKind::IrecvComplete,
+                      EventKind::CollBegin, EventKind::CollEnd}) {
+    Trace t = tiny();
+    t.locations[0].events[1] = ev(1, k, MpiOp::Send, 1, 0);
+    EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (" +
+                                         std::string(event_kind_name(k)) +
+                                         ") refers to communicator 1, but the trace defines 1 communicator");
+    t.locations[0].events[1].ref = 0;
+    EXPECT_EQ(from_bytes(to_bytes(t)), t) << event_kind_name(k);
+  }
+  // Request-completion events are identified by their request id; ref is free.
+  for (EventKind k : {EventKind::IsendComplete, EventKind::IrecvPost}) {
+    Trace t = tiny();
+    t.locations[0].events[1] = ev(1, k, MpiOp::Wait, 77, kNoRank, 0, 0, 5);
+    EXPECT_EQ(from_bytes(to_bytes(t)), t) << event_kind_name(k);
+  }
+}
+
+TEST(WltReferences, TruthRecordNeedsADefinedRegion) {
+  Trace t = tiny();
+  t.locations[0].truth[0].region = 5;
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 183: rank 0, truth record 0 refers to region 5, but the trace "
+            "defines 1 region");
+}
+
+TEST(WltReferences, RanksNeedCommWorld) {
+  Trace t = tiny();
+  t.defs.comms.clear();
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 42: 1 rank but no communicator (communicator 0 must be "
+            "MPI_COMM_WORLD)");
+  t.locations.clear();  // no ranks, nothing to refer to: valid
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+}
+
+TEST(WltReferences, TruthRecordsNeedTheTruthFlag) {
+  Trace t = tiny();
+  t.has_truth = false;
+  EXPECT_EQ(
+      error_of(to_bytes(t)),
+      "t.wlt: corrupt .wlt file at byte 175: rank 0 has 1 truth record but the header says the trace has "
+      "no ground truth");
+  t.locations[0].truth.clear();  // a measured trace: no flag, no records
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+}
+
+TEST(WltReferences, StructureIsCheckedBeforeReferences) {
+  // A file that is both truncated and wrong in its references reports the truncation.
+  Trace t = tiny();
+  t.locations[0].events[0].ref = 9;
+  const std::string b = to_bytes(t);
+  EXPECT_EQ(error_of(b.substr(0, 200)), "t.wlt: truncated at byte 200 (rank 0, truth record 0)");
+}
+
 TEST(Wlt, FileWriteIsAtomicAndReadable) {
   const auto dir = std::filesystem::temp_directory_path() / ("wlt_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
