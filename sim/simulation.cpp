@@ -1,0 +1,1149 @@
+// The SMPI engine proper: one MPI instance of N ranks executing action streams.
+//
+// Eager semantics with linear scaling (docs/engine.md): SimGrid runs with
+// smpi/send-is-detached-thresh:0, so SMPI never detaches a send (detached sends sit in one
+// global list that every completion scans: quadratic). A send smaller than the eager
+// threshold is posted with MPI_Isend and the rank goes on at once, exactly as a detached
+// send would; the request is reaped later with MPI_Wait, once the engine knows the message
+// has been received (the receiver records every completed receive per channel), so the
+// wait costs no simulated time. MPI_Wait — not MPI_Test — because only a wait removes the
+// communication from the sender's activity list in SimGrid 3.32; a tested request stays
+// there (and in memory) until the actor ends, and every later wait scans that list.
+#include "sim/simulation.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <unordered_map>
+
+// SimGrid's C headers need the declarations of s4u.hpp first.
+// clang-format off
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
+#include <smpi/smpi.h>
+// clang-format on
+
+#include "analysis/trace/error.hpp"
+#include "sim/platform_build.hpp"
+
+extern "C" void smpi_init_options();  // exported by libsimgrid, declared in no public header
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace sg4 = simgrid::s4u;
+
+namespace waitlab::sim::detail {
+
+namespace {
+
+using models::Action;
+using models::ActionKind;
+using trace::EventKind;
+using trace::MpiOp;
+using trace::Rank;
+
+constexpr std::uint64_t kMaxCount = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+constexpr std::size_t kMaxScratch = std::size_t{1} << 34;  // 16 GiB: beyond that, refuse
+
+// Under Waitlab semantics point-to-point payloads are never copied: the data is irrelevant
+// to the timing, and skipping the copy lets every rank share one scratch buffer.
+void no_copy(smx_activity_t, void*, size_t) {}
+
+std::uint64_t channel(Rank peer, std::int32_t tag) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) |
+         static_cast<std::uint32_t>(tag);
+}
+
+std::string bytes_text(std::uint64_t b) {
+  return std::to_string(b) + " B";
+}
+
+// AddressSanitizer does not know SimGrid's actor stacks (Debian's SimGrid is not built
+// with ASan's fiber annotations). When an exception unwinds on one (bad input is reported
+// by exception), ASan refuses to clear the stale poison of the unwound frames, and the
+// next landing pad trips over it: a false stack-use-after-scope. Telling ASan, right
+// before anything may throw, that the current stack is this actor's stack makes it clear
+// the poison as on a normal thread stack; AsanMainStack gives ASan the thread's own stack
+// back when the simulation is over. No-ops without ASan.
+void tell_asan_the_stack(const char* top) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Actor stacks are 8 MiB (contexts/stack-size); staying 1 MiB inside keeps ASan from
+  // unpoisoning memory beyond the stack.
+  constexpr std::size_t kSize = 7 * 1024 * 1024;
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, top - kSize, kSize);
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#else
+  (void)top;
+#endif
+}
+
+class AsanMainStack {
+ public:
+#if defined(__SANITIZE_ADDRESS__)
+  AsanMainStack() {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstack(&attr, &bottom_, &size_);
+      pthread_attr_destroy(&attr);
+    }
+  }
+  void restore() const {
+    if (bottom_ == nullptr) return;
+    void* fake_stack = nullptr;
+    __sanitizer_start_switch_fiber(&fake_stack, bottom_, size_);
+    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+  }
+
+ private:
+  void* bottom_ = nullptr;
+  std::size_t size_ = 0;
+#else
+  void restore() const {}
+#endif
+};
+
+// Completed receives of one channel (source, tag) at one rank, by posting sequence number:
+// every seq < prefix is done, plus the few completed out of order.
+struct RecvChannel {
+  std::uint64_t posted = 0;
+  std::uint64_t prefix = 0;
+  std::vector<std::uint64_t> later;  // sorted
+
+  void complete(std::uint64_t seq) {
+    if (seq == prefix) {
+      ++prefix;
+      while (!later.empty() && later.front() == prefix) {
+        later.erase(later.begin());
+        ++prefix;
+      }
+    } else {
+      later.insert(std::upper_bound(later.begin(), later.end(), seq), seq);
+    }
+  }
+  bool done(std::uint64_t seq) const {
+    return seq < prefix || std::binary_search(later.begin(), later.end(), seq);
+  }
+};
+
+// A user request (MPI_Isend/MPI_Irecv) not yet completed by MPI_Wait/MPI_Waitall.
+struct Outstanding {
+  std::int32_t slot = -1;
+  std::uint64_t id = 0;  // request id recorded in the trace
+  MPI_Request req = MPI_REQUEST_NULL;
+  bool send = false;
+  bool eager = false;  // completes locally (Waitlab semantics, small message)
+  Rank peer = trace::kNoRank;
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t seq = 0;  // FIFO position on its channel
+  std::int64_t action = 0;
+  // Filled on completion:
+  Rank source = trace::kNoRank;
+  std::uint64_t received = 0;
+};
+
+// A small send that already completed for its rank; MPI still holds its request.
+struct EagerSend {
+  MPI_Request req = MPI_REQUEST_NULL;
+  Rank dst = 0;
+  std::int32_t tag = 0;
+  std::uint64_t seq = 0;
+  std::int64_t action = 0;
+};
+
+// A buffer shared by all ranks; payloads are never looked at. Grown by replacement: old
+// buffers stay alive because other ranks may still be in a call that uses them.
+class Scratch {
+ public:
+  void* get(std::size_t bytes) {
+    if (pool_.empty() || bytes > size_) {
+      size_ = std::max<std::size_t>({bytes, 2 * size_, 4096});
+      pool_.push_back(std::make_unique<char[]>(size_));
+    }
+    return pool_.back().get();
+  }
+
+ private:
+  std::vector<std::unique_ptr<char[]>> pool_;
+  std::size_t size_ = 0;
+};
+
+class Simulation;
+
+class RankRunner {
+ public:
+  RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr<models::ActionStream> stream,
+             std::unique_ptr<models::RankPerturber> perturber, trace::Location& loc);
+
+  void run();  // the actor's body
+  bool finished() const { return finished_; }
+  std::uint64_t operations() const { return ops_; }
+  bool received(Rank src, std::int32_t tag, std::uint64_t seq) const {
+    const auto it = recv_.find(channel(src, tag));
+    return it != recv_.end() && it->second.done(seq);
+  }
+  // What this rank waits for (for the deadlock report).
+  std::string blocked() const;
+
+ private:
+  static double now() { return sg4::Engine::get_clock(); }
+  void event(EventKind k, MpiOp op, double t, std::uint32_t ref, Rank peer = trace::kNoRank,
+             std::int32_t tag = 0, std::uint64_t bytes = 0, std::uint64_t aux = 0) {
+    trace::Event e;
+    e.time = t;
+    e.kind = k;
+    e.op = op;
+    e.ref = ref;
+    e.peer = peer;
+    e.tag = tag;
+    e.bytes = bytes;
+    e.aux = aux;
+    loc_.events.push_back(e);
+  }
+  void enter(MpiOp op, double t);
+  void leave(MpiOp op, double t);
+
+  void execute(const Action& a);
+  void compute(const Action& a);
+  void send(const Action& a, bool synchronous);
+  void recv(const Action& a);
+  void isend(const Action& a);
+  void irecv(const Action& a);
+  void wait(const Action& a);
+  void waitall();
+  void sendrecv(const Action& a);
+  void collective(const Action& a, MpiOp op);
+  void finalize();
+
+  void complete(Outstanding& o);  // blocks until o completed (eager sends: at once)
+  void record_completion(const Outstanding& o, double t, MpiOp op);
+  void maybe_reap();
+  bool waitlab() const;
+  bool is_eager(std::uint64_t bytes) const;
+  std::uint64_t next_send_seq(Rank dst, std::int32_t tag);
+  std::uint64_t post_recv(Rank src, std::int32_t tag);
+  void received_now(Rank src, std::int32_t tag, std::uint64_t seq);
+  friend class Simulation;
+
+  // Checks and errors, naming rank and action.
+  std::string where() const;
+  [[noreturn]] void bad(const std::string& what) const;  // throws InputError
+  void check(int rc, const char* call) const;
+  void check_peer(Rank p, const char* what) const;
+  int count(std::uint64_t bytes) const;
+
+  Simulation& sim_;
+  Rank rank_;
+  double speed_;
+  std::unique_ptr<models::ActionStream> stream_;
+  std::unique_ptr<models::RankPerturber> perturber_;
+  trace::Location& loc_;
+  MPI_Comm world_ = MPI_COMM_NULL;
+  const char* stack_top_ = nullptr;  // near the top of this rank's actor stack (for ASan)
+
+  std::int64_t action_ = -1;  // index of the action being executed
+  Action current_;
+  std::uint64_t ops_ = 0;
+  std::uint64_t next_request_id_ = 0;
+  std::vector<Outstanding> outstanding_;
+  std::vector<EagerSend> eager_;
+  std::size_t calls_since_reap_ = 0;
+  std::unordered_map<std::uint64_t, std::uint64_t> send_seq_;
+  std::unordered_map<std::uint64_t, RecvChannel> recv_;
+  bool finished_ = false;
+
+  // What blocks this rank right now, for the deadlock report.
+  enum class Block { None, Call, Request, Drain };
+  Block block_ = Block::None;
+  Outstanding block_request_;
+  EagerSend block_eager_;
+};
+
+class Simulation {
+ public:
+  Simulation(const models::PlatformDesc& platform, const models::Workload& workload,
+             const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
+             const std::function<void(const char*)>& phase)
+      : platform_(platform),
+        workload_(workload),
+        perturbations_(perturbations),
+        options_(options),
+        progress_fd_(progress_fd),
+        phase_(phase) {}
+
+  RunResult run();
+
+  const RunOptions& options() const { return options_; }
+  int ranks() const { return static_cast<int>(runners_.size()); }
+  const trace::Definitions& defs() const { return result_.trace.defs; }
+  std::uint32_t region(MpiOp op) {
+    auto& id = mpi_region_[static_cast<std::size_t>(op)];
+    if (id == kUnset) id = result_.trace.defs.mpi_region(op);
+    return id;
+  }
+  std::size_t user_regions() const { return user_regions_; }
+  bool received(Rank dst, Rank src, std::int32_t tag, std::uint64_t seq) const {
+    return runners_[static_cast<std::size_t>(dst)]->received(src, tag, seq);
+  }
+  void forget_channel_if_idle(Rank src, Rank dst, std::int32_t tag);
+  // Scratch buffers shared by all ranks (payloads are never looked at). Grown by
+  // replacement; old ones stay alive because other ranks may still be using them.
+  void* send_buffer(std::size_t bytes) { return send_scratch_.get(bytes); }
+  void* recv_buffer(std::size_t bytes) { return recv_scratch_.get(bytes); }
+
+  void rank_finished() { ++finished_; }
+  void fail(const std::string& message, bool input_error);
+  void on_deadlock();
+  void on_time_advance();
+
+ private:
+  static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
+  void progress(bool final);
+  std::string perturbations_text() const {
+    std::string out;
+    for (const auto& p : perturbations_.models()) out += (out.empty() ? "" : "; ") + p->describe();
+    return out.empty() ? "none" : out;
+  }
+
+  const models::PlatformDesc& platform_;
+  const models::Workload& workload_;
+  const models::Perturbations& perturbations_;
+  const RunOptions& options_;
+  int progress_fd_;
+  const std::function<void(const char*)>& phase_;
+
+  RunResult result_;
+  std::vector<std::unique_ptr<RankRunner>> runners_;
+  std::array<std::uint32_t, static_cast<std::size_t>(MpiOp::Count_)> mpi_region_{};
+  std::size_t user_regions_ = 0;
+  Scratch send_scratch_;
+  Scratch recv_scratch_;
+  int finished_ = 0;
+  std::string error_;
+  bool input_error_ = false;
+  std::string deadlock_;
+
+  // Progress output.
+  bool tty_ = false;
+  std::uint64_t ticks_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_print_;
+  bool printed_ = false;
+
+  friend class RankRunner;
+};
+
+// ---------------------------------------------------------------------------------------
+// RankRunner
+
+RankRunner::RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr<models::ActionStream> stream,
+                       std::unique_ptr<models::RankPerturber> perturber, trace::Location& loc)
+    : sim_(sim),
+      rank_(rank),
+      speed_(speed),
+      stream_(std::move(stream)),
+      perturber_(std::move(perturber)),
+      loc_(loc) {}
+
+bool RankRunner::waitlab() const {
+  return sim_.options().semantics == Semantics::Waitlab;
+}
+bool RankRunner::is_eager(std::uint64_t bytes) const {
+  return waitlab() && static_cast<double>(bytes) < sim_.options().eager_threshold;
+}
+
+void RankRunner::enter(MpiOp op, double t) {
+  event(EventKind::Enter, op, t, sim_.region(op));
+}
+void RankRunner::leave(MpiOp op, double t) {
+  event(EventKind::Leave, op, t, sim_.region(op));
+}
+
+std::string RankRunner::where() const {
+  std::string s = "rank " + std::to_string(rank_);
+  if (action_ >= 0)
+    s += ", action " + std::to_string(action_) + " (" + std::string(models::action_name(current_.kind)) + ")";
+  return s;
+}
+
+void RankRunner::bad(const std::string& what) const {
+  tell_asan_the_stack(stack_top_);
+  throw InputError(where() + ": " + what);
+}
+
+void RankRunner::check(int rc, const char* call) const {
+  if (rc == MPI_SUCCESS) return;
+  if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_IN_STATUS)
+    bad(std::string(call) + ": the message is larger than the receive posted for it (MPI_ERR_TRUNCATE)");
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  bad(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(std::max(len, 0))));
+}
+
+void RankRunner::check_peer(Rank p, const char* what) const {
+  if (p < 0 || p >= sim_.ranks())
+    bad(std::string(what) + " " + std::to_string(p) + " is not a rank (the run has " +
+        std::to_string(sim_.ranks()) + " ranks)");
+}
+
+int RankRunner::count(std::uint64_t bytes) const {
+  if (bytes > kMaxCount) bad("message of " + bytes_text(bytes) + " is larger than MPI's int count allows");
+  return static_cast<int>(bytes);
+}
+
+std::uint64_t RankRunner::next_send_seq(Rank dst, std::int32_t tag) {
+  if (!waitlab()) return 0;
+  return send_seq_[channel(dst, tag)]++;
+}
+
+std::uint64_t RankRunner::post_recv(Rank src, std::int32_t tag) {
+  if (!waitlab()) return 0;
+  return recv_[channel(src, tag)].posted++;
+}
+
+void RankRunner::received_now(Rank src, std::int32_t tag, std::uint64_t seq) {
+  if (!waitlab()) return;
+  recv_[channel(src, tag)].complete(seq);
+  sim_.forget_channel_if_idle(src, rank_, tag);
+}
+
+// Reaps eager sends whose receiver has completed the matching receive: their communication
+// is done, so MPI_Wait returns at once and frees the request and SimGrid's activity. The
+// scan runs at most every eager_.size()/4 calls, so its cost per call stays constant.
+void RankRunner::maybe_reap() {
+  if (eager_.empty() || ++calls_since_reap_ * 4 < eager_.size()) return;
+  calls_since_reap_ = 0;
+  auto keep = eager_.begin();
+  std::vector<EagerSend> reaped;
+  for (auto& e : eager_) {
+    if (sim_.received(e.dst, rank_, e.tag, e.seq)) {
+      check(MPI_Wait(&e.req, MPI_STATUS_IGNORE), "MPI_Wait (eager send)");
+      reaped.push_back(e);
+    } else {
+      *keep++ = e;
+    }
+  }
+  eager_.erase(keep, eager_.end());
+  for (const auto& e : reaped) sim_.forget_channel_if_idle(rank_, e.dst, e.tag);
+}
+
+void RankRunner::run() {
+  stack_top_ = static_cast<const char*>(__builtin_frame_address(0));
+  const double t0 = now();
+  enter(MpiOp::Init, t0);
+  block_ = Block::Call;
+  check(MPI_Init(nullptr, nullptr), "MPI_Init");
+  block_ = Block::None;
+  leave(MpiOp::Init, now());
+  world_ = MPI_COMM_WORLD;
+
+  Action a;
+  while (tell_asan_the_stack(stack_top_), stream_->next(a)) {
+    ++action_;
+    current_ = a;
+    execute(a);
+  }
+  if (!outstanding_.empty()) {
+    action_ = -1;
+    std::string slots;
+    for (const auto& o : outstanding_) slots += (slots.empty() ? "" : ", ") + std::to_string(o.slot);
+    bad("the action stream ended with " + std::to_string(outstanding_.size()) +
+        " request(s) never completed (slots " + slots + "); end with MPI_Wait or MPI_Waitall");
+  }
+  finalize();
+  finished_ = true;
+}
+
+void RankRunner::execute(const Action& a) {
+  switch (a.kind) {
+    case ActionKind::Enter:
+    case ActionKind::Leave:
+      if (a.region >= sim_.user_regions() || sim_.defs().regions[a.region].op != MpiOp::None)
+        bad("region id " + std::to_string(a.region) + " is not a user region of the workload");
+      event(a.kind == ActionKind::Enter ? EventKind::Enter : EventKind::Leave, MpiOp::None, now(), a.region);
+      return;
+    case ActionKind::Compute:
+      compute(a);
+      return;
+    default:
+      break;
+  }
+  ++ops_;
+  maybe_reap();
+  switch (a.kind) {
+    case ActionKind::Send:
+      send(a, false);
+      break;
+    case ActionKind::Ssend:
+      send(a, true);
+      break;
+    case ActionKind::Recv:
+      recv(a);
+      break;
+    case ActionKind::Isend:
+      isend(a);
+      break;
+    case ActionKind::Irecv:
+      irecv(a);
+      break;
+    case ActionKind::Wait:
+      wait(a);
+      break;
+    case ActionKind::Waitall:
+      waitall();
+      break;
+    case ActionKind::Sendrecv:
+      sendrecv(a);
+      break;
+    case ActionKind::Barrier:
+      collective(a, MpiOp::Barrier);
+      break;
+    case ActionKind::Bcast:
+      collective(a, MpiOp::Bcast);
+      break;
+    case ActionKind::Reduce:
+      collective(a, MpiOp::Reduce);
+      break;
+    case ActionKind::Allreduce:
+      collective(a, MpiOp::Allreduce);
+      break;
+    case ActionKind::Gather:
+      collective(a, MpiOp::Gather);
+      break;
+    case ActionKind::Scatter:
+      collective(a, MpiOp::Scatter);
+      break;
+    case ActionKind::Allgather:
+      collective(a, MpiOp::Allgather);
+      break;
+    case ActionKind::Alltoall:
+      collective(a, MpiOp::Alltoall);
+      break;
+    default:
+      bad("unknown action kind " + std::to_string(static_cast<int>(a.kind)));
+  }
+}
+
+void RankRunner::compute(const Action& a) {
+  if (!std::isfinite(a.amount) || a.amount < 0)
+    bad("compute amount must be a finite, non-negative number, got " + std::to_string(a.amount));
+  if (a.region >= sim_.user_regions())
+    bad("compute region id " + std::to_string(a.region) + " is not a user region");
+  const double nominal = a.flops ? a.amount / speed_ : a.amount;
+  models::ComputeInterval ci;
+  ci.rank = rank_;
+  ci.iteration = a.iteration;
+  ci.region = a.region;
+  ci.start = now();
+  ci.nominal = nominal;
+  tell_asan_the_stack(stack_top_);  // the perturbation models may reject their input
+  const models::Perturbed p = perturber_->apply(ci);
+  if (!std::isfinite(p.duration) || p.duration < 0)
+    bad("the perturbations made a compute interval of " + std::to_string(p.duration) + " s");
+  // A sleep costs SimGrid one simcall where an execution costs five, and lasts exactly
+  // `duration`. Nothing is lost: ranks never share a core (one rank per core or per XML
+  // host), so an execution would run at full speed all the same.
+  if (p.duration > 0) sg4::this_actor::sleep_for(p.duration);
+  trace::ComputeTruth t;
+  t.start = ci.start;
+  t.end = now();
+  t.nominal = nominal;
+  t.injected = p.injected;
+  t.region = a.region;
+  t.iteration = a.iteration;
+  loc_.truth.push_back(t);
+}
+
+void RankRunner::send(const Action& a, bool synchronous) {
+  check_peer(a.peer, "destination");
+  if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  const MpiOp op = synchronous ? MpiOp::Ssend : MpiOp::Send;
+  const int n = count(a.bytes);
+  const double t0 = now();
+  enter(op, t0);
+  event(EventKind::Send, op, t0, trace::kCommWorld, a.peer, a.tag, a.bytes);
+  const std::uint64_t seq = next_send_seq(a.peer, a.tag);
+  void* buf = sim_.send_buffer(a.bytes);
+  if (!synchronous && is_eager(a.bytes)) {
+    EagerSend e{MPI_REQUEST_NULL, a.peer, a.tag, seq, action_};
+    check(MPI_Isend(buf, n, MPI_BYTE, a.peer, a.tag, world_, &e.req), "MPI_Isend");
+    eager_.push_back(e);
+  } else {
+    block_ = Block::Call;
+    check(synchronous ? MPI_Ssend(buf, n, MPI_BYTE, a.peer, a.tag, world_)
+                      : MPI_Send(buf, n, MPI_BYTE, a.peer, a.tag, world_),
+          synchronous ? "MPI_Ssend" : "MPI_Send");
+    block_ = Block::None;
+  }
+  leave(op, now());
+}
+
+void RankRunner::recv(const Action& a) {
+  check_peer(a.peer, "source");
+  if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  const int n = count(a.bytes);
+  enter(MpiOp::Recv, now());
+  const std::uint64_t seq = post_recv(a.peer, a.tag);
+  MPI_Status st;
+  block_ = Block::Call;
+  check(MPI_Recv(sim_.recv_buffer(a.bytes), n, MPI_BYTE, a.peer, a.tag, world_, &st), "MPI_Recv");
+  block_ = Block::None;
+  received_now(a.peer, a.tag, seq);
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  const double t = now();
+  event(EventKind::Recv, MpiOp::Recv, t, trace::kCommWorld, a.peer, a.tag, static_cast<std::uint64_t>(got));
+  leave(MpiOp::Recv, t);
+}
+
+void RankRunner::isend(const Action& a) {
+  check_peer(a.peer, "destination");
+  if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  for (const auto& o : outstanding_)
+    if (o.slot == a.request) bad("request slot " + std::to_string(a.request) + " is still in use");
+  const int n = count(a.bytes);
+  const double t0 = now();
+  enter(MpiOp::Isend, t0);
+  Outstanding o;
+  o.slot = a.request;
+  o.id = next_request_id_++;
+  o.send = true;
+  o.eager = is_eager(a.bytes);
+  o.peer = a.peer;
+  o.tag = a.tag;
+  o.bytes = a.bytes;
+  o.action = action_;
+  o.seq = next_send_seq(a.peer, a.tag);
+  event(EventKind::IsendStart, MpiOp::Isend, t0, trace::kCommWorld, a.peer, a.tag, a.bytes, o.id);
+  check(MPI_Isend(sim_.send_buffer(a.bytes), n, MPI_BYTE, a.peer, a.tag, world_, &o.req), "MPI_Isend");
+  outstanding_.push_back(o);
+  leave(MpiOp::Isend, now());
+}
+
+void RankRunner::irecv(const Action& a) {
+  check_peer(a.peer, "source");
+  if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  for (const auto& o : outstanding_)
+    if (o.slot == a.request) bad("request slot " + std::to_string(a.request) + " is still in use");
+  const int n = count(a.bytes);
+  const double t0 = now();
+  enter(MpiOp::Irecv, t0);
+  Outstanding o;
+  o.slot = a.request;
+  o.id = next_request_id_++;
+  o.peer = a.peer;
+  o.tag = a.tag;
+  o.bytes = a.bytes;
+  o.action = action_;
+  o.seq = post_recv(a.peer, a.tag);
+  check(MPI_Irecv(sim_.recv_buffer(a.bytes), n, MPI_BYTE, a.peer, a.tag, world_, &o.req), "MPI_Irecv");
+  event(EventKind::IrecvPost, MpiOp::Irecv, t0, trace::kCommWorld, a.peer, a.tag, a.bytes, o.id);
+  outstanding_.push_back(o);
+  leave(MpiOp::Irecv, now());
+}
+
+void RankRunner::complete(Outstanding& o) {
+  if (o.send && o.eager) {
+    // Completes locally, as SMPI's detached send; the engine reaps the request later.
+    eager_.push_back(EagerSend{o.req, o.peer, o.tag, o.seq, o.action});
+    o.req = MPI_REQUEST_NULL;
+    return;
+  }
+  MPI_Status st;
+  block_ = Block::Request;
+  block_request_ = o;
+  check(MPI_Wait(&o.req, &st), "MPI_Wait");
+  block_ = Block::None;
+  if (!o.send) {
+    received_now(o.peer, o.tag, o.seq);
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    o.source = o.peer;
+    o.received = static_cast<std::uint64_t>(got);
+  }
+}
+
+void RankRunner::record_completion(const Outstanding& o, double t, MpiOp op) {
+  if (o.send)
+    event(EventKind::IsendComplete, op, t, trace::kCommWorld, o.peer, o.tag, o.bytes, o.id);
+  else
+    event(EventKind::IrecvComplete, op, t, trace::kCommWorld, o.source, o.tag, o.received, o.id);
+}
+
+void RankRunner::wait(const Action& a) {
+  const auto it = std::find_if(outstanding_.begin(), outstanding_.end(),
+                               [&](const Outstanding& o) { return o.slot == a.request; });
+  if (it == outstanding_.end())
+    bad("MPI_Wait on request slot " + std::to_string(a.request) + ", which has no outstanding request");
+  enter(MpiOp::Wait, now());
+  Outstanding o = *it;
+  outstanding_.erase(it);
+  complete(o);
+  const double t = now();
+  record_completion(o, t, MpiOp::Wait);
+  leave(MpiOp::Wait, t);
+}
+
+void RankRunner::waitall() {
+  enter(MpiOp::Waitall, now());
+  if (waitlab()) {
+    // Sequential waits end at the same time as MPI_Waitall, without SMPI's loop of waitany
+    // (quadratic in the number of requests).
+    for (auto& o : outstanding_) complete(o);
+  } else if (!outstanding_.empty()) {
+    std::vector<MPI_Request> reqs;
+    std::vector<MPI_Status> st(outstanding_.size());
+    for (const auto& o : outstanding_) reqs.push_back(o.req);
+    block_ = Block::Call;
+    check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), st.data()), "MPI_Waitall");
+    block_ = Block::None;
+    for (std::size_t i = 0; i < outstanding_.size(); ++i) {
+      auto& o = outstanding_[i];
+      if (!o.send) {
+        int got = 0;
+        MPI_Get_count(&st[i], MPI_BYTE, &got);
+        o.source = o.peer;
+        o.received = static_cast<std::uint64_t>(got);
+      }
+    }
+  }
+  const double t = now();
+  for (const auto& o : outstanding_) record_completion(o, t, MpiOp::Waitall);
+  outstanding_.clear();
+  leave(MpiOp::Waitall, t);
+}
+
+void RankRunner::sendrecv(const Action& a) {
+  check_peer(a.peer, "destination");
+  check_peer(a.peer2, "source");
+  if (a.tag < 0 || a.tag2 < 0) bad("tags must not be negative");
+  const int ns = count(a.bytes);
+  const int nr = count(a.bytes2);
+  const double t0 = now();
+  enter(MpiOp::Sendrecv, t0);
+  event(EventKind::Send, MpiOp::Sendrecv, t0, trace::kCommWorld, a.peer, a.tag, a.bytes);
+  // With itself on both sides SMPI copies locally, in no time and without messages.
+  const bool local = a.peer == rank_ && a.peer2 == rank_;
+  const std::uint64_t sseq = local ? 0 : next_send_seq(a.peer, a.tag);
+  const std::uint64_t rseq = local ? 0 : post_recv(a.peer2, a.tag2);
+  MPI_Status st;
+  void* sbuf = sim_.send_buffer(a.bytes);
+  void* rbuf = sim_.recv_buffer(a.bytes2);
+  block_ = Block::Call;
+  if (!local && is_eager(a.bytes)) {
+    // MPI_Sendrecv posts the send then the receive; an eager send part completes locally.
+    EagerSend e{MPI_REQUEST_NULL, a.peer, a.tag, sseq, action_};
+    check(MPI_Isend(sbuf, ns, MPI_BYTE, a.peer, a.tag, world_, &e.req), "MPI_Isend");
+    eager_.push_back(e);
+    check(MPI_Recv(rbuf, nr, MPI_BYTE, a.peer2, a.tag2, world_, &st), "MPI_Recv");
+  } else {
+    check(MPI_Sendrecv(sbuf, ns, MPI_BYTE, a.peer, a.tag, rbuf, nr, MPI_BYTE, a.peer2, a.tag2, world_, &st),
+          "MPI_Sendrecv");
+  }
+  block_ = Block::None;
+  if (!local) received_now(a.peer2, a.tag2, rseq);
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  const double t = now();
+  event(EventKind::Recv, MpiOp::Sendrecv, t, trace::kCommWorld, a.peer2, a.tag2,
+        static_cast<std::uint64_t>(got));
+  leave(MpiOp::Sendrecv, t);
+}
+
+void RankRunner::collective(const Action& a, MpiOp op) {
+  const bool rooted =
+      op == MpiOp::Bcast || op == MpiOp::Reduce || op == MpiOp::Gather || op == MpiOp::Scatter;
+  if (rooted) check_peer(a.root, "root");
+  const int n = op == MpiOp::Barrier ? 0 : count(a.bytes);
+  const auto ranks = static_cast<std::uint64_t>(sim_.ranks());
+  const std::uint64_t b = op == MpiOp::Barrier ? 0 : a.bytes;
+  // Bytes this rank sends and receives, by the buffer arguments of the call.
+  std::uint64_t sent = 0;
+  std::uint64_t got = 0;
+  const bool root = rooted && a.root == rank_;
+  switch (op) {
+    case MpiOp::Bcast:
+      sent = root ? b : 0;
+      got = root ? 0 : b;
+      break;
+    case MpiOp::Reduce:
+      sent = b;
+      got = root ? b : 0;
+      break;
+    case MpiOp::Allreduce:
+      sent = b;
+      got = b;
+      break;
+    case MpiOp::Gather:
+      sent = b;
+      got = root ? b * ranks : 0;
+      break;
+    case MpiOp::Scatter:
+      sent = root ? b * ranks : 0;
+      got = b;
+      break;
+    case MpiOp::Allgather:
+      sent = b;
+      got = b * ranks;
+      break;
+    case MpiOp::Alltoall:
+      sent = b * ranks;
+      got = b * ranks;
+      break;
+    default:
+      break;
+  }
+  const std::uint64_t wide = b * ranks;
+  if (b != 0 && wide / ranks != b) bad("collective buffer size overflows");
+  if (wide > kMaxScratch)
+    bad("a " + std::string(trace::mpi_name(op)) + " of " + bytes_text(b) + " per rank on " +
+        std::to_string(ranks) + " ranks needs buffers larger than 16 GiB");
+  const double t0 = now();
+  enter(op, t0);
+  event(EventKind::CollBegin, op, t0, trace::kCommWorld);
+  block_ = Block::Call;
+  int rc = MPI_SUCCESS;
+  switch (op) {
+    case MpiOp::Barrier:
+      rc = MPI_Barrier(world_);
+      break;
+    case MpiOp::Bcast:
+      rc = MPI_Bcast(sim_.recv_buffer(b), n, MPI_BYTE, a.root, world_);
+      break;
+    case MpiOp::Reduce:
+      rc = MPI_Reduce(sim_.send_buffer(b), sim_.recv_buffer(b), n, MPI_BYTE, MPI_BAND, a.root, world_);
+      break;
+    case MpiOp::Allreduce:
+      rc = MPI_Allreduce(sim_.send_buffer(b), sim_.recv_buffer(b), n, MPI_BYTE, MPI_BAND, world_);
+      break;
+    case MpiOp::Gather:
+      rc = MPI_Gather(sim_.send_buffer(b), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, a.root, world_);
+      break;
+    case MpiOp::Scatter:
+      rc = MPI_Scatter(sim_.send_buffer(wide), n, MPI_BYTE, sim_.recv_buffer(b), n, MPI_BYTE, a.root, world_);
+      break;
+    case MpiOp::Allgather:
+      rc = MPI_Allgather(sim_.send_buffer(b), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, world_);
+      break;
+    case MpiOp::Alltoall:
+      rc = MPI_Alltoall(sim_.send_buffer(wide), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, world_);
+      break;
+    default:
+      break;
+  }
+  block_ = Block::None;
+  check(rc, std::string(trace::mpi_name(op)).c_str());
+  const double t = now();
+  trace::Event e;
+  e.time = t;
+  e.kind = EventKind::CollEnd;
+  e.op = op;
+  e.ref = trace::kCommWorld;
+  e.peer = rooted ? a.root : trace::kNoRank;
+  e.bytes = sent;
+  e.aux = got;
+  loc_.events.push_back(e);
+  leave(op, t);
+}
+
+// MPI_Finalize returns at once, as under SMPI's defaults (no finalization barrier). Small
+// sends still in flight are the MPI library's business: the actor lingers after recording
+// its Leave until they are delivered, so that SimGrid does not cancel them.
+void RankRunner::finalize() {
+  action_ = -1;
+  const double t0 = now();
+  enter(MpiOp::Finalize, t0);
+  block_ = Block::Drain;
+  for (auto& e : eager_) {
+    block_eager_ = e;
+    check(MPI_Wait(&e.req, MPI_STATUS_IGNORE), "MPI_Wait (eager send)");
+  }
+  eager_.clear();
+  block_ = Block::Call;
+  const double t1 = now();
+  check(MPI_Finalize(), "MPI_Finalize");
+  block_ = Block::None;
+  leave(MpiOp::Finalize, t0 + (now() - t1));
+}
+
+std::string RankRunner::blocked() const {
+  auto p2p = [](const char* dir, Rank peer, std::int32_t tag, std::uint64_t bytes) {
+    return std::string(dir) + " rank " + std::to_string(peer) + " tag " + std::to_string(tag) + " (" +
+           bytes_text(bytes) + ")";
+  };
+  const std::string me = "rank " + std::to_string(rank_);
+  switch (block_) {
+    case Block::None:
+      return me + " is not in an MPI call";
+    case Block::Drain:
+      return me + " reached MPI_Finalize, but its eager send to rank " + std::to_string(block_eager_.dst) +
+             " tag " + std::to_string(block_eager_.tag) + " (action " + std::to_string(block_eager_.action) +
+             ") was never received";
+    case Block::Request: {
+      const auto& o = block_request_;
+      const std::string call = current_.kind == ActionKind::Waitall ? "MPI_Waitall" : "MPI_Wait";
+      return me + " blocked in " + call + " (action " + std::to_string(action_) + ") on the " +
+             (o.send ? "MPI_Isend " + p2p("to", o.peer, o.tag, o.bytes)
+                     : "MPI_Irecv " + p2p("from", o.peer, o.tag, o.bytes)) +
+             " of action " + std::to_string(o.action);
+    }
+    case Block::Call:
+      break;
+  }
+  if (action_ < 0) return me + " blocked in MPI_Init/MPI_Finalize";
+  const Action& a = current_;
+  const std::string act = " (action " + std::to_string(action_) + ")";
+  switch (a.kind) {
+    case ActionKind::Send:
+      return me + " blocked in MPI_Send " + p2p("to", a.peer, a.tag, a.bytes) + act;
+    case ActionKind::Ssend:
+      return me + " blocked in MPI_Ssend " + p2p("to", a.peer, a.tag, a.bytes) + act;
+    case ActionKind::Recv:
+      return me + " blocked in MPI_Recv " + p2p("from", a.peer, a.tag, a.bytes) + act;
+    case ActionKind::Sendrecv:
+      return me + " blocked in MPI_Sendrecv " + p2p("to", a.peer, a.tag, a.bytes) + " and " +
+             p2p("from", a.peer2, a.tag2, a.bytes2) + act;
+    case ActionKind::Waitall:
+      return me + " blocked in MPI_Waitall" + act;
+    default:
+      return me + " blocked in " + std::string(trace::mpi_name(models::action_op(a.kind))) +
+             (a.kind == ActionKind::Bcast || a.kind == ActionKind::Reduce || a.kind == ActionKind::Gather ||
+                      a.kind == ActionKind::Scatter
+                  ? " with root " + std::to_string(a.root)
+                  : std::string()) +
+             act;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulation
+
+// The FIFO bookkeeping of a channel (src -> dst, tag) is dropped once it is idle — every
+// message sent has been received and reaped — so that workloads with ever new tags do not
+// grow it without bound; both sides then count from 0 again, consistently. Small tables
+// are left alone: re-creating entries for every message would only churn the allocator.
+void Simulation::forget_channel_if_idle(Rank src, Rank dst, std::int32_t tag) {
+  constexpr std::size_t kKeep = 16;
+  RankRunner& s = *runners_[static_cast<std::size_t>(src)];
+  RankRunner& d = *runners_[static_cast<std::size_t>(dst)];
+  if (s.send_seq_.size() <= kKeep && d.recv_.size() <= kKeep) return;
+  const auto si = s.send_seq_.find(channel(dst, tag));
+  const auto di = d.recv_.find(channel(src, tag));
+  if (si == s.send_seq_.end() || di == d.recv_.end()) return;
+  const RecvChannel& ch = di->second;
+  if (ch.posted != si->second || ch.prefix != ch.posted || !ch.later.empty()) return;
+  for (const auto& e : s.eager_)
+    if (e.dst == dst && e.tag == tag) return;
+  for (const auto& o : s.outstanding_)  // an Isend not yet waited for still needs its number
+    if (o.send && o.peer == dst && o.tag == tag) return;
+  s.send_seq_.erase(si);
+  d.recv_.erase(di);
+}
+
+void Simulation::fail(const std::string& message, bool input_error) {
+  if (error_.empty()) {
+    error_ = message;
+    input_error_ = input_error;
+  }
+  sg4::Actor::kill_all();
+}
+
+void Simulation::on_deadlock() {
+  std::vector<std::string> lines;
+  for (const auto& r : runners_)
+    if (!r->finished()) lines.push_back(r->blocked());
+  std::ostringstream os;
+  os.precision(9);
+  os << "deadlock at t=" << sg4::Engine::get_clock() << " s: " << lines.size() << " of " << runners_.size()
+     << " ranks can never finish: ";
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < lines.size() && i < kShown; ++i) os << (i ? "; " : "") << lines[i];
+  if (lines.size() > kShown) os << "; and " << lines.size() - kShown << " more";
+  deadlock_ = os.str();
+}
+
+void Simulation::on_time_advance() {
+  if ((++ticks_ & 0xff) != 0) return;
+  progress(false);
+}
+
+void Simulation::progress(bool final) {
+  const auto now = std::chrono::steady_clock::now();
+  const double since = std::chrono::duration<double>(now - last_print_).count();
+  if (!final && since < (tty_ ? 0.25 : 5.0)) return;
+  last_print_ = now;
+  const double wall = std::chrono::duration<double>(now - start_).count();
+  char line[200];
+  const int len = std::snprintf(line, sizeof line, "%ssimulated %.6f s, %d/%d ranks finished, %.1f s wall%s",
+                                tty_ ? "\r" : "", sg4::Engine::get_clock(), finished_, ranks(), wall,
+                                tty_ ? (final ? "\n" : "") : "\n");
+  if (len > 0 &&
+      write(progress_fd_, line, static_cast<std::size_t>(std::min<int>(len, sizeof line - 1))) < 0) {
+    progress_fd_ = -1;  // nowhere to report to; the run goes on
+  }
+  printed_ = true;
+}
+
+RunResult Simulation::run() {
+  const int n = workload_.ranks();
+  if (n < 1) throw InputError("the workload has no ranks");
+  mpi_region_.fill(kUnset);
+
+  // SimGrid's own log goes to our stderr (captured by the parent); keep it to problems.
+  std::vector<std::string> args = {"waitlab", "--log=root.thresh:warning"};
+  for (const auto& c : simgrid_config(options_)) args.push_back("--cfg=" + c);
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  int argc = static_cast<int>(argv.size());
+  argv.push_back(nullptr);
+
+  smpi_init_options();  // declares the smpi/* keys: before the engine parses --cfg
+  sg4::Engine engine(&argc, argv.data());
+
+  if (phase_) phase_("platform");
+  const BuiltPlatform platform = build_platform(engine, platform_, n);
+  if (phase_) phase_("run");
+
+  SMPI_init();
+  SMPI_app_instance_register("waitlab", nullptr, n);
+  if (options_.semantics == Semantics::Waitlab) smpi_comm_set_copy_data_callback(&no_copy);
+
+  // The trace: workload definitions first, so that action region ids stay valid.
+  trace::Trace& tr = result_.trace;
+  tr.defs = workload_.definitions();
+  user_regions_ = tr.defs.regions.size();
+  trace::Communicator world{"MPI_COMM_WORLD", {}};
+  for (Rank r = 0; r < n; ++r) world.members.push_back(r);
+  if (tr.defs.comms.empty())
+    tr.defs.comms.push_back(world);
+  else
+    tr.defs.comms[0] = world;
+  region(MpiOp::Init);
+  region(MpiOp::Finalize);
+  tr.locations.resize(static_cast<std::size_t>(n));
+  tr.has_truth = true;
+
+  runners_.reserve(static_cast<std::size_t>(n));
+  for (Rank r = 0; r < n; ++r) {
+    auto& loc = tr.locations[static_cast<std::size_t>(r)];
+    loc.rank = r;
+    runners_.push_back(std::make_unique<RankRunner>(*this, r,
+                                                    platform.rank_speed[static_cast<std::size_t>(r)],
+                                                    workload_.stream(r), perturbations_.for_rank(r), loc));
+  }
+  for (Rank r = 0; r < n; ++r) {
+    RankRunner* runner = runners_[static_cast<std::size_t>(r)].get();
+    auto actor =
+        sg4::Actor::init("rank-" + std::to_string(r), platform.rank_host[static_cast<std::size_t>(r)]);
+    actor->set_property("instance_id", "waitlab");
+    actor->set_property("rank", std::to_string(r));
+    actor->start([this, runner] {
+      try {
+        runner->run();
+        rank_finished();
+      } catch (const InputError& e) {
+        fail(e.what(), true);
+      } catch (const std::exception& e) {
+        fail(e.what(), false);
+      }
+    });
+  }
+
+  sg4::Engine::on_deadlock_cb([this] { on_deadlock(); });
+  if (options_.progress && progress_fd_ >= 0) {
+    tty_ = isatty(progress_fd_) != 0;
+    start_ = last_print_ = std::chrono::steady_clock::now();
+    sg4::Engine::on_time_advance_cb([this](double) { on_time_advance(); });
+  }
+
+  const AsanMainStack main_stack;
+  engine.run();
+  main_stack.restore();
+
+  if (options_.progress && progress_fd_ >= 0) progress(true);
+  if (!error_.empty()) {
+    if (input_error_) throw InputError(error_);
+    throw std::runtime_error(error_);
+  }
+  if (!deadlock_.empty()) throw InputError(deadlock_);
+  SMPI_finalize();
+
+  result_.stats.simulated_time = sg4::Engine::get_clock();
+  for (const auto& r : runners_) result_.stats.mpi_operations += r->operations();
+
+  const auto& coll = effective_collectives(options_);
+  std::ostringstream thr;
+  thr << options_.eager_threshold;
+  tr.attributes = {
+      {"name", options_.name},
+      {"seed", std::to_string(options_.seed)},
+      {"ranks", std::to_string(n)},
+      {"iterations", std::to_string(workload_.iterations())},
+      {"workload", workload_.name()},
+      {"semantics", options_.semantics == Semantics::Waitlab ? "waitlab" : "smpi-default"},
+      {"collectives", coll.name},
+      {"eager_threshold", thr.str()},
+      {"platform", platform.description},
+      {"perturbations", perturbations_text()},
+      {"simulator", "waitlab on SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
+                        std::to_string(SIMGRID_VERSION_MINOR)},
+  };
+  return std::move(result_);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+
+const CollectiveSet& effective_collectives(const RunOptions& options) {
+  const auto& sets = collective_sets();
+  const std::string& want =
+      options.semantics == Semantics::SmpiDefault ? std::string("default") : options.collectives;
+  for (const auto& s : sets)
+    if (s.name == want) return s;
+  std::string names;
+  for (const auto& s : sets) names += (names.empty() ? "" : ", ") + s.name;
+  throw InputError("unknown collective set '" + options.collectives + "' (sets: " + names + ")");
+}
+
+std::vector<std::string> simgrid_config(const RunOptions& options) {
+  if (!std::isfinite(options.eager_threshold) || options.eager_threshold < 0)
+    throw InputError("eager threshold must be a non-negative number of bytes");
+  std::vector<std::string> c = {
+      "network/model:SMPI",            // the S4U default (LV08) is WAN-calibrated
+      "smpi/simulate-computation:no",  // host time spent in our code must not become simulated time
+      "smpi/test:0",
+      "smpi/iprobe:0",
+      "smpi/errors-are-fatal:no",  // errors come back as return codes: we report them as InputError
+  };
+  if (options.semantics == Semantics::Waitlab) {
+    c.emplace_back("smpi/send-is-detached-thresh:0");
+  } else {
+    const double t = std::min(options.eager_threshold, static_cast<double>(std::numeric_limits<int>::max()));
+    c.push_back("smpi/send-is-detached-thresh:" + std::to_string(static_cast<long long>(std::ceil(t))));
+  }
+  const auto& coll = effective_collectives(options);
+  if (coll.algorithms.empty()) c.emplace_back("smpi/coll-selector:default");
+  for (const auto& [key, algo] : coll.algorithms) c.push_back("smpi/" + key + ":" + algo);
+  return c;
+}
+
+RunResult run_here(const models::PlatformDesc& platform, const models::Workload& workload,
+                   const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
+                   const std::function<void(const char*)>& phase) {
+  Simulation sim(platform, workload, perturbations, options, progress_fd, phase);
+  return sim.run();
+}
+
+}  // namespace waitlab::sim::detail

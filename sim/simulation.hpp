@@ -1,0 +1,28 @@
+// waitlab::sim (internal) — one simulation run inside the calling process.
+//
+// Promise: run_here() builds SimGrid's engine and the platform, runs one MPI instance whose
+// ranks execute their action streams through the MPI API, and returns the recorded trace.
+// SimGrid 3.32 supports this once per process (simulate() calls it in a forked child).
+// Throws InputError for bad input (bad actions, a deadlock, a platform SimGrid rejects) and
+// std::runtime_error for internal failures. Progress lines go to `progress_fd` (-1: none).
+#pragma once
+
+#include <functional>
+
+#include "sim/engine.hpp"
+
+namespace waitlab::sim::detail {
+
+// `phase` is told "platform" before the platform is built and "run" after, so that a crash
+// inside SimGrid (which aborts on some malformed platform files) can be blamed on the input.
+RunResult run_here(const models::PlatformDesc& platform, const models::Workload& workload,
+                   const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
+                   const std::function<void(const char*)>& phase = {});
+
+// The SimGrid configuration (--cfg=key:value) a run uses, in the order it is applied.
+std::vector<std::string> simgrid_config(const RunOptions& options);
+
+// The collective set a run really uses: SmpiDefault semantics always use SimGrid's default selector.
+const CollectiveSet& effective_collectives(const RunOptions& options);
+
+}  // namespace waitlab::sim::detail
