@@ -9,6 +9,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/summary.hpp"
@@ -98,6 +99,13 @@ void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std
   out << "\n";
 }
 
+// Removes an output of an earlier run that this run does not replace; it would not match.
+void remove_stale(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (ec) throw InputError("cannot remove " + path + " (left from an earlier run): " + ec.message());
+}
+
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot read");
@@ -121,24 +129,28 @@ void run_command(const RunArgs& args, std::ostream& out) {
   const bool progress = args.progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const Outcome o = simulate_scenario(s, progress);
 
-  std::vector<std::string> files;
   const fs::path d(dir);
   const std::string summary = (d / "summary.json").string();
-  write_file_atomic(summary, summary_json(s, o).dump(2) + "\n");
-  files.push_back(summary);
   const std::string trace_path = (d / "trace.wlt").string();
   const std::string baseline_path = (d / "baseline.wlt").string();
+  const std::string host_path = (d / "host.json").string();
+  // summary.json is written last: its presence says that the files beside it belong to it.
+  // An old one goes first, so that a failure part-way (disk full while writing a trace)
+  // leaves no summary next to traces of another run.
+  remove_stale(summary);
+  std::vector<std::string> files = {summary};
   if (s.outputs.trace) {
     trace::write_wlt(o.result.trace, trace_path);
     files.push_back(trace_path);
-    if (o.baseline) {
-      trace::write_wlt(o.baseline->trace, baseline_path);
-      files.push_back(baseline_path);
-    }
+  } else {
+    remove_stale(trace_path);
   }
-  // Traces of an earlier run in the same directory would not match this summary.
-  if (!s.outputs.trace) fs::remove(trace_path, ec);
-  if (!(s.outputs.trace && o.baseline)) fs::remove(baseline_path, ec);
+  if (s.outputs.trace && o.baseline) {
+    trace::write_wlt(o.baseline->trace, baseline_path);
+    files.push_back(baseline_path);
+  } else {
+    remove_stale(baseline_path);
+  }
 
   nlohmann::ordered_json host;
   host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";
@@ -151,9 +163,9 @@ void run_command(const RunArgs& args, std::ostream& out) {
           ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
                 o.host_seconds
           : 0.0;
-  const std::string host_path = (d / "host.json").string();
-  write_file_atomic(host_path, host.dump(2) + "\n");
+  trace::write_file_atomic(host_path, host.dump(2) + "\n");
   files.push_back(host_path);
+  trace::write_file_atomic(summary, summary_json(s, o).dump(2) + "\n");
 
   print_run_summary(s, o, files, out);
 }
@@ -210,7 +222,7 @@ CheckResult check_scenario(const std::string& path, bool update, const std::vect
   if (update) {
     std::error_code ec;
     fs::create_directories(fs::path(r.expected_file).parent_path(), ec);
-    write_file_atomic(r.expected_file, actual.dump(2) + "\n");
+    trace::write_file_atomic(r.expected_file, actual.dump(2) + "\n");
     r.updated = true;
     return r;
   }

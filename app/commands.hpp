@@ -21,9 +21,11 @@ struct RunArgs {
   std::vector<std::string> sets;  // --set key=value, in order
   bool progress = true;           // false: --no-progress
 };
-// Simulates the scenario and writes DIR/summary.json, DIR/trace.wlt (unless outputs.trace is
-// false), DIR/baseline.wlt (if run.baseline and traces are on) and DIR/host.json. Prints a
-// short human summary to `out`. Throws InputError for bad input.
+// Simulates the scenario and writes DIR/trace.wlt (unless outputs.trace is false),
+// DIR/baseline.wlt (if run.baseline and traces are on), DIR/host.json and, last,
+// DIR/summary.json; an old summary.json is removed before anything is written, so one is
+// only ever found beside the files of its own run. Prints a short human summary to `out`.
+// Throws InputError for bad input and for outputs that cannot be written.
 void run_command(const RunArgs& args, std::ostream& out);
 
 // `waitlab list`: every registered spec by kind, and the collective sets.

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "analysis/trace/error.hpp"
@@ -96,6 +95,14 @@ void add_figures(ordered_json& j, const Figures& f) {
   j["injected"] = inj;
 }
 
+// The collective set the engine ran with: under smpi-default semantics it is SimGrid's
+// default selector whatever run.collectives says. The engine records its choice in the
+// trace; the scenario's setting is only the fallback for a trace without attributes.
+std::string collectives_used(const scenarios::Scenario& s, const Outcome& o) {
+  const std::string used = o.result.trace.attribute("collectives");
+  return used.empty() ? s.run.collectives : used;
+}
+
 void add_attribute(trace::Trace& t, const std::string& key, const std::string& value) {
   for (auto& a : t.attributes)
     if (a.key == key) {
@@ -116,6 +123,12 @@ void annotate(trace::Trace& t, const scenarios::Scenario& s, bool baseline) {
   add_attribute(t, "scenario.seed", std::to_string(s.run.seed));
   add_attribute(t, "scenario.baseline", baseline ? "true" : "false");
   add_attribute(t, "generator", std::string("waitlab ") + kVersion);
+  // The engine describes an XML platform by the path it opened, which the loader resolved
+  // against the scenario file's directory as the user spelled it (relative or absolute), so
+  // it depends on the working directory. The trace records the path as written instead: two
+  // runs of one scenario give the same bytes from anywhere.
+  if (s.platform.type == "xml" && s.platform.options.has("file"))
+    add_attribute(t, "platform", "xml: " + s.platform.options.string("file"));
 }
 
 bool close(double a, double b) {
@@ -243,7 +256,7 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
   j["perturbations"] = perts;
   j["run"] = ordered_json{{"seed", s.run.seed},
                           {"eager_threshold_bytes", s.run.eager_threshold},
-                          {"collectives", s.run.collectives},
+                          {"collectives", collectives_used(s, o)},
                           {"semantics", semantics_name(s.run.semantics)},
                           {"baseline", s.run.baseline}};
   add_figures(j, o.fig);
@@ -286,24 +299,6 @@ std::vector<std::string> compare_expected(const nlohmann::json& expected, const 
   std::vector<std::string> out;
   compare_node(expected, actual, "", out);
   return out;
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write " + tmp);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError("cannot write " + tmp + " (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw InputError("cannot rename " + tmp + " to " + path + ": " + ec.message());
 }
 
 }  // namespace waitlab::app

@@ -36,7 +36,7 @@ struct CauseFigures {
 // The deterministic key figures of one simulated run.
 struct Figures {
   double simulated_time = 0;  // SimGrid clock at the end, s
-  double wall_time = 0;       // max MPI_Finalize leave − min MPI_Init enter, s
+  double wall_time = 0;       // simulated s: max MPI_Finalize leave − min MPI_Init enter (not host time)
   std::uint64_t mpi_operations = 0;
   std::uint64_t events = 0;
   std::uint64_t compute_intervals = 0;
@@ -67,8 +67,5 @@ nlohmann::ordered_json expected_json(const scenarios::Scenario& s, const Outcome
 // Differences between checked-in and actual expected figures, one line each ("" = none).
 // Counts must match exactly, times to 1e-9 relative (1e-15 s absolute near zero).
 std::vector<std::string> compare_expected(const nlohmann::json& expected, const nlohmann::json& actual);
-
-// Writes `content` to `path` atomically (path.tmp, then rename). Throws InputError.
-void write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace waitlab::app

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -122,23 +124,21 @@ std::string hint(std::string_view name, const std::vector<std::string>& candidat
   return best.empty() ? std::string() : "; did you mean '" + best + "'?";
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 const std::string& scalar(const Entry& e, const std::string& what) {
   if (e.value.kind != Tree::Kind::Scalar)
     throw InputError(e.where + ": " + what + ": expected a value, got " + kind_name(e.value.kind));
   return e.value.text;
 }
 
+// The same words as a model's bool option (models::parse_bool), so that `baseline: True`
+// and `periodic: True` mean the same.
 bool parse_bool(const Entry& e, const std::string& what) {
-  const std::string v = lower(scalar(e, what));
-  if (v == "true" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "no" || v == "off") return false;
-  throw InputError(e.value.where + ": " + what + ": expected true or false, got '" + e.value.text + "'");
+  const std::string& v = scalar(e, what);
+  try {
+    return models::parse_bool(v);
+  } catch (const std::invalid_argument& err) {
+    throw InputError(e.value.where + ": " + what + ": " + err.what());
+  }
 }
 
 void check_keys(const Tree& map, const std::vector<std::string>& allowed, const std::string& what) {
@@ -513,14 +513,31 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(path, ec);
-    throw InputError(path + (exists ? ": cannot read the scenario file" : ": no such scenario file"));
+  // A directory opens fine as a stream on Linux and reads as empty, which would end as a
+  // baffling "missing section 'platform'": insist on a regular file (or a link to one).
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) throw InputError(path + ": no such scenario file");
+  if (std::filesystem::is_directory(st)) {
+    // Point at a scenario inside it, if there is one (the first in name order).
+    std::string example;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec))
+      if (e.path().extension() == ".yaml" && (example.empty() || e.path().string() < example))
+        example = e.path().string();
+    throw InputError(
+        path + ": is a directory, not a scenario file" +
+        (example.empty() ? std::string(" (give a YAML file)") : "; did you mean " + example + "?"));
   }
+  if (!std::filesystem::is_regular_file(st))
+    throw InputError(path + ": not a regular file (a scenario is a YAML file)");
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path + ": cannot read the scenario file" +
+                     (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
   std::ostringstream text;
   text << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot read the scenario file (read error)");
   return parse_scenario(text.str(), path, overrides);
 }
 
@@ -533,6 +550,9 @@ Run prepare(const Scenario& s) {
   }
   if (r.platform.kind == models::PlatformKind::Xml && !r.platform.xml_file.empty()) {
     // A platform file is part of the scenario: a relative path is relative to the scenario file.
+    // The resolved path is for opening only; what the run records (trace attributes,
+    // summary.json) is the path as written (app/summary.cpp), so that it does not depend on
+    // the working directory.
     const std::filesystem::path xml(r.platform.xml_file);
     if (xml.is_relative()) r.platform.xml_file = (std::filesystem::path(s.file).parent_path() / xml).string();
     std::error_code ec;

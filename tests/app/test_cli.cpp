@@ -90,7 +90,22 @@ TEST_F(Cli, DemoRunsAreByteIdentical) {
   EXPECT_EQ(j["scenario"]["name"], "demo");
   EXPECT_EQ(j["ranks"], 1024);
   EXPECT_EQ(j["workload"]["type"], "heat1d");
-  EXPECT_GT(j["injected"]["by_cause"]["delay"]["total_s"].get<double>(), 0.0);
+  // One delay of 20 ms on rank 512 and nothing else: the ground truth says exactly that.
+  const auto& delay = j["injected"]["by_cause"]["delay"];
+  EXPECT_EQ(delay["total_s"].get<double>(), 0.02);
+  EXPECT_EQ(delay["intervals"], 1);
+  EXPECT_EQ(delay["ranks"], 1);
+  EXPECT_EQ(delay["per_rank"]["max_rank"], 512);
+  EXPECT_EQ(delay["per_rank"]["max_s"].get<double>(), 0.02);
+  EXPECT_EQ(delay["per_rank"]["mean_s"].get<double>(), 0.02 / 1024);
+  EXPECT_EQ(j["injected"]["total_s"].get<double>(), 0.02);
+  for (const char* cause : {"imbalance", "noise"}) {
+    EXPECT_EQ(j["injected"]["by_cause"][cause]["total_s"].get<double>(), 0.0) << cause;
+    EXPECT_TRUE(j["injected"]["by_cause"][cause]["per_rank"]["max_rank"].is_null()) << cause;
+  }
+  // Every rank computes once per iteration: 1024 × 100 intervals of 1 ms nominal.
+  EXPECT_EQ(j["compute_intervals"], 1024 * 100);
+  EXPECT_EQ(j["run"]["collectives"], "fast");
   const trace::Trace t = trace::read_wlt((dir_ / "a" / "trace.wlt").string());
   EXPECT_EQ(t.ranks(), 1024u);
   EXPECT_EQ(t.event_count(), j["events"].get<std::uint64_t>());
@@ -116,6 +131,72 @@ TEST_F(Cli, BadScenarioExitsWith2AndOneLine) {
                 ":5:3: unknown option 'iteratons' for workload 'heat1d'; did you mean 'iterations'?\n");
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(fs::exists(dir_ / "o" / "summary.json"));
+}
+
+// A small scenario whose run takes well under a second.
+const char* kSmall =
+    "name: small\n"
+    "platform: {type: cluster, nodes: 2, cores: 2}\n"
+    "workload: {type: heat1d, ranks: 4, iterations: 3}\n"
+    "run: {baseline: true}\n";
+
+TEST_F(Cli, FailedTraceWriteLeavesNoSummary) {
+  const auto f = write("small.yaml", kSmall);
+  const std::string out = (dir_ / "o").string();
+  Result r = waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir_ / "o" / "summary.json"));
+  // Now trace.wlt cannot be replaced (a non-empty directory is in the way): the run fails,
+  // and the summary of the earlier run is gone rather than left beside a trace it does not
+  // describe.
+  fs::remove(dir_ / "o" / "trace.wlt");
+  fs::create_directories(dir_ / "o" / "trace.wlt" / "blocker");
+  r = waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: cannot write " + out + "/trace.wlt: cannot rename " + out +
+                            "/trace.wlt.tmp to it: ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "summary.json"));
+  for (const auto& e : fs::directory_iterator(dir_ / "o"))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  // Once the way is clear, a run writes everything again.
+  fs::remove_all(dir_ / "o" / "trace.wlt");
+  r = waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"summary.json", "trace.wlt", "baseline.wlt", "host.json"})
+    EXPECT_TRUE(fs::exists(dir_ / "o" / name)) << name;
+}
+
+TEST_F(Cli, StaleTracesAreRemoved) {
+  const auto f = write("small.yaml", kSmall);
+  const std::string out = (dir_ / "o").string();
+  ASSERT_EQ(waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'").code, 0);
+  ASSERT_TRUE(fs::exists(dir_ / "o" / "baseline.wlt"));
+  Result r = waitlab("run '" + f.string() + "' --no-progress --set run.baseline=false --out '" + out + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "trace.wlt"));
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "baseline.wlt"));
+  r = waitlab("run '" + f.string() + "' --no-progress --set outputs.trace=false --out '" + out + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "trace.wlt"));
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "summary.json"));
+}
+
+TEST_F(Cli, DirectoryAsScenario) {
+  fs::create_directories(dir_ / "scen");
+  Result r = waitlab("run '" + (dir_ / "scen").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + (dir_ / "scen").string() +
+                       ": is a directory, not a scenario file (give a YAML file)\n");
+  write("scen/b.yaml", kSmall);
+  write("scen/a.yaml", kSmall);
+  r = waitlab("run '" + (dir_ / "scen").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + (dir_ / "scen").string() +
+                       ": is a directory, not a scenario file; did you mean " +
+                       (dir_ / "scen" / "a.yaml").string() + "?\n");
 }
 
 TEST_F(Cli, BadOverrideExitsWith2) {

@@ -1,13 +1,17 @@
 // Key figures from a hand-made trace: wall time from MPI_Init/MPI_Finalize, injected time
-// per cause with its per-rank summary, and the summary.json layout (nothing host-dependent).
+// per cause with its per-rank summary, and the summary.json layout (nothing host-dependent,
+// the collective set actually used, XML platform paths as written).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "analysis/trace/error.hpp"
+#include "analysis/trace/wlt.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -55,7 +59,7 @@ TEST(Figures, FromHandMadeTrace) {
   sim::RunStats stats;
   stats.simulated_time = 4.5;
   stats.mpi_operations = 17;
-  stats.host_seconds = 123;  // must not show up anywhere deterministic
+  stats.host_seconds = 987654.25;  // must not show up anywhere deterministic
   const Figures f = figures(three_ranks(), stats);
   EXPECT_EQ(f.simulated_time, 4.5);
   EXPECT_EQ(f.wall_time, 4.0 - 0.25);
@@ -103,11 +107,11 @@ TEST(Summary, LayoutAndNoHostFigures) {
   o.iterations = 2;
   o.result.trace = three_ranks();
   o.result.stats.simulated_time = 4.5;
-  o.result.stats.host_seconds = 123;
+  o.result.stats.host_seconds = 987654.25;  // sentinels: digits no figure of this run contains
   o.fig = figures(o.result.trace, o.result.stats);
   o.base_fig = o.fig;
   o.base_fig->simulated_time = 3.5;
-  o.host_seconds = 456;
+  o.host_seconds = 876543.75;
   const auto j = summary_json(s, o);
   EXPECT_EQ(j["scenario"]["file"], "s.yaml");  // no directory: it would depend on the caller
   EXPECT_EQ(j["scenario"]["overrides"], nlohmann::json::array({"run.seed=9"}));
@@ -118,8 +122,8 @@ TEST(Summary, LayoutAndNoHostFigures) {
   EXPECT_TRUE(j["injected"]["by_cause"]["noise"]["per_rank"]["max_rank"] == 1);
   EXPECT_EQ(j["baseline"]["simulated_time_difference_s"], 1.0);
   const std::string text = j.dump();
-  EXPECT_EQ(text.find("123"), std::string::npos) << text;
-  EXPECT_EQ(text.find("456"), std::string::npos) << text;
+  EXPECT_EQ(text.find("987654"), std::string::npos) << text;
+  EXPECT_EQ(text.find("876543"), std::string::npos) << text;
   EXPECT_EQ(text.find("/some/dir"), std::string::npos) << text;
   // Top-level keys in the documented order.
   std::vector<std::string> keys;
@@ -130,19 +134,55 @@ TEST(Summary, LayoutAndNoHostFigures) {
                       "events", "compute_intervals", "nominal_compute_s", "injected", "baseline"}));
 }
 
-TEST(WriteFileAtomic, WritesWholeFileOrThrows) {
-  const auto dir = std::filesystem::temp_directory_path() / ("wl_atomic_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "x.json").string();
-  write_file_atomic(path, "first");
-  write_file_atomic(path, "second");
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  EXPECT_EQ(s.str(), "second");
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  std::filesystem::remove_all(dir);
-  EXPECT_THROW(write_file_atomic((dir / "missing" / "x.json").string(), "x"), InputError);
+// run.collectives reports the set the engine used: under smpi-default semantics that is
+// SimGrid's default selector, whatever the scenario asks for.
+TEST(Summary, CollectivesActuallyUsed) {
+  const std::string text =
+      "name: c\nplatform: {type: cluster, nodes: 4}\n"
+      "workload: {type: allreduce_loop, ranks: 4, iterations: 2}\n";
+  const auto used = [&](const std::vector<std::string>& sets) {
+    const auto s = scenarios::parse_scenario(text, "c.yaml", sets);
+    const Outcome o = simulate_scenario(s, false);
+    EXPECT_EQ(o.result.trace.attribute("collectives"), summary_json(s, o)["run"]["collectives"]);
+    return summary_json(s, o)["run"]["collectives"].get<std::string>();
+  };
+  EXPECT_EQ(used({}), "fast");
+  EXPECT_EQ(used({"run.collectives=mpi"}), "mpi");
+  EXPECT_EQ(used({"run.semantics=smpi-default"}), "default");
+  EXPECT_EQ(used({"run.semantics=smpi-default", "run.collectives=mpi"}), "default");
+}
+
+// An XML platform's path is recorded as written, not as resolved for opening: the trace
+// must not depend on how the scenario file was named (relative, absolute, with "./").
+TEST(Summary, XmlPlatformPathAsWritten) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("wl_xmlpath_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "platforms");
+  std::ofstream(dir / "platforms" / "p.xml") << R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="h0" speed="1Gf"/>
+    <host id="h1" speed="1Gf"/>
+    <link id="l" bandwidth="1GBps" latency="1us"/>
+    <route src="h0" dst="h1"><link_ctn id="l"/></route>
+  </zone>
+</platform>)";
+  std::ofstream(dir / "s.yaml") << "platform: {type: xml, file: platforms/p.xml}\n"
+                                   "workload: {type: heat1d, ranks: 2, iterations: 2}\n";
+  const auto trace_of = [](const std::string& path) {
+    const auto s = scenarios::load_scenario(path);
+    const Outcome o = simulate_scenario(s, false);
+    EXPECT_EQ(o.result.trace.attribute("platform"), "xml: platforms/p.xml") << path;
+    EXPECT_EQ(summary_json(s, o)["platform"]["options"]["file"], "platforms/p.xml") << path;
+    std::ostringstream out(std::ios::binary);
+    trace::write_wlt(o.result.trace, out);
+    return out.str();
+  };
+  const std::string a = trace_of((dir / "s.yaml").string());
+  const std::string b = trace_of((dir / "." / "s.yaml").string());
+  EXPECT_TRUE(a == b) << "the trace depends on how the scenario path was spelled";
+  fs::remove_all(dir);
 }
 
 }  // namespace

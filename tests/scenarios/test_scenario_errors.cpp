@@ -240,7 +240,8 @@ TEST(ScenarioErrors, NegativeDuration) {
 
 TEST(ScenarioErrors, MoreRanksThanCores) {
   EXPECT_EQ(error_of(replace(base_scenario(), "  ranks: 8", "  ranks: 9")),
-            "t.yaml:9:3: platform has 8 cores but the workload needs 9 ranks");
+            "t.yaml:9:3: platform has 8 cores but the workload needs 9 ranks (add nodes or cores, or lower "
+            "workload.ranks)");
 }
 
 TEST(ScenarioErrors, WorkloadRejectsValuePointsAtOption) {
@@ -271,7 +272,49 @@ TEST(ScenarioErrors, BadRunValues) {
             "t.yaml:20:16: run.collectives: unknown collective set 'mpj'; did you mean 'mpi'? (sets: fast, "
             "mpi, default)");
   EXPECT_EQ(error_of(base_scenario() + "  baseline: maybe\n"),
-            "t.yaml:20:13: run.baseline: expected true or false, got 'maybe'");
+            "t.yaml:20:13: run.baseline: 'maybe' is not a boolean (use true or false)");
+}
+
+// One set of words for booleans everywhere: scenario keys (run, outputs) and model options.
+TEST(Scenario, BooleansMeanTheSameInEverySection) {
+  for (const auto& [word, value] : std::vector<std::pair<std::string, bool>>{{"true", true},
+                                                                             {"True", true},
+                                                                             {"TRUE", true},
+                                                                             {"yes", true},
+                                                                             {"On", true},
+                                                                             {"false", false},
+                                                                             {"False", false},
+                                                                             {"no", false},
+                                                                             {"OFF", false}}) {
+    // Written in the file ...
+    const std::string text = replace(replace(base_scenario(), "  compute: 250us\n",
+                                             "  compute: 250us\n  periodic: " + word + "\n"),
+                                     "  seed: 7\n", "  seed: 7\n  baseline: " + word + "\n") +
+                             "outputs: {trace: " + word + ", progress: " + word + "}\n";
+    const Scenario s = parse_scenario(text, "t.yaml");
+    EXPECT_EQ(s.workload.options.boolean("periodic"), value) << word;
+    EXPECT_EQ(s.run.baseline, value) << word;
+    EXPECT_EQ(s.outputs.trace, value) << word;
+    EXPECT_EQ(s.outputs.progress, value) << word;
+    // ... and given with --set.
+    const Scenario o = parse_scenario(base_scenario(), "t.yaml",
+                                      {"workload.periodic=" + word, "run.baseline=" + word,
+                                       "outputs.trace=" + word, "outputs.progress=" + word});
+    EXPECT_EQ(o.workload.options.boolean("periodic"), value) << word;
+    EXPECT_EQ(o.run.baseline, value) << word;
+    EXPECT_EQ(o.outputs.trace, value) << word;
+    EXPECT_EQ(o.outputs.progress, value) << word;
+  }
+  // Anything else is refused everywhere, with the same words.
+  for (const std::string word : {"maybe", "1", "0", "y", "truee"}) {
+    const std::string tail = ": '" + word + "' is not a boolean (use true or false)";
+    EXPECT_EQ(error_of(base_scenario(), {"run.baseline=" + word}),
+              "--set run.baseline=" + word + ": run.baseline" + tail);
+    EXPECT_EQ(error_of(base_scenario(), {"outputs.trace=" + word}),
+              "--set outputs.trace=" + word + ": outputs.trace" + tail);
+    EXPECT_EQ(error_of(base_scenario(), {"workload.periodic=" + word}),
+              "--set workload.periodic=" + word + ": option 'periodic' of workload 'heat1d'" + tail);
+  }
 }
 
 TEST(ScenarioErrors, BadName) {
@@ -310,6 +353,33 @@ TEST(ScenarioErrors, PlatformRejectsValue) {
   EXPECT_EQ(error_of(replace(base_scenario(), "  nodes: 4", "  nodes: 0")),
             "t.yaml:5:3: option 'nodes' of platform cluster: must be a whole number between 1 and "
             "2147483647, got 0");
+}
+
+TEST(ScenarioErrors, DirectoryIsNotAScenario) {
+  const auto dir = std::filesystem::temp_directory_path() / ("wl_dir_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  const auto error = [](const std::filesystem::path& p) {
+    try {
+      load_scenario(p.string());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(dir), dir.string() + ": is a directory, not a scenario file (give a YAML file)");
+  std::ofstream(dir / "z.yaml") << base_scenario();
+  std::ofstream(dir / "m.yaml") << base_scenario();
+  std::ofstream(dir / "a.txt") << "not a scenario";
+  EXPECT_EQ(error(dir), dir.string() + ": is a directory, not a scenario file; did you mean " +
+                            (dir / "m.yaml").string() + "?");
+  // A link to a scenario file is a scenario file; a link to a directory is a directory.
+  std::filesystem::create_symlink(dir / "m.yaml", dir / "link.yaml");
+  EXPECT_EQ(load_scenario((dir / "link.yaml").string()).name, "t");
+  std::filesystem::create_directory_symlink(dir / "sub", dir / "dirlink");
+  EXPECT_EQ(error(dir / "dirlink"),
+            (dir / "dirlink").string() + ": is a directory, not a scenario file (give a YAML file)");
+  EXPECT_EQ(error("/dev/null"), "/dev/null: not a regular file (a scenario is a YAML file)");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ScenarioErrors, MissingFile) {
