@@ -125,7 +125,8 @@ TEST(Spec, ParseBoolAcceptsSixWordsInAnyCase) {
 }
 
 TEST(Spec, IntListLengthIsCappedBeforeExpanding) {
-  const auto& victims = *heat_like().option("victims");
+  const auto spec = heat_like();  // keep the spec alive: option() points into it
+  const auto& victims = *spec.option("victims");
   // 2^24 entries is the most: exactly that many pass, one more does not (checked before expanding).
   EXPECT_EQ(std::get<std::vector<std::int64_t>>(parse_option(victims, "0-16777215")).size(), kMaxListSize);
   const auto error = [&](const std::string& text) {
