@@ -200,16 +200,7 @@ class RankRunner {
   static double now() { return sg4::Engine::get_clock(); }
   void event(EventKind k, MpiOp op, double t, std::uint32_t ref, Rank peer = trace::kNoRank,
              std::int32_t tag = 0, std::uint64_t bytes = 0, std::uint64_t aux = 0) {
-    trace::Event e;
-    e.time = t;
-    e.kind = k;
-    e.op = op;
-    e.ref = ref;
-    e.peer = peer;
-    e.tag = tag;
-    e.bytes = bytes;
-    e.aux = aux;
-    loc_.events.push_back(e);
+    loc_.events.push_back(trace::make_event(t, k, op, ref, peer, tag, bytes, aux));
   }
   void enter(MpiOp op, double t);
   void leave(MpiOp op, double t);

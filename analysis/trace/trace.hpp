@@ -93,6 +93,22 @@ struct Event {
 };
 static_assert(sizeof(Event) == 40, "Event must stay a compact 40-byte record");
 
+// An event from its fields, in the order the table above names them.
+inline Event make_event(Time t, EventKind kind, MpiOp op = MpiOp::None, std::uint32_t ref = 0,
+                        Rank peer = kNoRank, std::int32_t tag = 0, std::uint64_t bytes = 0,
+                        std::uint64_t aux = 0) {
+  Event e;
+  e.time = t;
+  e.kind = kind;
+  e.op = op;
+  e.ref = ref;
+  e.peer = peer;
+  e.tag = tag;
+  e.bytes = bytes;
+  e.aux = aux;
+  return e;
+}
+
 // Why a compute interval took longer than nominal.
 enum class Cause : std::uint8_t { Imbalance = 0, Noise = 1, Delay = 2, Count_ };
 inline constexpr std::size_t kCauseCount = static_cast<std::size_t>(Cause::Count_);

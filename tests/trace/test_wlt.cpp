@@ -17,20 +17,6 @@
 namespace waitlab::trace {
 namespace {
 
-Event ev(Time t, EventKind k, MpiOp op = MpiOp::None, std::uint32_t ref = 0, Rank peer = kNoRank,
-         std::int32_t tag = 0, std::uint64_t bytes = 0, std::uint64_t aux = 0) {
-  Event e;
-  e.time = t;
-  e.kind = k;
-  e.op = op;
-  e.ref = ref;
-  e.peer = peer;
-  e.tag = tag;
-  e.bytes = bytes;
-  e.aux = aux;
-  return e;
-}
-
 // A small but complete trace: definitions, attributes, every event kind, ground truth,
 // and doubles whose bits must survive (denormal, -0, 0.1, infinity).
 Trace sample() {
@@ -48,29 +34,29 @@ Trace sample() {
   for (Rank r = 0; r < 2; ++r) {
     Location l;
     l.rank = r;
-    l.events.push_back(ev(0, EventKind::Enter, MpiOp::Init, init));
-    l.events.push_back(ev(1e-6, EventKind::Leave, MpiOp::Init, init));
-    l.events.push_back(ev(1e-6, EventKind::Enter, MpiOp::None, main));
-    l.events.push_back(ev(1e-6, EventKind::Enter, MpiOp::None, compute));
-    l.events.push_back(ev(0.1 + r, EventKind::Leave, MpiOp::None, compute));
+    l.events.push_back(make_event(0, EventKind::Enter, MpiOp::Init, init));
+    l.events.push_back(make_event(1e-6, EventKind::Leave, MpiOp::Init, init));
+    l.events.push_back(make_event(1e-6, EventKind::Enter, MpiOp::None, main));
+    l.events.push_back(make_event(1e-6, EventKind::Enter, MpiOp::None, compute));
+    l.events.push_back(make_event(0.1 + r, EventKind::Leave, MpiOp::None, compute));
     if (r == 0) {
-      l.events.push_back(ev(0.1, EventKind::Enter, MpiOp::Send, send));
-      l.events.push_back(ev(0.1, EventKind::Send, MpiOp::Send, kCommWorld, 1, 7, 8));
-      l.events.push_back(ev(0.1000042, EventKind::Leave, MpiOp::Send, send));
+      l.events.push_back(make_event(0.1, EventKind::Enter, MpiOp::Send, send));
+      l.events.push_back(make_event(0.1, EventKind::Send, MpiOp::Send, kCommWorld, 1, 7, 8));
+      l.events.push_back(make_event(0.1000042, EventKind::Leave, MpiOp::Send, send));
     } else {
-      l.events.push_back(ev(1.1, EventKind::Enter, MpiOp::Recv, recv));
-      l.events.push_back(ev(1.1000001, EventKind::Recv, MpiOp::Recv, kCommWorld, 0, 7, 8));
-      l.events.push_back(ev(1.1000001, EventKind::Leave, MpiOp::Recv, recv));
+      l.events.push_back(make_event(1.1, EventKind::Enter, MpiOp::Recv, recv));
+      l.events.push_back(make_event(1.1000001, EventKind::Recv, MpiOp::Recv, kCommWorld, 0, 7, 8));
+      l.events.push_back(make_event(1.1000001, EventKind::Leave, MpiOp::Recv, recv));
     }
-    l.events.push_back(ev(2, EventKind::IsendStart, MpiOp::Isend, 0, 1 - r, -5, 1u << 20, 3));
-    l.events.push_back(ev(2, EventKind::IsendComplete, MpiOp::Wait, 0, kNoRank, 0, 0, 3));
-    l.events.push_back(ev(2, EventKind::IrecvPost, MpiOp::Irecv, 0, 1 - r, 9, 0, 4));
-    l.events.push_back(ev(2.5, EventKind::IrecvComplete, MpiOp::Wait, 0, 1 - r, 9, 16, 4));
-    l.events.push_back(ev(3, EventKind::Enter, MpiOp::Allreduce, allreduce));
-    l.events.push_back(ev(3, EventKind::CollBegin, MpiOp::Allreduce, kCommWorld));
-    l.events.push_back(ev(std::numeric_limits<double>::denorm_min(), EventKind::CollEnd, MpiOp::Allreduce,
+    l.events.push_back(make_event(2, EventKind::IsendStart, MpiOp::Isend, 0, 1 - r, -5, 1u << 20, 3));
+    l.events.push_back(make_event(2, EventKind::IsendComplete, MpiOp::Wait, 0, kNoRank, 0, 0, 3));
+    l.events.push_back(make_event(2, EventKind::IrecvPost, MpiOp::Irecv, 0, 1 - r, 9, 0, 4));
+    l.events.push_back(make_event(2.5, EventKind::IrecvComplete, MpiOp::Wait, 0, 1 - r, 9, 16, 4));
+    l.events.push_back(make_event(3, EventKind::Enter, MpiOp::Allreduce, allreduce));
+    l.events.push_back(make_event(3, EventKind::CollBegin, MpiOp::Allreduce, kCommWorld));
+    l.events.push_back(make_event(std::numeric_limits<double>::denorm_min(), EventKind::CollEnd, MpiOp::Allreduce,
                           kCommWorld, kNoRank, 0, std::numeric_limits<std::uint64_t>::max(), 8));
-    l.events.push_back(ev(-0.0, EventKind::Leave, MpiOp::Allreduce, allreduce));
+    l.events.push_back(make_event(-0.0, EventKind::Leave, MpiOp::Allreduce, allreduce));
     l.events.back().reserved = 0xBEEF;  // kept as written, even if unused
     ComputeTruth c;
     c.start = 1e-6;
@@ -112,7 +98,7 @@ Trace bare(int events) {
   Trace t;
   Location l;
   l.rank = 0;
-  for (int i = 0; i < events; ++i) l.events.push_back(ev(i, EventKind::Enter));
+  for (int i = 0; i < events; ++i) l.events.push_back(make_event(i, EventKind::Enter));
   t.locations.push_back(l);
   return t;
 }
@@ -241,7 +227,7 @@ Trace tiny() {
   t.has_truth = true;
   Location l;
   l.rank = 0;
-  l.events = {ev(0, EventKind::Enter, MpiOp::None, 0), ev(1, EventKind::Leave, MpiOp::None, 0)};
+  l.events = {make_event(0, EventKind::Enter, MpiOp::None, 0), make_event(1, EventKind::Leave, MpiOp::None, 0)};
   ComputeTruth c;
   c.end = 1;
   c.nominal = 1;
@@ -289,7 +275,7 @@ TEST(WltReferences, CommunicationEventsNeedADefinedCommunicator) {
   for (EventKind k : {EventKind::Send, EventKind::Recv, EventKind::IsendStart, EventKind::IrecvComplete,
                       EventKind::CollBegin, EventKind::CollEnd}) {
     Trace t = tiny();
-    t.locations[0].events[1] = ev(1, k, MpiOp::Send, 1, 0);
+    t.locations[0].events[1] = make_event(1, k, MpiOp::Send, 1, 0);
     EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (" +
                                          std::string(event_kind_name(k)) +
                                          ") refers to communicator 1, but the trace defines 1 communicator");
@@ -299,7 +285,7 @@ TEST(WltReferences, CommunicationEventsNeedADefinedCommunicator) {
   // Request-completion events are identified by their request id; ref is free.
   for (EventKind k : {EventKind::IsendComplete, EventKind::IrecvPost}) {
     Trace t = tiny();
-    t.locations[0].events[1] = ev(1, k, MpiOp::Wait, 77, kNoRank, 0, 0, 5);
+    t.locations[0].events[1] = make_event(1, k, MpiOp::Wait, 77, kNoRank, 0, 0, 5);
     EXPECT_EQ(from_bytes(to_bytes(t)), t) << event_kind_name(k);
   }
 }
