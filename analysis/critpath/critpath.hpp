@@ -1,0 +1,59 @@
+// waitlab::analysis — the critical path and its indicators (papers 001/002; ALGORITHMS.md §4).
+//
+// Promise: critical_path(trace, matching, waits) follows the longest path without wait
+// states backwards from the end: it starts on the rank that enters MPI_Finalize last (or,
+// without MPI_Finalize, the rank whose last event is latest) and, whenever the current
+// activity is a wait state with a cause, jumps to the delaying rank at the moment the
+// waiting ended (the sender entering its send, the last rank entering the barrier, ...).
+// It returns the path as segments (rank, call path, start, end), the critical-path profile
+// (seconds per call path on the path: its sum is end − start of the path, the wall time
+// when all ranks start together, as MPI_Init makes them), the critical-path imbalance per
+// call path, max(0, cp(c) − avg_p processing_p(c)), and the performance-impact split of
+// the allocation P × T:
+//   critical-path activities = Σ_c P·min(cp(c), avg(c)),
+//   critical imbalance impact = Σ_c P·max(0, cp(c) − avg(c))   (these two sum to P·T'),
+//   non-critical-path activities = Σ_c P·max(0, avg(c) − cp(c)) (processing off the path),
+// with avg(c) = Σ_p (time_p(c) − waiting_p(c)) / P and T' the path's length.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/trace/match.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+
+namespace waitlab::analysis {
+
+struct PathSegment {
+  Rank rank = 0;
+  CallPathId path = 0;
+  Time start = 0;
+  Time end = 0;
+};
+
+struct CallPathImpact {
+  CallPathId path = 0;
+  double on_path = 0;        // cp(c), s
+  double time = 0;           // Σ_p time_p(c) (exclusive), s
+  double waiting = 0;        // Σ_p waiting_p(c), s
+  double average = 0;        // (time − waiting) / P, s
+  double imbalance = 0;      // max(0, cp(c) − average), s
+};
+
+struct CriticalPathResult {
+  std::vector<PathSegment> segments;    // in time order
+  std::vector<CallPathImpact> profile;  // every call path with time, sorted by path id
+  Time start = 0, end = 0;              // of the path
+  double length = 0;                    // end − start = Σ segments
+  std::size_t ranks = 0;
+  double critical_activities = 0;       // the performance-impact split, rank-seconds
+  double critical_imbalance = 0;
+  double noncritical_activities = 0;
+  std::uint64_t jumps = 0;              // rank changes along the path
+  bool complete = true;                 // false if the walk had to stop early (inconsistent trace)
+};
+
+CriticalPathResult critical_path(const trace::Trace& trace, const trace::Matching& matching,
+                                 const WaitStateResult& waits);
+
+}  // namespace waitlab::analysis

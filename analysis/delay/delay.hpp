@@ -1,0 +1,69 @@
+// waitlab::analysis — root-cause delay costs (paper 002, Algorithm 1; ALGORITHMS.md §3).
+//
+// Promise: delay_costs(trace, matching, waits) replays the synchronisation points (the
+// wait-state instances that have a delaying rank) backwards in time. At each point S,
+// where rank r waits w and rank d delayed it, both ranks' processing-time profiles over
+// the synchronisation interval I_S (from their previous synchronisation point with the
+// same ranks — the previous message between r and d, or the previous collective on the
+// communicator — to S) give the difference Δ[c] = max(p_d[c] − p_r[c], 0); with
+// s = 1 / (ΣΔ + W_d), W_d the waiting time of d's own wait states inside I_S (the paper's
+// scale, not Scalasca's capped one: every second of waiting with a cause inside the trace
+// is distributed), d's call paths get short-term costs w·s·Δ[c] and long-term costs
+// γ_long·s·Δ[c], and each wait state x of d inside I_S gets γ_long[x] += (w+γ_long)·s·x.
+// Waiting at a point where ΣΔ + W_d = 0 has no cause inside the trace and is reported as
+// unattributed. Invariant: short + long + unattributed = the waiting time of all
+// synchronisation points.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "analysis/trace/match.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+
+namespace waitlab::analysis {
+
+// The kinds of synchronisation Scalasca's delay metrics distinguish.
+enum class DelayKind : std::uint8_t { LateSender = 0, LateReceiver, Barrier, NxN, OneToN, NToOne, Count_ };
+inline constexpr std::size_t kDelayKindCount = static_cast<std::size_t>(DelayKind::Count_);
+std::string_view delay_kind_name(DelayKind k);  // "late_sender", "barrier", "n_to_n", "1_to_n", "n_to_1"
+// The kind of a wait-state pattern that has a cause (Wait at Init/Finalize count as barrier,
+// Early Scan as n-to-n).
+DelayKind delay_kind(Pattern p);
+
+// Delay costs of one [kind × call path × rank] cell.
+struct DelayEntry {
+  DelayKind kind = DelayKind::LateSender;
+  CallPathId path = 0;
+  Rank rank = 0;
+  double short_term = 0;
+  double long_term = 0;
+};
+
+// How one wait-state instance is classified.
+struct WaitClass {
+  double direct = 0;       // caused by extra work of the delaying rank
+  double indirect = 0;     // caused by the delaying rank's own waiting (propagated)
+  double propagating = 0;  // the part of this wait that causes later wait states
+  double terminal = 0;     // seconds − propagating
+  double gamma_long = 0;   // long-term cost this wait carries (what it caused downstream)
+};
+
+struct DelayResult {
+  std::vector<DelayEntry> table;      // sorted by (kind, path, rank)
+  std::vector<WaitClass> classes;     // parallel to WaitStateResult::instances
+  std::array<double, kDelayKindCount> short_total{};
+  std::array<double, kDelayKindCount> long_total{};
+  double short_term = 0;              // all kinds
+  double long_term = 0;
+  double unattributed = 0;            // waiting at points whose cause is not in the trace
+  double sync_waiting = 0;            // waiting time of all synchronisation points
+  double direct = 0, indirect = 0, propagating = 0, terminal = 0;  // over all instances with a cause
+  std::uint64_t sync_points = 0;
+};
+
+DelayResult delay_costs(const trace::Trace& trace, const trace::Matching& matching, const WaitStateResult& waits);
+
+}  // namespace waitlab::analysis

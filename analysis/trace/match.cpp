@@ -1,0 +1,243 @@
+#include "analysis/trace/match.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace waitlab::trace {
+
+CallPathId CallPaths::child(CallPathId parent, RegionId region) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(parent) << 32) | region;
+  const auto [it, added] = index_.try_emplace(key, static_cast<CallPathId>(nodes_.size()));
+  if (added) nodes_.push_back(Node{parent, region});
+  return it->second;
+}
+
+std::string CallPaths::name(CallPathId id, const Definitions& defs) const {
+  if (id == kNoCallPath) return "(none)";
+  std::vector<RegionId> chain;
+  for (CallPathId p = id; p != kNoCallPath; p = nodes_[p].parent) chain.push_back(nodes_[p].region);
+  std::string s;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (!s.empty()) s += '/';
+    s += *it < defs.regions.size() ? defs.regions[*it].name : "?";
+  }
+  return s;
+}
+
+namespace {
+
+// A send or a receive before matching: its channel, its place in posting order, its calls.
+struct Side {
+  Rank src = 0;
+  Rank dst = 0;
+  CommId comm = 0;
+  std::int32_t tag = 0;
+  std::uint32_t order = 0;      // event index of Send/IsendStart, or Recv/IrecvPost
+  std::uint32_t call = 0;       // posting call
+  std::uint32_t done_call = 0;  // completing call
+  auto key() const { return std::tie(src, dst, comm, tag, order); }
+  bool same_channel(const Side& o) const {
+    return src == o.src && dst == o.dst && comm == o.comm && tag == o.tag;
+  }
+};
+
+struct PendingRequest {
+  std::uint32_t side = 0;  // index into sends (isend) or the post (irecv)
+  std::uint32_t call = 0;
+  std::uint32_t order = 0;
+  bool is_send = false;
+};
+
+struct RankColl {
+  std::uint32_t call;
+  MpiOp op;
+  Rank root;
+  Time begin;
+  Time end;
+};
+
+}  // namespace
+
+Matching Matching::build(const Trace& trace) {
+  Matching m;
+  const std::size_t n = trace.ranks();
+  m.calls.resize(n);
+  m.path_after.resize(n);
+  std::vector<Side> sends, recvs;
+  // Per communicator, per global rank: the collective calls in order.
+  std::vector<std::vector<std::vector<RankColl>>> coll(trace.defs.comms.size());
+  for (auto& c : coll) c.resize(n);
+  std::unordered_map<std::uint64_t, PendingRequest> pending;
+  std::vector<CallPathId> stack;
+
+  for (std::size_t r = 0; r < n; ++r) {
+    const Rank rank = static_cast<Rank>(r);
+    const auto& ev = trace.locations[r].events;
+    auto& calls = m.calls[r];
+    auto& after = m.path_after[r];
+    after.resize(ev.size());
+    pending.clear();
+    stack.clear();
+    bool in_call = false;
+    std::uint32_t cur = 0;  // index of the open MPI call
+    Time coll_begin = 0;
+    for (std::uint32_t i = 0; i < ev.size(); ++i) {
+      const Event& e = ev[i];
+      switch (e.kind) {
+        case EventKind::Enter: {
+          const CallPathId parent = stack.empty() ? kNoCallPath : stack.back();
+          const CallPathId p = m.paths.child(parent, e.ref);
+          stack.push_back(p);
+          const MpiOp op = e.ref < trace.defs.regions.size() ? trace.defs.regions[e.ref].op : MpiOp::None;
+          if (op != MpiOp::None && !in_call) {
+            in_call = true;
+            cur = static_cast<std::uint32_t>(calls.size());
+            calls.push_back(Call{i, i, p, op});
+            if (op == MpiOp::Init || op == MpiOp::Finalize) coll[kCommWorld][r].push_back({cur, op, kNoRank, e.time, e.time});
+          }
+          break;
+        }
+        case EventKind::Leave:
+          if (stack.empty()) {
+            ++m.unmatched.unbalanced_regions;
+            break;
+          }
+          if (in_call && calls[cur].path == stack.back()) {
+            in_call = false;
+            calls[cur].leave = i;
+            if (calls[cur].op == MpiOp::Init || calls[cur].op == MpiOp::Finalize)
+              coll[kCommWorld][r].back().end = e.time;
+          }
+          stack.pop_back();
+          break;
+        case EventKind::Send:
+          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, cur, cur});
+          break;
+        case EventKind::IsendStart:
+          pending[e.aux] = PendingRequest{static_cast<std::uint32_t>(sends.size()), cur, i, true};
+          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, cur, kNoCallPath});
+          break;
+        case EventKind::IsendComplete: {
+          const auto it = pending.find(e.aux);
+          if (it == pending.end() || !it->second.is_send) {
+            ++m.unmatched.requests;
+            break;
+          }
+          sends[it->second.side].done_call = cur;
+          pending.erase(it);
+          break;
+        }
+        case EventKind::Recv:
+          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, i, cur, cur});
+          break;
+        case EventKind::IrecvPost:
+          pending[e.aux] = PendingRequest{0, cur, i, false};
+          break;
+        case EventKind::IrecvComplete: {
+          const auto it = pending.find(e.aux);
+          if (it == pending.end() || it->second.is_send) {
+            ++m.unmatched.requests;
+            break;
+          }
+          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.order, it->second.call, cur});
+          pending.erase(it);
+          break;
+        }
+        case EventKind::CollBegin:
+          coll_begin = e.time;
+          break;
+        case EventKind::CollEnd:
+          if (e.ref < coll.size()) {
+            coll[e.ref][r].push_back({cur, e.op, e.peer, coll_begin, e.time});
+          } else {
+            ++m.unmatched.collective_calls;
+          }
+          break;
+      }
+      after[i] = stack.empty() ? kNoCallPath : stack.back();
+    }
+    m.unmatched.unbalanced_regions += stack.size();
+    if (in_call) calls.pop_back();  // an MPI call never left: not a call
+    // Requests never completed: their sends stay unmatched (done_call unknown).
+    m.unmatched.requests += pending.size();
+  }
+
+  // Point-to-point: the k-th send on a channel matches the k-th receive posted on it.
+  std::erase_if(sends, [&](const Side& s) { return s.done_call == kNoCallPath; });
+  const auto by_key = [](const Side& a, const Side& b) { return a.key() < b.key(); };
+  std::sort(sends.begin(), sends.end(), by_key);
+  std::sort(recvs.begin(), recvs.end(), by_key);
+  m.messages.reserve(std::min(sends.size(), recvs.size()));
+  std::size_t i = 0, j = 0;
+  while (i < sends.size() && j < recvs.size()) {
+    const Side& s = sends[i];
+    const Side& rv = recvs[j];
+    if (s.same_channel(rv)) {
+      m.messages.push_back(Message{s.src, s.dst, s.call, s.done_call, rv.call, rv.done_call});
+      ++i;
+      ++j;
+    } else if (std::tie(s.src, s.dst, s.comm, s.tag) < std::tie(rv.src, rv.dst, rv.comm, rv.tag)) {
+      ++m.unmatched.sends;
+      ++i;
+    } else {
+      ++m.unmatched.receives;
+      ++j;
+    }
+  }
+  m.unmatched.sends += sends.size() - i;
+  m.unmatched.receives += recvs.size() - j;
+
+  // Collectives: the n-th call on a communicator on every member forms instance n.
+  for (CommId c = 0; c < coll.size(); ++c) {
+    const auto& members = trace.defs.comms[c].members;
+    std::vector<char> member(n, 0);
+    std::size_t count = members.empty() ? 0 : static_cast<std::size_t>(-1);
+    for (Rank g : members) {
+      if (g < 0 || static_cast<std::size_t>(g) >= n) {
+        count = 0;
+        continue;
+      }
+      member[g] = 1;
+      count = std::min(count, coll[c][g].size());
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      if (!member[r]) {
+        m.unmatched.collective_calls += coll[c][r].size();
+      } else {
+        m.unmatched.collective_calls += coll[c][r].size() - count;
+      }
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      const RankColl& first = coll[c][members[0]][k];
+      bool agree = true;
+      for (Rank g : members) agree = agree && coll[c][g][k].op == first.op;
+      if (!agree) {
+        m.unmatched.collective_calls += members.size();
+        continue;
+      }
+      CollInstance inst;
+      inst.comm = c;
+      inst.op = first.op;
+      inst.root = first.root;
+      inst.first = static_cast<std::uint32_t>(m.members.size());
+      inst.count = static_cast<std::uint32_t>(members.size());
+      for (Rank g : members) {
+        const RankColl& rc = coll[c][g][k];
+        m.members.push_back(CollMember{g, rc.call, rc.begin, rc.end});
+      }
+      m.collectives.push_back(inst);
+    }
+  }
+  return m;
+}
+
+std::size_t Matching::memory_bytes() const {
+  std::size_t b = sizeof(*this) + paths.size() * (sizeof(CallPaths::Node) + 32);
+  for (const auto& c : calls) b += c.capacity() * sizeof(Call);
+  for (const auto& p : path_after) b += p.capacity() * sizeof(CallPathId);
+  b += messages.capacity() * sizeof(Message) + collectives.capacity() * sizeof(CollInstance) +
+       members.capacity() * sizeof(CollMember);
+  return b;
+}
+
+}  // namespace waitlab::trace

@@ -1,0 +1,114 @@
+// waitlab::trace — the one matcher every analysis uses (ALGORITHMS.md §1).
+//
+// Promise: Matching::build(trace) walks each location once and produces
+//   - the call-path tree (one per trace) and, per location, the call path active after
+//     every event (so exclusive time per call path over any event range is a sum);
+//   - per location, every MPI call (a region instance whose region is an MPI function)
+//     with its Enter/Leave event indices and call path;
+//   - every point-to-point message, matched by (source, destination, communicator, tag)
+//     in FIFO order of posting (MPI's non-overtaking rule), blocking or through requests
+//     completed by MPI_Wait/MPI_Waitall, with the calls that post and complete each side;
+//   - every collective instance (the n-th collective call on a communicator, on each
+//     member), MPI_Init and MPI_Finalize included as instances on MPI_COMM_WORLD.
+// What does not match (a send never received, a request never completed, a member that
+// calls fewer collectives, members that disagree on the operation) is counted in
+// Unmatched and left out; analyses run on what matches. Nothing here throws on a
+// malformed trace except for references that read_wlt already guarantees.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::trace {
+
+using CallPathId = std::uint32_t;
+inline constexpr CallPathId kNoCallPath = 0xffffffffu;
+
+// The call-path tree: a call path is a region under a parent call path.
+class CallPaths {
+ public:
+  struct Node {
+    CallPathId parent = kNoCallPath;
+    RegionId region = 0;
+  };
+  CallPathId child(CallPathId parent, RegionId region);  // finds or adds
+  const Node& node(CallPathId id) const { return nodes_[id]; }
+  std::size_t size() const { return nodes_.size(); }
+  // "main/compute/MPI_Recv"
+  std::string name(CallPathId id, const Definitions& defs) const;
+
+ private:
+  std::vector<Node> nodes_;
+  std::unordered_map<std::uint64_t, CallPathId> index_;
+};
+
+// One MPI call on one location.
+struct Call {
+  std::uint32_t enter = 0;  // event index of its Enter
+  std::uint32_t leave = 0;  // event index of its Leave
+  CallPathId path = kNoCallPath;
+  MpiOp op = MpiOp::None;
+};
+
+// One matched point-to-point message. Calls are indices into Matching::calls[rank].
+struct Message {
+  Rank sender = 0;
+  Rank receiver = 0;
+  std::uint32_t send_call = 0;       // holds Send / IsendStart
+  std::uint32_t send_done_call = 0;  // completes the send (== send_call when blocking)
+  std::uint32_t recv_post_call = 0;  // holds Recv / IrecvPost
+  std::uint32_t recv_done_call = 0;  // holds Recv / IrecvComplete
+};
+
+// One rank's part in a collective instance.
+struct CollMember {
+  Rank rank = 0;
+  std::uint32_t call = 0;  // index into Matching::calls[rank]
+  Time begin = 0;          // CollBegin (Enter for MPI_Init/MPI_Finalize)
+  Time end = 0;            // CollEnd (Leave for MPI_Init/MPI_Finalize)
+};
+
+struct CollInstance {
+  CommId comm = kCommWorld;
+  MpiOp op = MpiOp::None;
+  Rank root = kNoRank;      // global rank of the root, kNoRank if none
+  std::uint32_t first = 0;  // members[first .. first+count) in communicator rank order
+  std::uint32_t count = 0;
+};
+
+struct Unmatched {
+  std::uint64_t sends = 0;              // sends no receive matched
+  std::uint64_t receives = 0;           // receives no send matched
+  std::uint64_t requests = 0;           // completions of unknown requests, requests never completed
+  std::uint64_t collective_calls = 0;   // calls left over or in an instance whose members disagree
+  std::uint64_t unbalanced_regions = 0; // Leave without Enter, Enter never left
+  std::uint64_t total() const { return sends + receives + requests + collective_calls + unbalanced_regions; }
+};
+
+struct Matching {
+  CallPaths paths;
+  std::vector<std::vector<Call>> calls;             // per location, in program order
+  std::vector<std::vector<CallPathId>> path_after;  // per location, per event
+  std::vector<Message> messages;
+  std::vector<CollInstance> collectives;  // in order of (communicator, sequence number)
+  std::vector<CollMember> members;
+  Unmatched unmatched;
+
+  static Matching build(const Trace& trace);
+
+  // Time of the Enter / Leave event of a call.
+  Time enter(const Trace& t, Rank r, std::uint32_t call) const {
+    return t.locations[r].events[calls[r][call].enter].time;
+  }
+  Time leave(const Trace& t, Rank r, std::uint32_t call) const {
+    return t.locations[r].events[calls[r][call].leave].time;
+  }
+  // Bytes held by the matching (for the memory figures of the benchmark).
+  std::size_t memory_bytes() const;
+};
+
+}  // namespace waitlab::trace

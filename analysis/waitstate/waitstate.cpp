@@ -1,0 +1,242 @@
+#include "analysis/waitstate/waitstate.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace waitlab::analysis {
+
+using trace::Matching;
+using trace::MpiOp;
+
+namespace {
+
+constexpr std::array<std::string_view, kPatternCount> kNames = {
+    "late_sender",     "late_sender_wrong_order_same_source", "late_sender_wrong_order_different_source",
+    "late_receiver",   "wait_at_barrier",                     "barrier_completion",
+    "wait_at_nxn",     "nxn_completion",                      "late_broadcast",
+    "early_reduce",    "early_scan",                          "wait_at_init",
+    "wait_at_finalize"};
+constexpr std::array<std::string_view, kPatternCount> kTitles = {
+    "Late Sender",   "Late Sender, wrong order (same source)", "Late Sender, wrong order (different source)",
+    "Late Receiver", "Wait at Barrier",                        "Barrier Completion",
+    "Wait at NxN",   "NxN Completion",                         "Late Broadcast",
+    "Early Reduce",  "Early Scan",                             "Wait at Init",
+    "Wait at Finalize"};
+
+// Late Sender instances remembered for the wrong-order check, per receiving rank (Scalasca
+// keeps a bounded buffer of recent instances too).
+constexpr std::size_t kWrongOrderWindow = 100;
+
+// A point-to-point candidate for a call: the largest instance counts.
+struct P2P {
+  Rank rank;
+  std::uint32_t call;
+  double seconds;
+  Rank cause_rank;
+  std::uint32_t cause_call;
+  Time send_time;  // Late Sender: when the awaited send was entered
+  Rank source;
+  bool late_sender;
+};
+
+bool is_nxn(MpiOp op) {
+  return op == MpiOp::Allreduce || op == MpiOp::Allgather || op == MpiOp::Alltoall ||
+         op == MpiOp::ReduceScatter;
+}
+
+}  // namespace
+
+std::string_view pattern_name(Pattern p) {
+  return kNames[static_cast<std::size_t>(p)];
+}
+std::string_view pattern_title(Pattern p) {
+  return kTitles[static_cast<std::size_t>(p)];
+}
+bool is_subset_pattern(Pattern p) {
+  return p == Pattern::LateSenderWrongOrderSameSource || p == Pattern::LateSenderWrongOrderDifferentSource;
+}
+bool has_cause(Pattern p) {
+  return p != Pattern::BarrierCompletion && p != Pattern::NxNCompletion && !is_subset_pattern(p);
+}
+
+double WaitStateResult::ratio(Pattern p) const {
+  const double denom = wall_time * static_cast<double>(ranks);
+  return denom > 0 ? total[static_cast<std::size_t>(p)] / denom : 0.0;
+}
+
+WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
+  WaitStateResult res;
+  res.ranks = tr.ranks();
+  res.wall_time = tr.end_time() - tr.begin_time();
+  auto& out = res.instances;
+
+  // Point-to-point: one Late Sender and one Late Receiver candidate per message.
+  std::vector<P2P> p2p;
+  p2p.reserve(m.messages.size() * 2);
+  for (const auto& msg : m.messages) {
+    const Time send_enter = m.enter(tr, msg.sender, msg.send_call);
+    const Time recv_enter = m.enter(tr, msg.receiver, msg.recv_done_call);
+    const Time recv_leave = m.leave(tr, msg.receiver, msg.recv_done_call);
+    const double ls = std::max(0.0, std::min(send_enter, recv_leave) - recv_enter);
+    p2p.push_back(P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, send_enter, msg.sender, true});
+    const Time done_enter = m.enter(tr, msg.sender, msg.send_done_call);
+    const Time done_leave = m.leave(tr, msg.sender, msg.send_done_call);
+    const Time post_enter = m.enter(tr, msg.receiver, msg.recv_post_call);
+    const double lr = done_leave > post_enter ? std::max(0.0, post_enter - done_enter) : 0.0;
+    p2p.push_back(P2P{msg.sender, msg.send_done_call, lr, msg.receiver, msg.recv_post_call, 0, msg.sender, false});
+  }
+  // Program order per rank; within a call the largest first, Late Sender before Late Receiver on ties.
+  std::sort(p2p.begin(), p2p.end(), [](const P2P& a, const P2P& b) {
+    return std::tie(a.rank, a.call, b.seconds, b.late_sender) < std::tie(b.rank, b.call, a.seconds, a.late_sender);
+  });
+
+  // Late Sender, wrong order: per receiving rank, recent Late Sender instances in a window.
+  struct Recent {
+    std::size_t instance;
+    Time send_time;
+    Rank source;
+  };
+  std::deque<Recent> recent;
+  std::vector<std::pair<std::size_t, Pattern>> rebooked;  // instance index -> subset pattern
+  Rank recent_rank = trace::kNoRank;
+
+  for (std::size_t i = 0; i < p2p.size();) {
+    std::size_t j = i;
+    while (j < p2p.size() && p2p[j].rank == p2p[i].rank && p2p[j].call == p2p[i].call) ++j;
+    const P2P& best = p2p[i];  // the largest candidate of this call
+    if (best.rank != recent_rank) {
+      recent.clear();
+      recent_rank = best.rank;
+    }
+    // Every message this call receives: does it reveal an earlier Late Sender as wrong order?
+    for (std::size_t k = i; k < j; ++k) {
+      if (!p2p[k].late_sender) continue;
+      for (auto it = recent.begin(); it != recent.end();) {
+        if (it->send_time > p2p[k].send_time) {
+          rebooked.emplace_back(it->instance, it->source == p2p[k].source
+                                                  ? Pattern::LateSenderWrongOrderSameSource
+                                                  : Pattern::LateSenderWrongOrderDifferentSource);
+          it = recent.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (best.seconds > 0) {
+      const Pattern p = best.late_sender ? Pattern::LateSender : Pattern::LateReceiver;
+      out.push_back(WaitState{best.rank, best.call, p, best.seconds, best.cause_rank, best.cause_call});
+      if (best.late_sender) {
+        recent.push_back(Recent{out.size() - 1, best.send_time, best.source});
+        if (recent.size() > kWrongOrderWindow) recent.pop_front();
+      }
+    }
+    i = j;
+  }
+
+  // Collectives, MPI_Init and MPI_Finalize.
+  const auto add = [&](const trace::CollMember& me, Pattern p, double v, Rank cause_rank, std::uint32_t cause_call) {
+    if (v > 0) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
+  };
+  for (const auto& inst : m.collectives) {
+    const trace::CollMember* mem = m.members.data() + inst.first;
+    const std::uint32_t n = inst.count;
+    if (n == 0) continue;
+    std::uint32_t last_in = 0;  // the member that began last (first such in communicator order)
+    Time min_end = std::numeric_limits<Time>::infinity();
+    for (std::uint32_t k = 0; k < n; ++k) {
+      if (mem[k].begin > mem[last_in].begin) last_in = k;
+      min_end = std::min(min_end, mem[k].end);
+    }
+    const Time max_begin = mem[last_in].begin;
+    const auto barrier_like = [&](Pattern wait, Pattern completion, bool with_completion) {
+      for (std::uint32_t k = 0; k < n; ++k) {
+        add(mem[k], wait, std::min(max_begin, mem[k].end) - mem[k].begin, mem[last_in].rank, mem[last_in].call);
+        if (with_completion)
+          add(mem[k], completion, mem[k].end - std::max(min_end, max_begin), trace::kNoRank, 0);
+      }
+    };
+    std::uint32_t root = n;
+    for (std::uint32_t k = 0; k < n; ++k)
+      if (mem[k].rank == inst.root) root = k;
+    switch (inst.op) {
+      case MpiOp::Init:
+        barrier_like(Pattern::WaitAtInit, Pattern::WaitAtInit, false);
+        break;
+      case MpiOp::Finalize:
+        barrier_like(Pattern::WaitAtFinalize, Pattern::WaitAtFinalize, false);
+        break;
+      case MpiOp::Barrier:
+        barrier_like(Pattern::WaitAtBarrier, Pattern::BarrierCompletion, true);
+        break;
+      case MpiOp::Bcast:
+      case MpiOp::Scatter:
+        if (root == n) break;
+        for (std::uint32_t k = 0; k < n; ++k)
+          if (k != root)
+            add(mem[k], Pattern::LateBroadcast, std::min(mem[root].begin, mem[k].end) - mem[k].begin,
+                mem[root].rank, mem[root].call);
+        break;
+      case MpiOp::Reduce:
+      case MpiOp::Gather: {
+        if (root == n || n < 2) break;
+        std::uint32_t latest = root == 0 ? 1 : 0;
+        for (std::uint32_t k = 0; k < n; ++k)
+          if (k != root && mem[k].begin > mem[latest].begin) latest = k;
+        add(mem[root], Pattern::EarlyReduce, std::min(mem[latest].begin, mem[root].end) - mem[root].begin,
+            mem[latest].rank, mem[latest].call);
+        break;
+      }
+      case MpiOp::Scan:
+      case MpiOp::Exscan: {
+        std::uint32_t latest = 0;
+        for (std::uint32_t k = 0; k < n; ++k) {
+          if (mem[k].begin > mem[latest].begin) latest = k;
+          add(mem[k], Pattern::EarlyScan, std::min(mem[latest].begin, mem[k].end) - mem[k].begin,
+              mem[latest].rank, mem[latest].call);
+        }
+        break;
+      }
+      default:
+        if (is_nxn(inst.op)) barrier_like(Pattern::WaitAtNxN, Pattern::NxNCompletion, true);
+        break;
+    }
+  }
+
+  // Re-book wrong-order instances: they stay Late Sender instances (the subset is listed in
+  // the table), so remember them as extra rows.
+  std::vector<WaitState> subset;
+  for (const auto& [idx, p] : rebooked) {
+    WaitState w = out[idx];
+    w.pattern = p;
+    subset.push_back(w);
+  }
+  std::sort(out.begin(), out.end(), [](const WaitState& a, const WaitState& b) {
+    return std::tie(a.rank, a.call, a.pattern) < std::tie(b.rank, b.call, b.pattern);
+  });
+
+  // The table and the totals.
+  std::map<std::tuple<Pattern, CallPathId, Rank>, std::pair<double, std::uint64_t>> table;
+  const auto book = [&](const WaitState& w) {
+    auto& e = table[{w.pattern, m.calls[w.rank][w.call].path, w.rank}];
+    e.first += w.seconds;
+    ++e.second;
+    const auto p = static_cast<std::size_t>(w.pattern);
+    res.total[p] += w.seconds;
+    ++res.count[p];
+    res.max[p] = std::max(res.max[p], w.seconds);
+    if (!is_subset_pattern(w.pattern)) res.total_waiting += w.seconds;
+  };
+  for (const auto& w : out) book(w);
+  for (const auto& w : subset) book(w);
+  res.table.reserve(table.size());
+  for (const auto& [key, v] : table)
+    res.table.push_back(WaitEntry{std::get<0>(key), std::get<1>(key), std::get<2>(key), v.first, v.second});
+  const double denom = res.wall_time * static_cast<double>(res.ranks);
+  res.wait_ratio = denom > 0 ? res.total_waiting / denom : 0.0;
+  return res;
+}
+
+}  // namespace waitlab::analysis

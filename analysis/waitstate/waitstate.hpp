@@ -1,0 +1,91 @@
+// waitlab::analysis — wait states with Scalasca 2.6 semantics (ALGORITHMS.md §2).
+//
+// Promise: wait_states(trace, matching) is a pure function that finds every wait-state
+// instance of the patterns below, attributes it to the call path of the MPI call on the
+// waiting rank, and names the rank and call that caused it (the delaying side of the
+// synchronisation point; none for the completion patterns). Values are clamped at 0.
+//
+// Deliberate choices, documented in docs/analyses.md:
+//  - A multi-wait call (MPI_Waitall) carries at most one point-to-point wait state: the
+//    largest Late Sender instance among the receives it completes (Scalasca's rule), or,
+//    when larger, the largest Late Receiver instance among its sends, so that a call never
+//    waits longer than it lasts.
+//  - Late Sender, wrong order is a subset of Late Sender (as in Scalasca's metric tree):
+//    the table lists it beside Late Sender, and totals and ratios count it once.
+//  - MPI_Init and MPI_Finalize are barriers on MPI_COMM_WORLD, with Enter/Leave times.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "analysis/trace/match.hpp"
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::analysis {
+
+using trace::CallPathId;
+using trace::Rank;
+using trace::Time;
+
+enum class Pattern : std::uint8_t {
+  LateSender = 0,
+  LateSenderWrongOrderSameSource,       // subset of LateSender
+  LateSenderWrongOrderDifferentSource,  // subset of LateSender
+  LateReceiver,
+  WaitAtBarrier,
+  BarrierCompletion,
+  WaitAtNxN,
+  NxNCompletion,
+  LateBroadcast,
+  EarlyReduce,
+  EarlyScan,
+  WaitAtInit,
+  WaitAtFinalize,
+  Count_
+};
+inline constexpr std::size_t kPatternCount = static_cast<std::size_t>(Pattern::Count_);
+
+std::string_view pattern_name(Pattern p);   // "late_sender": CSV and JSON keys
+std::string_view pattern_title(Pattern p);  // "Late Sender": for people
+bool is_subset_pattern(Pattern p);          // the wrong-order refinements of Late Sender
+// Patterns whose instances are synchronisation points with a delaying rank (the delay
+// analysis and the critical path follow them); completion patterns have none.
+bool has_cause(Pattern p);
+
+// One wait-state instance.
+struct WaitState {
+  Rank rank = 0;
+  std::uint32_t call = 0;  // index into Matching::calls[rank]
+  Pattern pattern = Pattern::LateSender;
+  double seconds = 0;
+  Rank cause_rank = trace::kNoRank;  // the delaying rank (kNoRank for completion patterns)
+  std::uint32_t cause_call = 0;      // its call at the synchronisation point
+};
+
+// One row of the [pattern × call path × rank] table.
+struct WaitEntry {
+  Pattern pattern = Pattern::LateSender;
+  CallPathId path = 0;
+  Rank rank = 0;
+  double seconds = 0;
+  std::uint64_t count = 0;
+};
+
+struct WaitStateResult {
+  std::vector<WaitState> instances;  // value > 0 only, sorted by (rank, call, pattern)
+  std::vector<WaitEntry> table;      // sorted by (pattern, path, rank)
+  std::array<double, kPatternCount> total{};
+  std::array<std::uint64_t, kPatternCount> count{};
+  std::array<double, kPatternCount> max{};  // largest single instance
+  double wall_time = 0;       // latest event − earliest event, s
+  std::size_t ranks = 0;
+  double total_waiting = 0;   // every pattern, subsets counted once
+  double wait_ratio = 0;      // total_waiting / (wall_time × ranks)
+  double ratio(Pattern p) const;
+};
+
+WaitStateResult wait_states(const trace::Trace& trace, const trace::Matching& matching);
+
+}  // namespace waitlab::analysis

@@ -1,0 +1,204 @@
+// Delay costs and the critical path: Fixtures B and C of ALGORITHMS.md §2–4 exactly, and
+// the invariants on hand-built traces.
+#include <gtest/gtest.h>
+
+#include "analysis/critpath/critpath.hpp"
+#include "analysis/delay/delay.hpp"
+#include "trace_builder.hpp"
+
+namespace waitlab::analysis::test {
+namespace {
+
+struct Analysed {
+  trace::Trace trace;
+  trace::Matching match;
+  WaitStateResult waits;
+  DelayResult delay;
+  CriticalPathResult cp;
+};
+
+Analysed analyse(const TraceBuilder& b) {
+  Analysed a{b.trace(), {}, {}, {}, {}};
+  a.match = trace::Matching::build(a.trace);
+  a.waits = wait_states(a.trace, a.match);
+  a.delay = delay_costs(a.trace, a.match, a.waits);
+  a.cp = critical_path(a.trace, a.match, a.waits);
+  return a;
+}
+
+struct Cost {
+  double short_term = 0, long_term = 0;
+};
+Cost cost(const Analysed& a, DelayKind k, const std::string& path, Rank r) {
+  for (const auto& e : a.delay.table)
+    if (e.kind == k && e.rank == r && a.match.paths.name(e.path, a.trace.defs) == path)
+      return {e.short_term, e.long_term};
+  return {-1, -1};
+}
+const WaitClass& class_of(const Analysed& a, Pattern p, Rank r) {
+  for (std::size_t i = 0; i < a.waits.instances.size(); ++i)
+    if (a.waits.instances[i].pattern == p && a.waits.instances[i].rank == r) return a.delay.classes[i];
+  ADD_FAILURE() << "no " << pattern_name(p) << " on rank " << r;
+  static const WaitClass none;
+  return none;
+}
+
+void expect_invariants(const Analysed& a) {
+  // Delay costs + unattributed = waiting time of the synchronisation points.
+  EXPECT_NEAR(a.delay.short_term + a.delay.long_term + a.delay.unattributed, a.delay.sync_waiting,
+              1e-9 * (1 + a.delay.sync_waiting));
+  for (const auto& e : a.delay.table) {
+    EXPECT_GE(e.short_term, 0);
+    EXPECT_GE(e.long_term, 0);
+  }
+  // The critical-path profile sums to the path's length; the impact split adds up.
+  double sum = 0;
+  for (const auto& c : a.cp.profile) {
+    sum += c.on_path;
+    EXPECT_GE(c.imbalance, 0);
+  }
+  EXPECT_NEAR(sum, a.cp.length, 1e-9);
+  const double p = static_cast<double>(a.trace.ranks());
+  EXPECT_NEAR(a.cp.critical_activities + a.cp.critical_imbalance, p * a.cp.length, 1e-9);
+  for (std::size_t i = 1; i < a.cp.segments.size(); ++i)
+    EXPECT_NEAR(a.cp.segments[i - 1].end, a.cp.segments[i].start, 1e-12);
+}
+
+// Fixture B (µs): a 3-rank chain of late senders, then a barrier.
+TraceBuilder fixture_b() {
+  TraceBuilder b(3, 1e-6);
+  for (Rank r : {0, 1, 2}) b.enter(r, 0, "main");
+  b.send(0, 2000, 2010, 1).coll(0, MpiOp::Barrier, 3000, 3050);
+  b.recv(1, 1000, 2020, 2020, 0).send(1, 2100, 2110, 2).coll(1, MpiOp::Barrier, 2500, 3050);
+  b.recv(2, 1100, 2120, 2120, 1).coll(2, MpiOp::Barrier, 2600, 3050);
+  for (Rank r : {0, 1, 2}) b.leave(r, 3050, "main");
+  return b;
+}
+
+TEST(FixtureB, WaitStatesDelayCostsAndCriticalPath) {
+  const auto a = analyse(fixture_b());
+  const double us = 1e-6, eps = 1e-9 * us;
+  const auto& t = a.waits;
+  EXPECT_EQ(t.instances.size(), 4u);
+  for (const auto& w : t.instances) {
+    if (w.pattern == Pattern::LateSender) {
+      EXPECT_NEAR(w.seconds, 1000 * us, eps);
+    } else {
+      EXPECT_EQ(w.pattern, Pattern::WaitAtBarrier);
+      EXPECT_NEAR(w.seconds, (w.rank == 1 ? 500 : 400) * us, eps);
+    }
+  }
+  // Short-term (Late Sender): r0 main 1000, r1 main/MPI_Recv 1000·20/1020; long-term r0 main 1000·1000/1020.
+  const Cost r0 = cost(a, DelayKind::LateSender, "main", 0);
+  EXPECT_NEAR(r0.short_term, 1000 * us, eps);
+  EXPECT_NEAR(r0.long_term, 1000.0 * 1000 / 1020 * us, eps);
+  EXPECT_NEAR(r0.long_term, 980.39 * us, 0.005 * us);
+  const Cost r1 = cost(a, DelayKind::LateSender, "main/MPI_Recv", 1);
+  EXPECT_NEAR(r1.short_term, 1000.0 * 20 / 1020 * us, eps);
+  EXPECT_NEAR(r1.short_term, 19.6 * us, 0.01 * us);
+  EXPECT_EQ(r1.long_term, 0);
+  // The barrier waits (500 + 400) are r0's short-term barrier costs. Against r1 (main 1470,
+  // MPI_Recv 20, MPI_Send 10 before 2500) only r0's main is in excess (2990 − 1470); against
+  // r2 (main 1580, MPI_Recv 20 before 2600) main by 1410 and MPI_Send by 10.
+  EXPECT_NEAR(cost(a, DelayKind::Barrier, "main", 0).short_term, (500 + 400.0 * 1410 / 1420) * us, eps);
+  EXPECT_NEAR(cost(a, DelayKind::Barrier, "main/MPI_Send", 0).short_term, 400.0 * 10 / 1420 * us, eps);
+  // Classification: r1's wait propagates 980.39 to r2, whose wait is indirect by as much.
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 1).propagating, 1000.0 * 1000 / 1020 * us, eps);
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 1).gamma_long, 1000.0 * 1000 / 1020 * us, eps);
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 1).direct, 1000 * us, eps);
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 2).indirect, 1000.0 * 1000 / 1020 * us, eps);
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 2).terminal, 1000 * us, eps);
+  EXPECT_EQ(a.delay.unattributed, 0);
+  // The critical path lies entirely on rank 0, from 0 to 3050 µs.
+  for (const auto& s : a.cp.segments) EXPECT_EQ(s.rank, 0);
+  EXPECT_NEAR(a.cp.length, 3050 * us, eps);
+  expect_invariants(a);
+}
+
+// Fixture C (paper 002, Fig. 3; time units): R3 on B waits 3 for A, R4 on C waits 2 for B.
+TraceBuilder fixture_c() {
+  TraceBuilder b(3, 1.0);
+  const Rank A = 0, B = 1, C = 2;
+  for (Rank r : {A, B, C}) b.enter(r, 0, "main");
+  b.enter(A, 0, "f").leave(A, 2, "f").enter(A, 2, "g").leave(A, 5, "g").send(A, 5, 5, B);
+  b.enter(B, 0, "f").leave(B, 1, "f").enter(B, 1, "h").leave(B, 2, "h").recv(B, 2, 6, 6, A).send(B, 6, 6, C);
+  b.enter(C, 0, "f").leave(C, 1, "f").enter(C, 1, "h").leave(C, 2, "h").enter(C, 2, "g").leave(C, 4, "g");
+  b.recv(C, 4, 6, 6.5, B);
+  b.leave(A, 5, "main").leave(B, 6, "main").leave(C, 6.5, "main");
+  return b;
+}
+
+TEST(FixtureC, PaperFigure3) {
+  const auto a = analyse(fixture_c());
+  const double eps = 1e-12;
+  EXPECT_NEAR(cost(a, DelayKind::LateSender, "main/f", 0).short_term, 0.75, eps);
+  EXPECT_NEAR(cost(a, DelayKind::LateSender, "main/f", 0).long_term, 0.375, eps);
+  EXPECT_NEAR(cost(a, DelayKind::LateSender, "main/g", 0).short_term, 2.25, eps);
+  EXPECT_NEAR(cost(a, DelayKind::LateSender, "main/g", 0).long_term, 1.125, eps);
+  EXPECT_NEAR(cost(a, DelayKind::LateSender, "main/MPI_Recv", 1).short_term, 0.5, eps);
+  EXPECT_NEAR(cost(a, DelayKind::LateSender, "main/MPI_Recv", 1).long_term, 0.0, eps);
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 1).gamma_long, 1.5, eps);
+  EXPECT_NEAR(a.delay.short_term + a.delay.long_term, 5.0, eps);
+  EXPECT_EQ(a.delay.table.size(), 3u);
+  // C's wait (2) is a quarter direct (B's receive processing), three quarters propagated.
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 2).direct, 0.5, eps);
+  EXPECT_NEAR(class_of(a, Pattern::LateSender, 2).indirect, 1.5, eps);
+  // Critical path: C's receive tail (6–6.5) ← B's send and receive tail (5–6) ← A's f and g (0–5).
+  ASSERT_GE(a.cp.segments.size(), 3u);
+  EXPECT_EQ(a.cp.segments.front().rank, 0);
+  EXPECT_EQ(a.cp.segments.back().rank, 2);
+  EXPECT_EQ(a.cp.jumps, 2u);
+  EXPECT_NEAR(a.cp.length, 6.5, eps);
+  const auto on_path = [&](const std::string& path) {
+    for (const auto& c : a.cp.profile)
+      if (a.match.paths.name(c.path, a.trace.defs) == path) return c.on_path;
+    return -1.0;
+  };
+  EXPECT_NEAR(on_path("main/f"), 2.0, eps);
+  EXPECT_NEAR(on_path("main/g"), 3.0, eps);
+  EXPECT_NEAR(on_path("main/MPI_Recv"), 1.5, eps);  // B 5–6, C 6–6.5
+  expect_invariants(a);
+}
+
+TEST(CriticalPath, ImbalanceOfAFunctionThatIsSerialised) {
+  // Paper 001's extreme example: every rank runs `work` for 1 s, but one after the other
+  // (a token passed along the ranks). Per-rank profiles are balanced; the path is not.
+  TraceBuilder b(3, 1.0);
+  for (Rank r : {0, 1, 2}) b.enter(r, 0, "main");
+  b.enter(0, 0, "work").leave(0, 1, "work").send(0, 1, 1, 1).call(0, MpiOp::Finalize, 1, 3);
+  b.recv(1, 0, 1, 1, 0).enter(1, 1, "work").leave(1, 2, "work").send(1, 2, 2, 2).call(1, MpiOp::Finalize, 2, 3);
+  b.recv(2, 0, 2, 2, 1).enter(2, 2, "work").leave(2, 3, "work").call(2, MpiOp::Finalize, 3, 3);
+  b.leave(0, 3, "main").leave(1, 3, "main").leave(2, 3, "main");
+  const auto a = analyse(b);
+  for (const auto& c : a.cp.profile) {
+    if (a.match.paths.name(c.path, a.trace.defs) != "main/work") continue;
+    EXPECT_DOUBLE_EQ(c.on_path, 3.0);
+    EXPECT_DOUBLE_EQ(c.average, 1.0);
+    EXPECT_DOUBLE_EQ(c.imbalance, 2.0);
+  }
+  EXPECT_DOUBLE_EQ(a.cp.length, 3.0);
+  EXPECT_DOUBLE_EQ(a.cp.critical_imbalance, 3 * 2.0);
+  expect_invariants(a);
+}
+
+TEST(Delay, WaitWithoutCauseInsideTheTraceIsUnattributed) {
+  // Both ranks do the same work; the receive waits only for the message's latency.
+  TraceBuilder b(2, 1.0);
+  for (Rank r : {0, 1}) b.enter(r, 0, "main").enter(r, 0, "work").leave(r, 4, "work");
+  b.send(0, 5, 5, 1).recv(1, 4, 6, 6, 0);
+  const auto a = analyse(b);
+  ASSERT_EQ(a.waits.instances.size(), 1u);
+  // Rank 0 spent 1 s more in main before sending: that is the cause, all short-term.
+  EXPECT_DOUBLE_EQ(cost(a, DelayKind::LateSender, "main", 0).short_term, 1.0);
+  expect_invariants(a);
+
+  TraceBuilder c(2, 1.0);
+  c.recv(1, 0, 3, 3, 0).send(0, 2, 2, 1);  // rank 0 does nothing visible before sending at 2
+  const auto u = analyse(c);
+  EXPECT_DOUBLE_EQ(u.delay.unattributed, 2.0);
+  EXPECT_TRUE(u.delay.table.empty());
+  expect_invariants(u);
+}
+
+}  // namespace
+}  // namespace waitlab::analysis::test

@@ -1,0 +1,107 @@
+// Hand-built traces for the analysis tests: each rank's events are appended in time order;
+// times are given in the unit passed to the builder (µs for the fixtures) and stored in s.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/trace/match.hpp"
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::analysis::test {
+
+using trace::EventKind;
+using trace::MpiOp;
+using trace::Rank;
+
+class TraceBuilder {
+ public:
+  TraceBuilder(int ranks, double unit) : unit_(unit) {
+    trace::Communicator world{"MPI_COMM_WORLD", {}};
+    for (Rank r = 0; r < ranks; ++r) world.members.push_back(r);
+    t_.defs.comms.push_back(world);
+    t_.locations.resize(static_cast<std::size_t>(ranks));
+    for (Rank r = 0; r < ranks; ++r) t_.locations[static_cast<std::size_t>(r)].rank = r;
+  }
+
+  TraceBuilder& enter(Rank r, double t, const std::string& region) {
+    return ev(r, trace::make_event(s(t), EventKind::Enter, MpiOp::None, t_.defs.region(region)));
+  }
+  TraceBuilder& leave(Rank r, double t, const std::string& region) {
+    return ev(r, trace::make_event(s(t), EventKind::Leave, MpiOp::None, t_.defs.region(region)));
+  }
+  // An MPI call with no communication events (MPI_Init, MPI_Finalize, MPI_Irecv's shell...).
+  TraceBuilder& call(Rank r, MpiOp op, double enter, double leave) {
+    mpi_enter(r, op, enter);
+    return mpi_leave(r, op, leave);
+  }
+  TraceBuilder& send(Rank r, double enter, double leave, Rank dst, int tag = 0, MpiOp op = MpiOp::Send) {
+    mpi_enter(r, op, enter);
+    ev(r, trace::make_event(s(enter), EventKind::Send, MpiOp::None, trace::kCommWorld, dst, tag, 8));
+    return mpi_leave(r, op, leave);
+  }
+  TraceBuilder& recv(Rank r, double enter, double at, double leave, Rank src, int tag = 0) {
+    mpi_enter(r, MpiOp::Recv, enter);
+    ev(r, trace::make_event(s(at), EventKind::Recv, MpiOp::None, trace::kCommWorld, src, tag, 8));
+    return mpi_leave(r, MpiOp::Recv, leave);
+  }
+  TraceBuilder& isend(Rank r, double enter, double leave, Rank dst, int tag, std::uint64_t request) {
+    mpi_enter(r, MpiOp::Isend, enter);
+    ev(r, trace::make_event(s(enter), EventKind::IsendStart, MpiOp::None, trace::kCommWorld, dst, tag, 8, request));
+    return mpi_leave(r, MpiOp::Isend, leave);
+  }
+  TraceBuilder& irecv(Rank r, double enter, double leave, Rank src, int tag, std::uint64_t request) {
+    mpi_enter(r, MpiOp::Irecv, enter);
+    ev(r, trace::make_event(s(enter), EventKind::IrecvPost, MpiOp::None, trace::kCommWorld, src, tag, 8, request));
+    return mpi_leave(r, MpiOp::Irecv, leave);
+  }
+  struct Completion {
+    bool send;
+    std::uint64_t request;
+    Rank peer;  // receives: the source
+    int tag;
+  };
+  // MPI_Wait (one completion) or MPI_Waitall; completions are recorded at `at`.
+  TraceBuilder& wait(Rank r, double enter, double at, double leave, const std::vector<Completion>& done) {
+    const MpiOp op = done.size() == 1 ? MpiOp::Wait : MpiOp::Waitall;
+    mpi_enter(r, op, enter);
+    for (const auto& c : done)
+      ev(r, c.send ? trace::make_event(s(at), EventKind::IsendComplete, MpiOp::None, 0, trace::kNoRank, 0, 0, c.request)
+                   : trace::make_event(s(at), EventKind::IrecvComplete, MpiOp::None, trace::kCommWorld, c.peer,
+                                       c.tag, 8, c.request));
+    return mpi_leave(r, op, leave);
+  }
+  // A collective: Enter and CollBegin at `begin`, CollEnd and Leave at `end`.
+  TraceBuilder& coll(Rank r, MpiOp op, double begin, double end, Rank root = trace::kNoRank) {
+    mpi_enter(r, op, begin);
+    ev(r, trace::make_event(s(begin), EventKind::CollBegin, op, trace::kCommWorld));
+    ev(r, trace::make_event(s(end), EventKind::CollEnd, op, trace::kCommWorld, root, 8, 8));
+    return mpi_leave(r, op, end);
+  }
+
+  const trace::Trace& trace() const { return t_; }
+  double s(double t) const { return t * unit_; }
+
+ private:
+  TraceBuilder& ev(Rank r, const trace::Event& e) {
+    auto& evs = t_.locations.at(static_cast<std::size_t>(r)).events;
+    if (!evs.empty()) {
+      EXPECT_LE(evs.back().time, e.time) << "events of rank " << r << " out of order";
+    }
+    evs.push_back(e);
+    return *this;
+  }
+  TraceBuilder& mpi_enter(Rank r, MpiOp op, double t) {
+    return ev(r, trace::make_event(s(t), EventKind::Enter, MpiOp::None, t_.defs.mpi_region(op)));
+  }
+  TraceBuilder& mpi_leave(Rank r, MpiOp op, double t) {
+    return ev(r, trace::make_event(s(t), EventKind::Leave, MpiOp::None, t_.defs.mpi_region(op)));
+  }
+
+  double unit_;
+  trace::Trace t_;
+};
+
+}  // namespace waitlab::analysis::test
