@@ -33,12 +33,33 @@ class Replay {
       : tr_(tr), m_(m), w_(w), prof_(m.paths.size(), 0.0), other_(m.paths.size(), 0.0),
         mark_(m.paths.size(), 0), other_mark_(m.paths.size(), 0) {
     const std::size_t n = tr.ranks();
-    // Previous collective call on the same communicator, per rank and call.
+    peers_.resize(n);
+    // A synchronisation point is a communication event that carries a wait state; the
+    // interval of S starts at the previous synchronisation point of the same ranks.
+    // Collectives: per rank and call, the call of the previous instance on the same
+    // communicator in which some rank waited.
+    std::vector<std::vector<std::uint32_t>> instance_of(n);
+    for (std::size_t r = 0; r < n; ++r) instance_of[r].assign(m.calls[r].size(), kNone);
+    for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
+      const auto& inst = m.collectives[i];
+      for (std::uint32_t k = 0; k < inst.count; ++k) instance_of[m.members[inst.first + k].rank][m.members[inst.first + k].call] = i;
+    }
+    std::vector<char> waited(m.collectives.size(), 0);
+    for (const auto& x : w.instances) {
+      if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank) continue;
+      if (is_p2p(x.pattern)) {
+        peers_[x.rank].push_back(PeerCall{x.cause_rank, x.call});
+        peers_[x.cause_rank].push_back(PeerCall{x.rank, x.cause_call});
+      } else if (instance_of[x.rank][x.call] != kNone) {
+        waited[instance_of[x.rank][x.call]] = 1;
+      }
+    }
     prev_coll_.resize(n);
     for (std::size_t r = 0; r < n; ++r) prev_coll_[r].assign(m.calls[r].size(), kNone);
     std::vector<std::uint32_t> last(n, kNone);
     trace::CommId comm = kNone;
-    for (const auto& inst : m.collectives) {
+    for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
+      const auto& inst = m.collectives[i];
       if (inst.comm != comm) {
         std::fill(last.begin(), last.end(), kNone);
         comm = inst.comm;
@@ -46,14 +67,10 @@ class Replay {
       for (std::uint32_t k = 0; k < inst.count; ++k) {
         const auto& mem = m.members[inst.first + k];
         prev_coll_[mem.rank][mem.call] = last[mem.rank];
-        last[mem.rank] = mem.call;
+        if (waited[i]) last[mem.rank] = mem.call;
       }
     }
-    peers_.resize(n);
-    for (const auto& msg : m.messages) {
-      peers_[msg.sender].push_back(PeerCall{msg.receiver, msg.send_done_call});
-      peers_[msg.receiver].push_back(PeerCall{msg.sender, msg.recv_done_call});
-    }
+    // Point-to-point: per rank, the calls of its synchronisation points with each peer.
     for (auto& p : peers_) {
       std::sort(p.begin(), p.end(), [](const PeerCall& a, const PeerCall& b) { return a.key() < b.key(); });
       p.erase(std::unique(p.begin(), p.end(), [](const PeerCall& a, const PeerCall& b) { return a.key() == b.key(); }),
@@ -154,7 +171,7 @@ class Replay {
   }
 
  private:
-  // The last call before `before` on rank r that completed a message with `peer`.
+  // The last synchronisation point of rank r with `peer` before call `before`.
   std::uint32_t prev_peer(Rank r, Rank peer, std::uint32_t before) const {
     const auto& p = peers_[r];
     auto it = std::lower_bound(p.begin(), p.end(), PeerCall{peer, before},
