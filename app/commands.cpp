@@ -12,6 +12,7 @@
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
+#include "app/analyze.hpp"
 #include "app/summary.hpp"
 #include "app/version.hpp"
 #include "models/perturbation.hpp"
@@ -67,7 +68,7 @@ std::vector<std::string> all_names() {
 }
 
 void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std::vector<std::string>& files,
-                       std::ostream& out) {
+                       const AnalysisReport& report, std::ostream& out) {
   std::string perts;
   for (const auto& p : s.perturbations) perts += (perts.empty() ? "" : ", ") + p.type;
   out << fmt::format("scenario        {} — {}, {} ranks × {} iterations on a {} platform{}\n", s.name,
@@ -94,6 +95,7 @@ void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std
       o.base_fig ? " (+" + grouped(o.base_fig->mpi_operations) + " in the baseline)" : "", o.host_seconds,
       grouped(
           static_cast<std::uint64_t>(o.host_seconds > 0 ? static_cast<double>(ops) / o.host_seconds : 0)));
+  print_analysis_summary(o.result.trace, report, out);
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
   out << "\n";
@@ -128,6 +130,7 @@ void run_command(const RunArgs& args, std::ostream& out) {
 
   const bool progress = args.progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const Outcome o = simulate_scenario(s, progress);
+  const AnalysisReport report = run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"));
 
   const fs::path d(dir);
   const std::string summary = (d / "summary.json").string();
@@ -163,11 +166,15 @@ void run_command(const RunArgs& args, std::ostream& out) {
           ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
                 o.host_seconds
           : 0.0;
+  if (report.selection.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
+  for (auto& f : write_analysis_tables(dir, o.result.trace, report)) files.push_back(std::move(f));
   trace::write_file_atomic(host_path, host.dump(2) + "\n");
   files.push_back(host_path);
-  trace::write_file_atomic(summary, summary_json(s, o).dump(2) + "\n");
+  auto sj = summary_json(s, o);
+  sj["analyses"] = analyses_json(o.result.trace, report);
+  trace::write_file_atomic(summary, sj.dump(2) + "\n");
 
-  print_run_summary(s, o, files, out);
+  print_run_summary(s, o, files, report, out);
 }
 
 void list_command(std::ostream& out) {
@@ -265,7 +272,16 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
-  cli.add_subcommand("list", "List every platform, workload, perturbation and collective set");
+  AnalyzeArgs analyze_args;
+  auto* analyze = cli.add_subcommand(
+      "analyze", "Run the trace analyses on a .wlt trace; write DIR/summary.json and one CSV per table");
+  analyze->add_option("trace", analyze_args.trace, "Trace file (.wlt, from waitlab run)")->required();
+  analyze->add_option("--out,-o", analyze_args.out_dir, "Output directory (default: <trace's directory>/analysis)");
+  analyze->add_option("--analyses,-a", analyze_args.analyses,
+                      "Analyses to run: waitstate, delay, critpath or all (default: all; comma-separated or repeated)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
   auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
   describe->add_option("name", describe_name, "Name shown by `waitlab list`")->required();
@@ -300,6 +316,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
         }
       }
       return status;
+    } else if (analyze->parsed()) {
+      analyze_command(analyze_args, out);
     } else if (cli.got_subcommand("list")) {
       list_command(out);
     } else if (describe->parsed()) {

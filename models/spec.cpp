@@ -393,6 +393,7 @@ const Registry& Registry::instance() {
     register_platforms(r);
     for (const auto& w : workloads()) r.add(w.spec);
     for (const auto& p : perturbation_models()) r.add(p.spec);
+    register_analyses(r);
     return r;
   }();
   return registry;

@@ -169,6 +169,13 @@ class Registry {
   std::vector<Spec> specs_;
 };
 
+// Adds the specs of the trace analyses (models/analyses.cpp).
+void register_analyses(Registry& r);
+// The analyses named (each entry may hold a comma-separated list; `all` = every one), in
+// registration order; delay and critpath need the wait states, so any selection includes
+// waitstate. Throws std::invalid_argument naming an unknown analysis, with a hint.
+std::vector<std::string> select_analyses(const std::vector<std::string>& names);
+
 // Human-readable description of a spec (for `waitlab describe`).
 std::string describe(const Spec& spec);
 

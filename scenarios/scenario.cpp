@@ -160,7 +160,7 @@ const Tree& expect_map(const Entry& e, const std::string& what, const std::strin
 const std::vector<std::string> kTopKeys = {"name",          "description", "platform", "workload",
                                            "perturbations", "run",         "outputs"};
 const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline"};
-const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress"};
+const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses"};
 const std::vector<std::string> kSemantics = {"waitlab", "smpi-default"};
 
 struct Kind {
@@ -270,6 +270,32 @@ RunConfig run_section(const Entry& sec) {
   return r;
 }
 
+// outputs.analyses: a list (or one comma-separated value) of analysis names (models::select_analyses).
+std::vector<std::string> analyses_option(const Entry& e) {
+  std::vector<std::string> names;
+  const auto check = [&](const std::string& text, const std::string& where) {
+    try {
+      (void)models::select_analyses({text});
+    } catch (const std::invalid_argument& x) {
+      throw InputError(where + ": outputs.analyses: " + x.what());
+    }
+    names.push_back(text);
+  };
+  if (e.value.kind == Tree::Kind::Scalar) {
+    check(e.value.text, e.value.where);
+  } else if (e.value.kind == Tree::Kind::Seq) {
+    for (const auto& item : e.value.items) {
+      if (item.kind != Tree::Kind::Scalar)
+        throw InputError(item.where + ": outputs.analyses: expected an analysis name, got " + kind_name(item.kind));
+      check(item.text, item.where);
+    }
+  } else if (e.value.kind != Tree::Kind::Null) {
+    throw InputError(e.where + ": outputs.analyses: expected a list of analyses (e.g. [waitstate, delay, critpath]), got " +
+                     kind_name(e.value.kind));
+  }
+  return models::select_analyses(names);
+}
+
 OutputConfig output_section(const Entry& sec) {
   const Tree& t = expect_map(sec, "outputs", "dir: out/demo, trace: true, progress: true");
   check_keys(t, kOutputKeys, "outputs");
@@ -280,6 +306,7 @@ OutputConfig output_section(const Entry& sec) {
   }
   if (const Entry* e = t.find("trace")) o.trace = parse_bool(*e, "outputs.trace");
   if (const Entry* e = t.find("progress")) o.progress = parse_bool(*e, "outputs.progress");
+  if (const Entry* e = t.find("analyses")) o.analyses = analyses_option(*e);
   return o;
 }
 

@@ -11,6 +11,8 @@ using trace::Matching;
 namespace {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
+// Profile differences below a picosecond are the rounding of sums of times, not a delay.
+constexpr double kResolution = 1e-12;
 
 constexpr std::array<std::string_view, kDelayKindCount> kKindNames = {
     "late_sender", "late_receiver", "barrier", "n_to_n", "1_to_n", "n_to_1"};
@@ -118,7 +120,8 @@ class Replay {
       profile(d, prev_d, x.cause_call, prof_, mark_, touched_, &d_waits);
       double sum_delta = 0, w_d = 0;
       for (CallPathId c : touched_) {
-        const double delta = std::max(prof_[c] - other_[c], 0.0);
+        const double diff = prof_[c] - other_[c];
+        const double delta = diff > kResolution ? diff : 0.0;
         prof_[c] = delta;
         sum_delta += delta;
       }

@@ -26,6 +26,9 @@ constexpr std::array<std::string_view, kPatternCount> kTitles = {
     "Early Reduce",  "Early Scan",                             "Wait at Init",
     "Wait at Finalize"};
 
+// Differences below a picosecond are the rounding of the clock arithmetic, not waiting.
+constexpr double kResolution = 1e-12;
+
 // Late Sender instances remembered for the wrong-order check, per receiving rank (Scalasca
 // keeps a bounded buffer of recent instances too).
 constexpr std::size_t kWrongOrderWindow = 100;
@@ -125,7 +128,7 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
         }
       }
     }
-    if (best.seconds > 0) {
+    if (best.seconds > kResolution) {
       const Pattern p = best.late_sender ? Pattern::LateSender : Pattern::LateReceiver;
       out.push_back(WaitState{best.rank, best.call, p, best.seconds, best.cause_rank, best.cause_call});
       if (best.late_sender) {
@@ -138,7 +141,7 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
 
   // Collectives, MPI_Init and MPI_Finalize.
   const auto add = [&](const trace::CollMember& me, Pattern p, double v, Rank cause_rank, std::uint32_t cause_call) {
-    if (v > 0) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
+    if (v > kResolution) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
   };
   for (const auto& inst : m.collectives) {
     const trace::CollMember* mem = m.members.data() + inst.first;

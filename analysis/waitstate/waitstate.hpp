@@ -3,7 +3,8 @@
 // Promise: wait_states(trace, matching) is a pure function that finds every wait-state
 // instance of the patterns below, attributes it to the call path of the MPI call on the
 // waiting rank, and names the rank and call that caused it (the delaying side of the
-// synchronisation point; none for the completion patterns). Values are clamped at 0.
+// synchronisation point; none for the completion patterns). Values are clamped at 0, and
+// values below 1 ps (the rounding of the clock arithmetic) count as 0.
 //
 // Deliberate choices, documented in docs/analyses.md:
 //  - A multi-wait call (MPI_Waitall) carries at most one point-to-point wait state: the

@@ -153,7 +153,7 @@ TEST(ScenarioErrors, UnknownRunKey) {
 
 TEST(ScenarioErrors, UnknownOutputsKey) {
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  directory: x\n"),
-            "t.yaml:21:3: unknown key 'directory' in outputs (allowed: dir, trace, progress)");
+            "t.yaml:21:3: unknown key 'directory' in outputs (allowed: dir, trace, progress, analyses)");
 }
 
 TEST(ScenarioErrors, UnknownWorkloadType) {

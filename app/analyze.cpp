@@ -1,0 +1,343 @@
+#include "app/analyze.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/error.hpp"
+#include "analysis/trace/wlt.hpp"
+#include "app/version.hpp"
+#include "models/spec.hpp"
+
+namespace waitlab::app {
+
+namespace fs = std::filesystem;
+using analysis::DelayKind;
+using analysis::Pattern;
+
+namespace {
+
+constexpr std::size_t kTop = 10;  // rows of the "top" lists in summary.json and on the terminal
+
+const char* const kWaitstateCsv = "waitstates.csv";
+const char* const kDelayCsv = "delay.csv";
+const char* const kPathCsv = "critical_path.csv";
+const char* const kProfileCsv = "critical_path_profile.csv";
+
+template <typename F>
+auto timed(double& seconds, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = f();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// Shortest representation that reads back to the same double (fmt's default).
+std::string num(double v) {
+  return fmt::format("{}", v);
+}
+
+std::string percent(double fraction) {
+  return fmt::format("{:.2f} %", 100 * fraction);
+}
+
+std::vector<std::string> path_names(const trace::Trace& t, const trace::Matching& m) {
+  std::vector<std::string> names(m.paths.size());
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = m.paths.name(static_cast<trace::CallPathId>(i), t.defs);
+  return names;
+}
+
+// Delay-cost rows, largest total first (ties: kind, rank, path), at most `n`.
+std::vector<const analysis::DelayEntry*> top_delay(const analysis::DelayResult& d, std::size_t n) {
+  std::vector<const analysis::DelayEntry*> rows;
+  for (const auto& e : d.table) rows.push_back(&e);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->short_term + a->long_term > b->short_term + b->long_term;
+  });
+  if (rows.size() > n) rows.resize(n);
+  return rows;
+}
+
+// Call paths by critical-path imbalance, largest first, at most `n` (only those with some).
+std::vector<const analysis::CallPathImpact*> top_imbalance(const analysis::CriticalPathResult& c, std::size_t n) {
+  std::vector<const analysis::CallPathImpact*> rows;
+  for (const auto& p : c.profile)
+    if (p.imbalance > 0) rows.push_back(&p);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) { return a->imbalance > b->imbalance; });
+  if (rows.size() > n) rows.resize(n);
+  return rows;
+}
+
+}  // namespace
+
+std::vector<std::string> AnalysisSelection::names() const {
+  std::vector<std::string> n;
+  if (waitstate) n.emplace_back("waitstate");
+  if (delay) n.emplace_back("delay");
+  if (critpath) n.emplace_back("critpath");
+  return n;
+}
+
+AnalysisSelection parse_analyses(const std::vector<std::string>& names, const std::string& where) {
+  std::vector<std::string> chosen;
+  try {
+    chosen = models::select_analyses(names);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  AnalysisSelection sel;
+  for (const auto& n : chosen) {
+    sel.waitstate = sel.waitstate || n == "waitstate";
+    sel.delay = sel.delay || n == "delay";
+    sel.critpath = sel.critpath || n == "critpath";
+  }
+  return sel;
+}
+
+AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel) {
+  AnalysisReport r;
+  r.selection = sel;
+  if (!sel.any()) return r;
+  r.matching = timed(r.match_seconds, [&] { return trace::Matching::build(t); });
+  r.waits = timed(r.waitstate_seconds, [&] { return analysis::wait_states(t, r.matching); });
+  if (sel.delay) r.delay = timed(r.delay_seconds, [&] { return analysis::delay_costs(t, r.matching, *r.waits); });
+  if (sel.critpath)
+    r.critpath = timed(r.critpath_seconds, [&] { return analysis::critical_path(t, r.matching, *r.waits); });
+  return r;
+}
+
+nlohmann::ordered_json analyses_json(const trace::Trace& t, const AnalysisReport& r) {
+  nlohmann::ordered_json j;
+  if (!r.selection.any()) return nullptr;
+  const auto names = path_names(t, r.matching);
+  const auto& m = r.matching;
+  j["ran"] = r.selection.names();
+  j["matching"] = {{"messages", m.messages.size()},
+                   {"collective_instances", m.collectives.size()},
+                   {"unmatched",
+                    {{"sends", m.unmatched.sends},
+                     {"receives", m.unmatched.receives},
+                     {"requests", m.unmatched.requests},
+                     {"collective_calls", m.unmatched.collective_calls},
+                     {"unbalanced_regions", m.unmatched.unbalanced_regions}}}};
+  const auto& w = *r.waits;
+  nlohmann::ordered_json patterns;
+  for (std::size_t p = 0; p < analysis::kPatternCount; ++p) {
+    const auto pat = static_cast<Pattern>(p);
+    patterns[std::string(analysis::pattern_name(pat))] = {{"total_s", w.total[p]},
+                                                          {"instances", w.count[p]},
+                                                          {"max_s", w.max[p]},
+                                                          {"ratio", w.ratio(pat)}};
+  }
+  j["waitstate"] = {{"wall_time_s", w.wall_time},
+                    {"ranks", w.ranks},
+                    {"total_waiting_s", w.total_waiting},
+                    {"wait_ratio", w.wait_ratio},
+                    {"patterns", patterns}};
+  if (r.delay) {
+    const auto& d = *r.delay;
+    nlohmann::ordered_json kinds;
+    for (std::size_t k = 0; k < analysis::kDelayKindCount; ++k)
+      kinds[std::string(analysis::delay_kind_name(static_cast<DelayKind>(k)))] = {
+          {"short_term_s", d.short_total[k]}, {"long_term_s", d.long_total[k]}};
+    nlohmann::ordered_json top = nlohmann::ordered_json::array();
+    for (const auto* e : top_delay(d, kTop))
+      top.push_back({{"rank", e->rank},
+                     {"call_path", names[e->path]},
+                     {"kind", analysis::delay_kind_name(e->kind)},
+                     {"short_term_s", e->short_term},
+                     {"long_term_s", e->long_term}});
+    j["delay"] = {{"synchronisation_points", d.sync_points},
+                  {"waiting_s", d.sync_waiting},
+                  {"short_term_s", d.short_term},
+                  {"long_term_s", d.long_term},
+                  {"unattributed_s", d.unattributed},
+                  {"by_kind", kinds},
+                  {"wait_states",
+                   {{"direct_s", d.direct},
+                    {"indirect_s", d.indirect},
+                    {"propagating_s", d.propagating},
+                    {"terminal_s", d.terminal}}},
+                  {"top", top}};
+  } else {
+    j["delay"] = nullptr;
+  }
+  if (r.critpath) {
+    const auto& c = *r.critpath;
+    nlohmann::ordered_json top = nlohmann::ordered_json::array();
+    for (const auto* p : top_imbalance(c, kTop))
+      top.push_back({{"call_path", names[p->path]},
+                     {"on_path_s", p->on_path},
+                     {"average_s", p->average},
+                     {"imbalance_s", p->imbalance}});
+    j["critpath"] = {{"start_s", c.start},
+                     {"end_s", c.end},
+                     {"length_s", c.length},
+                     {"segments", c.segments.size()},
+                     {"rank_changes", c.jumps},
+                     {"complete", c.complete},
+                     {"impact",
+                      {{"critical_path_activities_s", c.critical_activities},
+                       {"critical_imbalance_s", c.critical_imbalance},
+                       {"non_critical_path_activities_s", c.noncritical_activities}}},
+                     {"top_imbalance", top}};
+  } else {
+    j["critpath"] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::ordered_json analyses_host_json(const trace::Trace& t, const AnalysisReport& r) {
+  const double events = static_cast<double>(t.event_count());
+  const auto rate = [&](double s) { return s > 0 ? events / s : 0.0; };
+  nlohmann::ordered_json j;
+  j["events"] = t.event_count();
+  j["matching_s"] = r.match_seconds;
+  j["waitstate_s"] = r.waitstate_seconds;
+  j["delay_s"] = r.delay_seconds;
+  j["critpath_s"] = r.critpath_seconds;
+  const double all = r.match_seconds + r.waitstate_seconds + r.delay_seconds + r.critpath_seconds;
+  j["events_per_second"] = rate(all);
+  j["matching_bytes"] = r.matching.memory_bytes();
+  return j;
+}
+
+std::vector<std::string> write_analysis_tables(const std::string& dir, const trace::Trace& t,
+                                               const AnalysisReport& r) {
+  std::vector<std::string> written;
+  const fs::path d(dir);
+  const auto table = [&](const char* file, bool present, const std::function<void(std::ostream&)>& rows) {
+    const std::string path = (d / file).string();
+    if (!present) {
+      std::error_code ec;
+      fs::remove(path, ec);
+      if (ec) throw InputError("cannot remove " + path + " (left from an earlier run): " + ec.message());
+      return;
+    }
+    trace::write_file_atomic(path, rows);
+    written.push_back(path);
+  };
+  const auto names = r.selection.any() ? path_names(t, r.matching) : std::vector<std::string>{};
+  table(kWaitstateCsv, r.selection.waitstate, [&](std::ostream& os) {
+    os << "pattern,call_path,rank,seconds,instances\n";
+    for (const auto& e : r.waits->table)
+      os << analysis::pattern_name(e.pattern) << ',' << csv(names[e.path]) << ',' << e.rank << ','
+         << num(e.seconds) << ',' << e.count << '\n';
+  });
+  table(kDelayCsv, r.delay.has_value(), [&](std::ostream& os) {
+    os << "kind,call_path,rank,short_term_s,long_term_s\n";
+    for (const auto& e : r.delay->table)
+      os << analysis::delay_kind_name(e.kind) << ',' << csv(names[e.path]) << ',' << e.rank << ','
+         << num(e.short_term) << ',' << num(e.long_term) << '\n';
+  });
+  table(kPathCsv, r.critpath.has_value(), [&](std::ostream& os) {
+    os << "rank,call_path,start_s,end_s\n";
+    for (const auto& s : r.critpath->segments)
+      os << s.rank << ',' << csv(names[s.path]) << ',' << num(s.start) << ',' << num(s.end) << '\n';
+  });
+  table(kProfileCsv, r.critpath.has_value(), [&](std::ostream& os) {
+    os << "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s\n";
+    for (const auto& p : r.critpath->profile)
+      if (p.time > 0 || p.on_path > 0)
+        os << csv(names[p.path]) << ',' << num(p.on_path) << ',' << num(p.time) << ',' << num(p.waiting) << ','
+           << num(p.average) << ',' << num(p.imbalance) << '\n';
+  });
+  return written;
+}
+
+void print_analysis_summary(const trace::Trace& t, const AnalysisReport& r, std::ostream& out) {
+  if (!r.selection.any()) return;
+  const auto names = path_names(t, r.matching);
+  const auto& w = *r.waits;
+  const auto& un = r.matching.unmatched;
+  if (un.total() > 0)
+    out << fmt::format("unmatched       {} sends, {} receives, {} requests, {} collective calls, {} regions "
+                       "(left out of the analyses)\n",
+                       un.sends, un.receives, un.requests, un.collective_calls, un.unbalanced_regions);
+  out << fmt::format("wait states     {} of {} ranks × {:.6g} s waiting ({:.6g} s)\n", percent(w.wait_ratio), w.ranks,
+                     w.wall_time, w.total_waiting);
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < analysis::kPatternCount; ++p)
+    if (w.total[p] > 0) order.push_back(p);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w.total[a] > w.total[b]; });
+  for (std::size_t i = 0; i < order.size() && i < 5; ++i) {
+    const auto p = static_cast<Pattern>(order[i]);
+    out << fmt::format("  {:<44} {:>12.6g} s {:>8}  {} instances\n", analysis::pattern_title(p), w.total[order[i]],
+                       percent(w.ratio(p)), w.count[order[i]]);
+  }
+  if (r.delay) {
+    const auto& d = *r.delay;
+    out << fmt::format("delay costs     {:.6g} s short-term, {:.6g} s long-term, {:.6g} s without a cause in the trace\n",
+                       d.short_term, d.long_term, d.unattributed);
+    for (const auto* e : top_delay(d, 5))
+      out << fmt::format("  rank {:<6} {:<36} {:>12.6g} s short {:>12.6g} s long  ({})\n", e->rank, names[e->path],
+                         e->short_term, e->long_term, analysis::delay_kind_name(e->kind));
+  }
+  if (r.critpath) {
+    const auto& c = *r.critpath;
+    out << fmt::format("critical path   {:.6g} s, {} segments, {} rank changes; imbalance impact {:.6g} rank-s\n",
+                       c.length, c.segments.size(), c.jumps, c.critical_imbalance);
+    for (const auto* p : top_imbalance(c, 5))
+      out << fmt::format("  {:<44} imbalance {:>10.6g} s (on path {:.6g} s, average {:.6g} s)\n", names[p->path],
+                         p->imbalance, p->on_path, p->average);
+  }
+}
+
+void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
+  const AnalysisSelection sel =
+      parse_analyses(args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses, "--analyses");
+  const trace::Trace t = trace::read_wlt(args.trace);
+  const std::string dir =
+      args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the output directory: " + ec.message());
+
+  const AnalysisReport r = run_analyses(t, sel);
+  const fs::path d(dir);
+  const std::string summary = (d / "summary.json").string();
+  std::error_code rm;
+  fs::remove(summary, rm);
+  std::vector<std::string> files = write_analysis_tables(dir, t, r);
+  nlohmann::ordered_json host;
+  host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
+  host["generator"] = std::string("waitlab ") + kVersion;
+  host["analyses"] = analyses_host_json(t, r);
+  trace::write_file_atomic((d / "host.json").string(), host.dump(2) + "\n");
+  files.push_back((d / "host.json").string());
+
+  nlohmann::ordered_json j;
+  j["schema"] = "waitlab.analysis";
+  j["schema_version"] = 1;
+  j["generator"] = std::string("waitlab ") + kVersion;
+  j["trace"] = {{"file", fs::path(args.trace).filename().string()},
+                {"name", t.attribute("name")},
+                {"ranks", t.ranks()},
+                {"events", t.event_count()}};
+  j["analyses"] = analyses_json(t, r);
+  trace::write_file_atomic(summary, j.dump(2) + "\n");
+  files.insert(files.begin(), summary);
+
+  out << fmt::format("trace           {} — {} ranks, {} events\n", args.trace, t.ranks(), t.event_count());
+  print_analysis_summary(t, r, out);
+  out << "results         ";
+  for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
+  out << "\n";
+}
+
+}  // namespace waitlab::app

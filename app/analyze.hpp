@@ -1,0 +1,65 @@
+// waitlab::app — running the trace analyses and reporting them (`waitlab analyze`, and the
+// analyses a scenario names in outputs.analyses for `waitlab run`).
+//
+// Promise: run_analyses() builds the one Matching of a trace and runs the selected
+// analyses on it (delay costs and the critical path need the wait states, which are then
+// computed too). The report goes out as data: the "analyses" object of summary.json
+// (docs/summary-json.md; deterministic, no host figures), one CSV per table with a header
+// row and SI units (docs/analyses.md), and a short summary for the terminal. Host times of
+// each analysis go to host.json only.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/critpath/critpath.hpp"
+#include "analysis/delay/delay.hpp"
+#include "analysis/trace/match.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+
+namespace waitlab::app {
+
+struct AnalysisSelection {
+  bool waitstate = false;
+  bool delay = false;
+  bool critpath = false;
+  bool any() const { return waitstate || delay || critpath; }
+  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath
+};
+
+// Parses names (models::select_analyses: comma-separated lists, `all`, delay and critpath
+// imply waitstate); unknown names throw InputError "<where>: unknown analysis 'x'; did you mean 'y'? ...".
+AnalysisSelection parse_analyses(const std::vector<std::string>& names, const std::string& where);
+
+struct AnalysisReport {
+  AnalysisSelection selection;
+  trace::Matching matching;
+  std::optional<analysis::WaitStateResult> waits;
+  std::optional<analysis::DelayResult> delay;
+  std::optional<analysis::CriticalPathResult> critpath;
+  // Host seconds per step (not deterministic: host.json only).
+  double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0;
+};
+
+AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection);
+
+nlohmann::ordered_json analyses_json(const trace::Trace& trace, const AnalysisReport& report);
+nlohmann::ordered_json analyses_host_json(const trace::Trace& trace, const AnalysisReport& report);
+// Writes the CSV tables of the analyses that ran into `dir` (atomically) and removes the
+// tables of those that did not; returns the paths written.
+std::vector<std::string> write_analysis_tables(const std::string& dir, const trace::Trace& trace,
+                                               const AnalysisReport& report);
+void print_analysis_summary(const trace::Trace& trace, const AnalysisReport& report, std::ostream& out);
+
+// `waitlab analyze TRACE [--out DIR] [--analyses ...]`
+struct AnalyzeArgs {
+  std::string trace;
+  std::string out_dir;                 // default: <trace's directory>/analysis
+  std::vector<std::string> analyses;   // default: all
+};
+void analyze_command(const AnalyzeArgs& args, std::ostream& out);
+
+}  // namespace waitlab::app

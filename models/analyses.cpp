@@ -1,0 +1,69 @@
+// The specs of the trace analyses (analysis/*): names and descriptions only, so that the
+// scenario loader can check outputs.analyses and `waitlab list`/`describe` show them. The
+// analyses themselves live in analysis/ and know nothing of this registry.
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/spec.hpp"
+
+namespace waitlab::models {
+
+void register_analyses(Registry& r) {
+  r.add(make_spec(SpecKind::Analysis, "waitstate",
+                  "Wait states with Scalasca 2.6 semantics: Late Sender (and wrong order), Late Receiver, Wait at "
+                  "Barrier, Barrier Completion, Wait at NxN, NxN Completion, Late Broadcast, Early Reduce, Early "
+                  "Scan, Wait at Init/Finalize, per pattern × call path × rank (waitstates.csv).",
+                  {}));
+  r.add(make_spec(SpecKind::Analysis, "delay",
+                  "Root-cause delay costs (paper 002, Algorithm 1): short- and long-term costs per kind × call path "
+                  "× rank of the delays that caused the wait states, and every wait state classified direct or "
+                  "indirect, propagating or terminal (delay.csv). Implies waitstate.",
+                  {}));
+  r.add(make_spec(SpecKind::Analysis, "critpath",
+                  "The critical path (critical_path.csv), its profile and imbalance per call path "
+                  "(critical_path_profile.csv), and the performance-impact split. Implies waitstate.",
+                  {}));
+}
+
+}  // namespace waitlab::models
+
+namespace waitlab::models {
+
+std::vector<std::string> select_analyses(const std::vector<std::string>& names) {
+  std::vector<std::string> known;
+  for (const auto* spec : Registry::instance().all(SpecKind::Analysis)) known.push_back(spec->name);
+  std::vector<char> chosen(known.size(), 0);
+  for (const auto& item : names) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      std::size_t end = item.find(',', start);
+      if (end == std::string::npos) end = item.size();
+      std::string name = item.substr(start, end - start);
+      name.erase(0, name.find_first_not_of(" \t"));
+      name.erase(name.find_last_not_of(" \t") + 1);
+      start = end + 1;
+      if (name.empty()) continue;
+      if (name == "all") {
+        std::fill(chosen.begin(), chosen.end(), 1);
+        continue;
+      }
+      const auto it = std::find(known.begin(), known.end(), name);
+      if (it == known.end()) {
+        const std::string best = did_you_mean(name, known);
+        std::string allowed;
+        for (const auto& k : known) allowed += k + ", ";
+        throw std::invalid_argument("unknown analysis '" + name + "'" +
+                                    (best.empty() ? "" : "; did you mean '" + best + "'?") + " (allowed: " + allowed +
+                                    "all)");
+      }
+      chosen[static_cast<std::size_t>(it - known.begin())] = 1;
+    }
+  }
+  const bool any = std::find(chosen.begin(), chosen.end(), 1) != chosen.end();
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < known.size(); ++i)
+    if (chosen[i] || (any && known[i] == "waitstate")) out.push_back(known[i]);
+  return out;
+}
+
+}  // namespace waitlab::models
