@@ -398,10 +398,16 @@ void apply_override(Tree& root, const std::string& assignment) {
       walked += "[" + std::to_string(s.index) + "]";
     }
     if (last) {
-      if (child->kind == Tree::Kind::Map || child->kind == Tree::Kind::Seq)
+      // A list of values may be replaced whole by one value (`center=4,4`,
+      // `analyses=waitstate,delay`): every list option also reads a comma-separated value.
+      const bool values = child->kind == Tree::Kind::Seq &&
+                          std::all_of(child->items.begin(), child->items.end(),
+                                      [](const Tree& i) { return i.kind == Tree::Kind::Scalar; });
+      if (child->kind == Tree::Kind::Map || (child->kind == Tree::Kind::Seq && !values))
         throw InputError(where + ": '" + walked + "' is " + kind_name(child->kind) +
                          "; set one of its keys instead (e.g. " + walked +
                          (child->kind == Tree::Kind::Seq ? "[0]" : ".KEY") + "=...)");
+      child->items.clear();
       child->kind = Tree::Kind::Scalar;
       child->text = value;
       child->where = where;

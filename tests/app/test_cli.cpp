@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -262,8 +264,8 @@ TEST_F(Cli, ListShowsEveryModel) {
     EXPECT_NE(r.out.find("\n  " + w.spec.name + " "), std::string::npos) << w.spec.name;
   for (const auto& p : models::perturbation_models())
     EXPECT_NE(r.out.find("\n  " + p.spec.name + " "), std::string::npos) << p.spec.name;
-  for (const char* s :
-       {"platforms:", "workloads:", "perturbations:", "collective sets", "  cluster ", "  fast "})
+  for (const char* s : {"platforms:", "workloads:", "perturbations:", "analyses:", "collective sets", "  cluster ",
+                        "  fast ", "  waitstate ", "  delay ", "  critpath "})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 
@@ -295,6 +297,81 @@ TEST(CliInProcess, DescribeWritesToGivenStream) {
   EXPECT_EQ(main(3, argv, out, err), 0);
   EXPECT_EQ(out.str().rfind("delay (perturbation)\n", 0), 0u) << out.str();
   EXPECT_EQ(err.str(), "");
+}
+
+}  // namespace
+}  // namespace waitlab::app
+
+namespace waitlab::app {
+namespace {
+
+// `waitlab run` with analyses and `waitlab analyze` on the trace it wrote agree exactly;
+// the tables have their documented headers; two analyses of one trace are byte-identical.
+TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
+  const std::string demo = kSource + "/scenarios/demo.yaml";
+  const std::string sets =
+      " --set workload.ranks=64 --set workload.iterations=20 --set perturbations[0].rank=32"
+      " --set outputs.analyses=waitstate,delay,critpath";
+  const Result run = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "run").string() + "'" + sets);
+  ASSERT_EQ(run.code, 0) << run.err;
+  for (const char* line : {"wait states     ", "delay costs     ", "critical path   "})
+    EXPECT_NE(run.out.find(line), std::string::npos) << line << " missing in\n" << run.out;
+  const std::string trace = (dir_ / "run" / "trace.wlt").string();
+  const Result a = waitlab("analyze '" + trace + "' --out '" + (dir_ / "a").string() + "'");
+  ASSERT_EQ(a.code, 0) << a.err;
+  const Result b = waitlab("analyze '" + trace + "' -o '" + (dir_ / "b").string() + "' -a all");
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto run_summary = nlohmann::json::parse(slurp(dir_ / "run" / "summary.json"));
+  const auto an = nlohmann::json::parse(slurp(dir_ / "a" / "summary.json"));
+  EXPECT_EQ(an["schema"], "waitlab.analysis");
+  EXPECT_EQ(an["trace"]["ranks"], 64);
+  EXPECT_EQ(an["analyses"], run_summary["analyses"]);
+  EXPECT_EQ(an["analyses"]["ran"], nlohmann::json({"waitstate", "delay", "critpath"}));
+  // The 20 ms delay on rank 32: its neighbours wait 20 ms each, the cost sits on rank 32.
+  EXPECT_EQ(an["analyses"]["delay"]["top"][0]["rank"], 32);
+  EXPECT_NEAR(an["analyses"]["delay"]["top"][0]["short_term_s"].get<double>(), 0.04, 2e-5);
+  EXPECT_EQ(an["analyses"]["matching"]["unmatched"]["sends"], 0);
+  const std::map<std::string, std::string> headers = {
+      {"waitstates.csv", "pattern,call_path,rank,seconds,instances"},
+      {"delay.csv", "kind,call_path,rank,short_term_s,long_term_s"},
+      {"critical_path.csv", "rank,call_path,start_s,end_s"},
+      {"critical_path_profile.csv", "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s"}};
+  for (const auto& [file, header] : headers) {
+    const std::string text = slurp(dir_ / "a" / file);
+    EXPECT_EQ(text.substr(0, text.find('\n')), header) << file;
+    EXPECT_GT(std::count(text.begin(), text.end(), '\n'), 1) << file;
+    EXPECT_EQ(text, slurp(dir_ / "b" / file)) << file;
+    EXPECT_EQ(text, slurp(dir_ / "run" / file)) << file;
+  }
+  EXPECT_EQ(slurp(dir_ / "a" / "summary.json"), slurp(dir_ / "b" / "summary.json"));
+
+  // Only the wait states: the other tables are not written (and old ones are removed).
+  const Result w = waitlab("analyze '" + trace + "' --out '" + (dir_ / "a").string() + "' --analyses waitstate");
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_TRUE(fs::exists(dir_ / "a" / "waitstates.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "a" / "delay.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "a" / "critical_path.csv"));
+  const auto only = nlohmann::json::parse(slurp(dir_ / "a" / "summary.json"));
+  EXPECT_TRUE(only["analyses"]["delay"].is_null());
+  EXPECT_EQ(only["analyses"]["waitstate"], an["analyses"]["waitstate"]);
+}
+
+TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
+  const auto one_line = [](const Result& r) { return std::count(r.err.begin(), r.err.end(), '\n') == 1; };
+  const Result missing = waitlab("analyze '" + (dir_ / "none.wlt").string() + "'");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(one_line(missing)) << missing.err;
+  EXPECT_NE(missing.err.find("none.wlt"), std::string::npos) << missing.err;
+  const Result garbage = waitlab("analyze '" + write("bad.wlt", "WLTRACE but not really").string() + "'");
+  EXPECT_EQ(garbage.code, 2);
+  EXPECT_TRUE(one_line(garbage)) << garbage.err;
+  EXPECT_NE(garbage.err.find("bad.wlt"), std::string::npos) << garbage.err;
+  const Result unknown = waitlab("analyze '" + (dir_ / "none.wlt").string() + "' --analyses delay,critpat");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.err,
+            "waitlab: error: --analyses: unknown analysis 'critpat'; did you mean 'critpath'? (allowed: waitstate, "
+            "delay, critpath, all)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 
 }  // namespace

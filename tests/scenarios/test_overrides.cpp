@@ -118,3 +118,21 @@ TEST(Overrides, Errors) {
 
 }  // namespace
 }  // namespace waitlab::scenarios
+
+namespace waitlab::scenarios {
+namespace {
+
+// A list of values can be replaced whole by one comma-separated value; a list of sections cannot.
+TEST(Overrides, ListOfValuesReplacedByOneValue) {
+  const std::string text = std::string(kText) + "  - {type: imbalance_hotspot, center: [1], radius: 1}\n" +
+                           "outputs: {analyses: [waitstate]}\n";
+  const Scenario s = parse_scenario(text, "o.yaml", {"perturbations[1].center=3", "outputs.analyses=delay,critpath"});
+  EXPECT_EQ(s.perturbations[1].options.int_list("center"), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(s.outputs.analyses, (std::vector<std::string>{"waitstate", "delay", "critpath"}));
+  EXPECT_EQ(error_of({"perturbations=delay"}),
+            "--set perturbations=delay: 'perturbations' is a list; set one of its keys instead (e.g. "
+            "perturbations[0]=...)");
+}
+
+}  // namespace
+}  // namespace waitlab::scenarios

@@ -151,6 +151,23 @@ TEST(ScenarioErrors, UnknownRunKey) {
             "collectives, semantics, baseline)");
 }
 
+TEST(ScenarioErrors, UnknownAnalysis) {
+  EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: [waitstate, dealy]\n"),
+            "t.yaml:21:25: outputs.analyses: unknown analysis 'dealy'; did you mean 'delay'? (allowed: waitstate, "
+            "delay, critpath, all)");
+  EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: {delay: 1}\n"),
+            "t.yaml:21:3: outputs.analyses: expected a list of analyses (e.g. [waitstate, delay, critpath]), got a "
+            "mapping (key: value lines)");
+  // Accepted forms, normalised: a list, a comma-separated value, `all`; delay implies waitstate.
+  const auto analyses = [](const std::string& v) {
+    return parse_scenario(base_scenario() + "outputs:\n  analyses: " + v + "\n", "t.yaml").outputs.analyses;
+  };
+  EXPECT_EQ(analyses("[critpath, delay]"), (std::vector<std::string>{"waitstate", "delay", "critpath"}));
+  EXPECT_EQ(analyses("delay"), (std::vector<std::string>{"waitstate", "delay"}));
+  EXPECT_EQ(analyses("all"), (std::vector<std::string>{"waitstate", "delay", "critpath"}));
+  EXPECT_EQ(analyses("[]"), std::vector<std::string>{});
+}
+
 TEST(ScenarioErrors, UnknownOutputsKey) {
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  directory: x\n"),
             "t.yaml:21:3: unknown key 'directory' in outputs (allowed: dir, trace, progress, analyses)");
