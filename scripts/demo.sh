@@ -8,4 +8,4 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="$ROOT/out/demo"
 "$ROOT/build/app/waitlab" run "$ROOT/scenarios/demo.yaml" --out "$OUT"
 echo
-echo "demo results are in $OUT (summary.json, trace.wlt)"
+echo "demo results are in $OUT (summary.json, trace.wlt, the analyses' CSV tables; docs/analyses.md explains them)"
