@@ -1,8 +1,9 @@
 #include "analysis/delay/delay.hpp"
 
 #include <algorithm>
-#include <map>
 #include <tuple>
+
+#include "analysis/trace/cells.hpp"
 
 namespace waitlab::analysis {
 
@@ -104,7 +105,7 @@ class Replay {
     std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a > b; });
     res.sync_points = order.size();
 
-    std::map<std::tuple<DelayKind, CallPathId, Rank>, std::pair<double, double>> costs;
+    trace::CellTable<std::pair<double, double>> costs;
     std::vector<std::size_t> d_waits;
     for (const auto& o : order) {
       const std::size_t i = std::get<4>(o);
@@ -136,7 +137,7 @@ class Replay {
         const DelayKind kind = delay_kind(x.pattern);
         for (CallPathId c : touched_) {
           if (prof_[c] <= 0) continue;
-          auto& e = costs[{kind, c, d}];
+          auto& e = costs.at(static_cast<std::uint8_t>(kind), c, d);
           e.first += w * s * prof_[c];
           e.second += g * s * prof_[c];
         }
@@ -162,9 +163,9 @@ class Replay {
       res.terminal += cls.terminal;
     }
     res.table.reserve(costs.size());
-    for (const auto& [key, v] : costs) {
-      const auto [kind, path, rank] = key;
-      res.table.push_back(DelayEntry{kind, path, rank, v.first, v.second});
+    for (const auto& [cell, v] : costs.sorted()) {
+      const auto kind = static_cast<DelayKind>(cell.kind);
+      res.table.push_back(DelayEntry{kind, cell.path, cell.rank, v.first, v.second});
       res.short_total[static_cast<std::size_t>(kind)] += v.first;
       res.long_total[static_cast<std::size_t>(kind)] += v.second;
       res.short_term += v.first;

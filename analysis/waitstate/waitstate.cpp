@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
-#include <map>
 #include <tuple>
+
+#include "analysis/trace/cells.hpp"
 
 namespace waitlab::analysis {
 
@@ -221,9 +222,9 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
   });
 
   // The table and the totals.
-  std::map<std::tuple<Pattern, CallPathId, Rank>, std::pair<double, std::uint64_t>> table;
+  trace::CellTable<std::pair<double, std::uint64_t>> table;
   const auto book = [&](const WaitState& w) {
-    auto& e = table[{w.pattern, m.calls[w.rank][w.call].path, w.rank}];
+    auto& e = table.at(static_cast<std::uint8_t>(w.pattern), m.calls[w.rank][w.call].path, w.rank);
     e.first += w.seconds;
     ++e.second;
     const auto p = static_cast<std::size_t>(w.pattern);
@@ -235,8 +236,8 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
   for (const auto& w : out) book(w);
   for (const auto& w : subset) book(w);
   res.table.reserve(table.size());
-  for (const auto& [key, v] : table)
-    res.table.push_back(WaitEntry{std::get<0>(key), std::get<1>(key), std::get<2>(key), v.first, v.second});
+  for (const auto& [cell, v] : table.sorted())
+    res.table.push_back(WaitEntry{static_cast<Pattern>(cell.kind), cell.path, cell.rank, v.first, v.second});
   const double denom = res.wall_time * static_cast<double>(res.ranks);
   res.wait_ratio = denom > 0 ? res.total_waiting / denom : 0.0;
   return res;
