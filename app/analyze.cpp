@@ -134,7 +134,8 @@ nlohmann::ordered_json analyses_json(const trace::Trace& t, const AnalysisReport
                      {"receives", m.unmatched.receives},
                      {"requests", m.unmatched.requests},
                      {"collective_calls", m.unmatched.collective_calls},
-                     {"unbalanced_regions", m.unmatched.unbalanced_regions}}}};
+                     {"unbalanced_regions", m.unmatched.unbalanced_regions},
+                     {"stray_events", m.unmatched.stray_events}}}};
   const auto& w = *r.waits;
   nlohmann::ordered_json patterns;
   for (std::size_t p = 0; p < analysis::kPatternCount; ++p) {
@@ -266,9 +267,10 @@ void print_analysis_summary(const trace::Trace& t, const AnalysisReport& r, std:
   const auto& w = *r.waits;
   const auto& un = r.matching.unmatched;
   if (un.total() > 0)
-    out << fmt::format("unmatched       {} sends, {} receives, {} requests, {} collective calls, {} regions "
-                       "(left out of the analyses)\n",
-                       un.sends, un.receives, un.requests, un.collective_calls, un.unbalanced_regions);
+    out << fmt::format("unmatched       {} sends, {} receives, {} requests, {} collective calls, {} regions, "
+                       "{} events outside MPI calls (left out of the analyses)\n",
+                       un.sends, un.receives, un.requests, un.collective_calls, un.unbalanced_regions,
+                       un.stray_events);
   out << fmt::format("wait states     {} of {} ranks × {:.6g} s waiting ({:.6g} s)\n", percent(w.wait_ratio), w.ranks,
                      w.wall_time, w.total_waiting);
   std::vector<std::size_t> order;

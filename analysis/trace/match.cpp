@@ -83,6 +83,12 @@ Matching Matching::build(const Trace& trace) {
     Time coll_begin = 0;
     for (std::uint32_t i = 0; i < ev.size(); ++i) {
       const Event& e = ev[i];
+      const bool communication = e.kind != EventKind::Enter && e.kind != EventKind::Leave;
+      if (communication && !in_call) {  // a message or collective event outside any MPI call
+        ++m.unmatched.stray_events;
+        after[i] = stack.empty() ? kNoCallPath : stack.back();
+        continue;
+      }
       switch (e.kind) {
         case EventKind::Enter: {
           const CallPathId parent = stack.empty() ? kNoCallPath : stack.back();

@@ -86,7 +86,10 @@ struct Unmatched {
   std::uint64_t requests = 0;           // completions of unknown requests, requests never completed
   std::uint64_t collective_calls = 0;   // calls left over or in an instance whose members disagree
   std::uint64_t unbalanced_regions = 0; // Leave without Enter, Enter never left
-  std::uint64_t total() const { return sends + receives + requests + collective_calls + unbalanced_regions; }
+  std::uint64_t stray_events = 0;       // communication events outside any MPI call
+  std::uint64_t total() const {
+    return sends + receives + requests + collective_calls + unbalanced_regions + stray_events;
+  }
 };
 
 struct Matching {

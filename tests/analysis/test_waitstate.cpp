@@ -215,6 +215,9 @@ TEST(Matching, UnmatchedIsCountedAndTheRestAnalysed) {
   b.send(0, 3, 3, 1, 7).recv(1, 2, 3, 4, 0, 7);
   b.wait(1, 5, 5, 5, {{false, 42, 0, 0}});  // completes an unknown request
   b.coll(0, MpiOp::Barrier, 6, 7);    // rank 1 never joins
+  auto stray = b.trace();
+  stray.locations[1].events.push_back(trace::make_event(9, EventKind::Send, MpiOp::None, 0, 0, 1, 8));
+  EXPECT_EQ(trace::Matching::build(stray).unmatched.stray_events, 1u);
   const auto a = analyse(b);
   EXPECT_EQ(a.match.unmatched.sends, 1u);
   EXPECT_EQ(a.match.unmatched.receives, 1u);
