@@ -33,8 +33,7 @@ struct PeerCall {
 class Replay {
  public:
   Replay(const trace::Trace& tr, const Matching& m, const WaitStateResult& w)
-      : tr_(tr), m_(m), w_(w), prof_(m.paths.size(), 0.0), other_(m.paths.size(), 0.0),
-        mark_(m.paths.size(), 0), other_mark_(m.paths.size(), 0) {
+      : tr_(tr), m_(m), w_(w), prof_(m.paths.size(), 0.0), mark_(m.paths.size(), 0) {
     const std::size_t n = tr.ranks();
     peers_.resize(n);
     // A synchronisation point is a communication event that carries a wait state; the
@@ -85,78 +84,139 @@ class Replay {
     for (std::size_t r = 0; r < n; ++r) first_[r + 1] += first_[r];
   }
 
+  // Four passes, so that only the γ propagation follows the global backward order and
+  // everything that reads the trace runs rank by rank, in memory order:
+  //  1. per waiting rank: its processing-time profile over I_S (sparse, kept);
+  //  2. per delaying rank: its profile over I_S, Δ, s, the short-term costs and the direct /
+  //     indirect split — none of which depends on γ — and the range of its wait states in I_S;
+  //  3. latest point first: γ_long[x] += (w + γ_long)·s·x for d's wait states x in I_S;
+  //  4. long-term costs γ_long(S)·s·Δ[c], now that every γ_long is final.
   DelayResult run() {
     DelayResult res;
     const auto& inst = w_.instances;
     res.classes.assign(inst.size(), WaitClass{});
-    gamma_.assign(inst.size(), 0.0);
-    propagated_.assign(inst.size(), 0.0);
-    std::vector<std::size_t> points;
-    for (std::size_t i = 0; i < inst.size(); ++i)
-      if (has_cause(inst[i].pattern) && inst[i].cause_rank != trace::kNoRank && inst[i].seconds > 0) points.push_back(i);
-    // Latest first: a wait state's long-term cost is complete once every later point that
-    // it propagates to has been processed (those points lie after it on its rank).
-    std::vector<std::tuple<trace::Time, trace::Time, Rank, std::uint32_t, std::size_t>> order;
-    order.reserve(points.size());
-    for (std::size_t i : points) {
-      const auto& x = inst[i];
-      order.emplace_back(m_.enter(tr_, x.cause_rank, x.cause_call), m_.enter(tr_, x.rank, x.call), x.rank, x.call, i);
-    }
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a > b; });
-    res.sync_points = order.size();
+    std::vector<double> gamma(inst.size(), 0.0), propagated(inst.size(), 0.0);
 
+    std::vector<Point> pts;
+    for (std::size_t i = 0; i < inst.size(); ++i) {
+      const auto& x = inst[i];
+      if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank || !(x.seconds > 0)) continue;
+      Point pt;
+      pt.instance = static_cast<std::uint32_t>(i);
+      pts.push_back(pt);
+    }
+    res.sync_points = pts.size();
+
+    // Pass 1: the waiting side, in (rank, call) order as the instances are.
+    std::vector<PathValue> rbuf;
+    for (auto& pt : pts) {
+      const WaitState& x = inst[pt.instance];
+      const bool p2p = is_p2p(x.pattern);
+      const std::uint32_t prev = p2p ? prev_peer(x.rank, x.cause_rank, x.call) : prev_coll_[x.rank][x.call];
+      pt.wait_enter = m_.enter(tr_, x.rank, x.call);
+      profile(x.rank, prev, x.call, nullptr);
+      pt.r_first = static_cast<std::uint32_t>(rbuf.size());
+      for (CallPathId c : touched_) rbuf.push_back(PathValue{c, prof_[c]});
+      pt.r_count = static_cast<std::uint32_t>(rbuf.size() - pt.r_first);
+      clear();
+    }
+
+    // Pass 2: the delaying side, in (rank, call) order.
+    std::vector<std::uint32_t> by_cause(pts.size());
+    for (std::uint32_t j = 0; j < pts.size(); ++j) by_cause[j] = j;
+    std::sort(by_cause.begin(), by_cause.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const WaitState& x = inst[pts[a].instance];
+      const WaitState& y = inst[pts[b].instance];
+      return std::tie(x.cause_rank, x.cause_call, pts[a].instance) < std::tie(y.cause_rank, y.cause_call, pts[b].instance);
+    });
+    std::vector<PathValue> dbuf;
     trace::CellTable<std::pair<double, double>> costs;
-    std::vector<std::size_t> d_waits;
-    for (const auto& o : order) {
-      const std::size_t i = std::get<4>(o);
-      const WaitState& x = inst[i];
-      const Rank r = x.rank, d = x.cause_rank;
-      const double w = x.seconds, g = gamma_[i];
+    std::vector<double> remote(m_.paths.size(), 0.0);
+    for (std::uint32_t j : by_cause) {
+      Point& pt = pts[j];
+      const WaitState& x = inst[pt.instance];
+      const Rank d = x.cause_rank;
+      const double w = x.seconds;
       res.sync_waiting += w;
       const bool p2p = is_p2p(x.pattern);
-      const std::uint32_t prev_r = p2p ? prev_peer(r, d, x.call) : prev_coll_[r][x.call];
-      const std::uint32_t prev_d = p2p ? prev_peer(d, r, x.cause_call) : prev_coll_[d][x.cause_call];
-      profile(r, prev_r, x.call, other_, other_mark_, other_touched_, nullptr);
-      d_waits.clear();
-      profile(d, prev_d, x.cause_call, prof_, mark_, touched_, &d_waits);
-      double sum_delta = 0, w_d = 0;
+      const std::uint32_t prev = p2p ? prev_peer(d, x.rank, x.cause_call) : prev_coll_[d][x.cause_call];
+      pt.cause_enter = m_.enter(tr_, d, x.cause_call);
+      const auto [lo, hi] = profile(d, prev, x.cause_call, &pt.w_d);
+      pt.waits_first = lo;
+      pt.waits_end = hi;
+      for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) remote[rbuf[k].path] = rbuf[k].value;
+      double sum_delta = 0;
       for (CallPathId c : touched_) {
-        const double diff = prof_[c] - other_[c];
-        const double delta = diff > kResolution ? diff : 0.0;
-        prof_[c] = delta;
-        sum_delta += delta;
+        const double diff = prof_[c] - remote[c];
+        prof_[c] = diff > kResolution ? diff : 0.0;
+        sum_delta += prof_[c];
       }
-      for (std::size_t k : d_waits) w_d += inst[k].seconds;
-      WaitClass& cls = res.classes[i];
-      const double denom = sum_delta + w_d;
+      for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) remote[rbuf[k].path] = 0.0;
+      WaitClass& cls = res.classes[pt.instance];
+      const double denom = sum_delta + pt.w_d;
       if (!(denom > 0)) {
-        res.unattributed += w + g;
+        pt.s = 0;
+        res.unattributed += w;
         cls.direct = w;
       } else {
-        const double s = 1.0 / denom;
-        const DelayKind kind = delay_kind(x.pattern);
+        pt.s = 1.0 / denom;
+        const auto kind = static_cast<std::uint8_t>(delay_kind(x.pattern));
+        pt.d_first = static_cast<std::uint32_t>(dbuf.size());
         for (CallPathId c : touched_) {
           if (prof_[c] <= 0) continue;
-          auto& e = costs.at(static_cast<std::uint8_t>(kind), c, d);
-          e.first += w * s * prof_[c];
-          e.second += g * s * prof_[c];
+          const double share = pt.s * prof_[c];
+          dbuf.push_back(PathValue{c, share});
+          costs.at(kind, c, d).first += w * share;
         }
-        for (std::size_t k : d_waits) {
-          gamma_[k] += (w + g) * s * inst[k].seconds;
-          propagated_[k] += w * s * inst[k].seconds;
-        }
-        cls.indirect = w * s * w_d;
+        pt.d_count = static_cast<std::uint32_t>(dbuf.size() - pt.d_first);
+        cls.indirect = w * pt.s * pt.w_d;
         cls.direct = w - cls.indirect;
       }
-      clear(other_, other_mark_, other_touched_);
-      clear(prof_, mark_, touched_);
+      clear();
+    }
+    rbuf = {};
+
+    // Pass 3: γ_long, latest synchronisation point first (a wait state's γ_long is complete
+    // once every later point that it propagates to has been processed: those points lie
+    // after it on its rank).
+    std::vector<std::uint32_t> order(pts.size());
+    for (std::uint32_t j = 0; j < pts.size(); ++j) order[j] = j;
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const Point& p = pts[a];
+      const Point& q = pts[b];
+      const WaitState& x = inst[p.instance];
+      const WaitState& y = inst[q.instance];
+      return std::tie(p.cause_enter, p.wait_enter, x.rank, x.call) > std::tie(q.cause_enter, q.wait_enter, y.rank, y.call);
+    });
+    for (std::uint32_t j : order) {
+      const Point& pt = pts[j];
+      const double w = inst[pt.instance].seconds;
+      const double g = gamma[pt.instance];
+      if (pt.s == 0) {
+        res.unattributed += g;
+        continue;
+      }
+      for (std::uint32_t k = pt.waits_first; k < pt.waits_end; ++k) {
+        if (!propagates(inst[k])) continue;
+        gamma[k] += (w + g) * pt.s * inst[k].seconds;
+        propagated[k] += w * pt.s * inst[k].seconds;
+      }
     }
 
-    for (std::size_t i : points) {
-      WaitClass& cls = res.classes[i];
-      cls.gamma_long = gamma_[i];
-      cls.propagating = std::min(propagated_[i], inst[i].seconds);
-      cls.terminal = inst[i].seconds - cls.propagating;
+    // Pass 4: long-term costs.
+    for (const Point& pt : pts) {
+      const WaitState& x = inst[pt.instance];
+      const auto kind = static_cast<std::uint8_t>(delay_kind(x.pattern));
+      const double g = gamma[pt.instance];
+      for (std::uint32_t k = pt.d_first; k < pt.d_first + pt.d_count; ++k)
+        costs.at(kind, dbuf[k].path, x.cause_rank).second += g * dbuf[k].value;
+    }
+
+    for (const Point& pt : pts) {
+      WaitClass& cls = res.classes[pt.instance];
+      cls.gamma_long = gamma[pt.instance];
+      cls.propagating = std::min(propagated[pt.instance], inst[pt.instance].seconds);
+      cls.terminal = inst[pt.instance].seconds - cls.propagating;
       res.direct += cls.direct;
       res.indirect += cls.indirect;
       res.propagating += cls.propagating;
@@ -166,8 +226,8 @@ class Replay {
     for (const auto& [cell, v] : costs.sorted()) {
       const auto kind = static_cast<DelayKind>(cell.kind);
       res.table.push_back(DelayEntry{kind, cell.path, cell.rank, v.first, v.second});
-      res.short_total[static_cast<std::size_t>(kind)] += v.first;
-      res.long_total[static_cast<std::size_t>(kind)] += v.second;
+      res.short_total[cell.kind] += v.first;
+      res.long_total[cell.kind] += v.second;
       res.short_term += v.first;
       res.long_term += v.second;
     }
@@ -175,6 +235,25 @@ class Replay {
   }
 
  private:
+  struct PathValue {
+    CallPathId path;
+    double value;
+  };
+  // One synchronisation point and what the passes compute for it.
+  struct Point {
+    std::uint32_t instance = 0;                  // index into the wait-state instances
+    std::uint32_t r_first = 0, r_count = 0;      // the waiting rank's profile in rbuf
+    std::uint32_t d_first = 0, d_count = 0;      // s·Δ[c] in dbuf
+    std::uint32_t waits_first = 0, waits_end = 0;  // the delaying rank's instances in I_S
+    double s = 0;                                // 0: no cause inside the trace
+    double w_d = 0;                              // waiting of the delaying rank in I_S
+    trace::Time cause_enter = 0, wait_enter = 0; // the backward order
+  };
+
+  static bool propagates(const WaitState& x) {
+    return has_cause(x.pattern) && x.cause_rank != trace::kNoRank;
+  }
+
   // The last synchronisation point of rank r with `peer` before call `before`.
   std::uint32_t prev_peer(Rank r, Rank peer, std::uint32_t before) const {
     const auto& p = peers_[r];
@@ -185,51 +264,53 @@ class Replay {
     return it->peer == peer ? it->call : kNone;
   }
 
-  // Processing time per call path on rank r between the end of call `from` (kNone: the
-  // start of the trace) and the start of call `to`; the wait states of the calls in
-  // between are subtracted, and those with a cause are listed in `waits`.
-  void profile(Rank r, std::uint32_t from, std::uint32_t to, std::vector<double>& prof,
-               std::vector<std::uint8_t>& mark, std::vector<CallPathId>& touched,
-               std::vector<std::size_t>* waits) {
+  // Processing time per call path (into prof_/touched_) on rank r between the end of call
+  // `from` (kNone: the start of the trace) and the start of call `to`: exclusive time minus
+  // the waiting time of the wait states of the calls in between. Returns the index range of
+  // those wait states; with `waiting`, adds up the ones that have a cause.
+  std::pair<std::uint32_t, std::uint32_t> profile(Rank r, std::uint32_t from, std::uint32_t to, double* waiting) {
     const auto& ev = tr_.locations[r].events;
     const auto& after = m_.path_after[r];
     const auto& calls = m_.calls[r];
     const std::uint32_t begin = from == kNone ? 0 : calls[from].leave;
     const std::uint32_t end = calls[to].enter;
-    const auto touch = [&](CallPathId c) {
-      if (!mark[c]) {
-        mark[c] = 1;
-        touched.push_back(c);
-      }
-    };
     for (std::uint32_t k = begin; k < end; ++k) {
       const CallPathId c = after[k];
       if (c == trace::kNoCallPath) continue;
       const double dt = ev[k + 1].time - ev[k].time;
       if (dt <= 0) continue;
       touch(c);
-      prof[c] += dt;
+      prof_[c] += dt;
     }
     const auto& inst = w_.instances;
-    const std::uint32_t lo = from == kNone ? 0 : from + 1;
-    auto it = std::lower_bound(inst.begin() + static_cast<std::ptrdiff_t>(first_[r]),
-                               inst.begin() + static_cast<std::ptrdiff_t>(first_[r + 1]), lo,
-                               [](const WaitState& a, std::uint32_t call) { return a.call < call; });
-    for (; it != inst.begin() + static_cast<std::ptrdiff_t>(first_[r + 1]) && it->call < to; ++it) {
+    const auto rank_begin = inst.begin() + static_cast<std::ptrdiff_t>(first_[r]);
+    const auto rank_end = inst.begin() + static_cast<std::ptrdiff_t>(first_[r + 1]);
+    const std::uint32_t lo_call = from == kNone ? 0 : from + 1;
+    const auto by_call = [](const WaitState& a, std::uint32_t call) { return a.call < call; };
+    const auto lo = std::lower_bound(rank_begin, rank_end, lo_call, by_call);
+    auto it = lo;
+    for (; it != rank_end && it->call < to; ++it) {
       const CallPathId c = calls[it->call].path;
       touch(c);
-      prof[c] -= it->seconds;
-      if (waits && has_cause(it->pattern) && it->cause_rank != trace::kNoRank)
-        waits->push_back(static_cast<std::size_t>(it - inst.begin()));
+      prof_[c] -= it->seconds;
+      if (waiting && propagates(*it)) *waiting += it->seconds;
+    }
+    return {static_cast<std::uint32_t>(lo - inst.begin()), static_cast<std::uint32_t>(it - inst.begin())};
+  }
+
+  void touch(CallPathId c) {
+    if (!mark_[c]) {
+      mark_[c] = 1;
+      touched_.push_back(c);
     }
   }
 
-  static void clear(std::vector<double>& prof, std::vector<std::uint8_t>& mark, std::vector<CallPathId>& touched) {
-    for (CallPathId c : touched) {
-      prof[c] = 0.0;
-      mark[c] = 0;
+  void clear() {
+    for (CallPathId c : touched_) {
+      prof_[c] = 0.0;
+      mark_[c] = 0;
     }
-    touched.clear();
+    touched_.clear();
   }
 
   const trace::Trace& tr_;
@@ -238,10 +319,9 @@ class Replay {
   std::vector<std::vector<std::uint32_t>> prev_coll_;
   std::vector<std::vector<PeerCall>> peers_;
   std::vector<std::size_t> first_;
-  std::vector<double> gamma_, propagated_;
-  std::vector<double> prof_, other_;
-  std::vector<std::uint8_t> mark_, other_mark_;
-  std::vector<CallPathId> touched_, other_touched_;
+  std::vector<double> prof_;
+  std::vector<std::uint8_t> mark_;
+  std::vector<CallPathId> touched_;
 };
 
 }  // namespace
