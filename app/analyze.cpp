@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <sstream>
+#include <functional>
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
