@@ -104,4 +104,29 @@ class TraceBuilder {
   trace::Trace t_;
 };
 
+// Fixture A: 2 ranks, µs, every region under main, MPI_Init 10–100 on both.
+inline TraceBuilder fixture_a() {
+  TraceBuilder b(2, 1e-6);
+  for (Rank r : {0, 1}) b.enter(r, 0, "main").call(r, MpiOp::Init, 10, 100);
+  // 1: Late Sender
+  b.send(0, 2000, 2010, 1).recv(1, 1000, 2020, 2020, 0);
+  // 2: barrier
+  b.coll(0, MpiOp::Barrier, 3000, 3600).coll(1, MpiOp::Barrier, 3500, 3600);
+  // 3: allreduce
+  b.coll(1, MpiOp::Allreduce, 4000, 4400).coll(0, MpiOp::Allreduce, 4300, 4400);
+  // 4: broadcast from 0
+  b.coll(1, MpiOp::Bcast, 4500, 4750, 0).coll(0, MpiOp::Bcast, 4700, 4750, 0);
+  // 5: reduce to 0
+  b.coll(0, MpiOp::Reduce, 4800, 5100, 0).coll(1, MpiOp::Reduce, 5050, 5100, 0);
+  // 6: synchronous send, receiver late
+  b.send(0, 5200, 5650, 1, 0, MpiOp::Ssend).recv(1, 5600, 5640, 5650, 0);
+  // 7: Irecv + Wait, Isend late
+  b.irecv(1, 6000, 6005, 0, 3, 1).wait(1, 6100, 6600, 6600, {{false, 1, 0, 3}});
+  b.isend(0, 6500, 6505, 1, 3, 9).wait(0, 6510, 6520, 6520, {{true, 9, 1, 3}});
+  // 8: finalize
+  b.call(0, MpiOp::Finalize, 6800, 6950).call(1, MpiOp::Finalize, 6900, 6950);
+  for (Rank r : {0, 1}) b.leave(r, 6950, "main");
+  return b;
+}
+
 }  // namespace waitlab::analysis::test
