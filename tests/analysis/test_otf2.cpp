@@ -11,7 +11,8 @@
 #include <sstream>
 
 #include "analysis/trace/error.hpp"
-#include "analysis/trace/otf2_writer.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+#include "analysis/trace/otf2.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "trace_builder.hpp"
@@ -108,6 +109,84 @@ TEST(Otf2Writer, SimulatedRunIsReadByOtf2Print) {
   const auto [code, listing] = otf2_print(dir);
   ASSERT_EQ(code, 0) << listing.substr(0, 2000);
   EXPECT_EQ(records(listing), expected(o.result.trace));
+  fs::remove_all(dir);
+}
+
+// Events as OTF2 holds them: everything but the Irecv request's peer/tag/size and the Isend
+// completion's fields other than the request; times to the nanosecond. (`op` is defined for
+// collective records only; elsewhere producers may set it to the enclosing call's.)
+void expect_same_events(const trace::Trace& a, const trace::Trace& b) {
+  ASSERT_EQ(a.ranks(), b.ranks());
+  EXPECT_EQ(a.defs.regions, b.defs.regions);
+  EXPECT_EQ(a.defs.comms, b.defs.comms);
+  for (std::size_t r = 0; r < a.ranks(); ++r) {
+    const auto& x = a.locations[r].events;
+    const auto& y = b.locations[r].events;
+    ASSERT_EQ(x.size(), y.size()) << "rank " << r;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_NEAR(x[i].time, y[i].time, 0.5e-9) << "rank " << r << " event " << i;
+      EXPECT_EQ(x[i].kind, y[i].kind) << "rank " << r << " event " << i;
+      EXPECT_EQ(x[i].aux, y[i].aux) << "rank " << r << " event " << i;
+      if (x[i].kind == EventKind::IrecvPost || x[i].kind == EventKind::IsendComplete) continue;
+      if (x[i].kind == EventKind::CollBegin || x[i].kind == EventKind::CollEnd) {  // op means something there
+        EXPECT_EQ(x[i].op, y[i].op) << "rank " << r << " event " << i;
+      }
+      EXPECT_EQ(x[i].ref, y[i].ref) << "rank " << r << " event " << i;
+      EXPECT_EQ(x[i].peer, y[i].peer) << "rank " << r << " event " << i;
+      EXPECT_EQ(x[i].tag, y[i].tag) << "rank " << r << " event " << i;
+      EXPECT_EQ(x[i].bytes, y[i].bytes) << "rank " << r << " event " << i;
+    }
+  }
+}
+
+TEST(Otf2RoundTrip, FixtureAGivesTheSameWaitStates) {
+  const trace::Trace t = fixture_a().trace();
+  const fs::path dir = scratch("rt_fixture_a");
+  trace::write_otf2(t, dir.string());
+  trace::Otf2ReadStats stats;
+  const trace::Trace back = trace::read_otf2((dir / "traces.otf2").string(), &stats);
+  EXPECT_EQ(stats.skipped_locations, 0u);
+  expect_same_events(t, back);
+  const auto m1 = trace::Matching::build(t), m2 = trace::Matching::build(back);
+  const auto w1 = wait_states(t, m1), w2 = wait_states(back, m2);
+  ASSERT_EQ(w1.table.size(), w2.table.size());
+  for (std::size_t i = 0; i < w1.table.size(); ++i) {
+    EXPECT_EQ(w1.table[i].pattern, w2.table[i].pattern);
+    EXPECT_EQ(w1.table[i].rank, w2.table[i].rank);
+    EXPECT_EQ(m1.paths.name(w1.table[i].path, t.defs), m2.paths.name(w2.table[i].path, back.defs));
+    EXPECT_NEAR(w1.table[i].seconds, w2.table[i].seconds, 1e-9);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Otf2RoundTrip, SimulatedRunKeepsEveryEvent) {
+  const auto s = scenarios::load_scenario(std::string(WAITLAB_SOURCE_DIR) + "/scenarios/halo2d.yaml",
+                                          {"workload.iterations=3"});
+  const auto o = app::simulate_scenario(s, false);
+  const fs::path dir = scratch("rt_halo2d");
+  trace::write_otf2(o.result.trace, dir.string());
+  expect_same_events(o.result.trace, trace::read_otf2((dir / "traces.otf2").string()));
+  fs::remove_all(dir);
+}
+
+TEST(Otf2Reader, MissingAndTruncatedArchivesAreInputErrors) {
+  const auto message = [](const std::string& anchor) {
+    try {
+      trace::read_otf2(anchor);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("/nonexistent/traces.otf2").rfind("/nonexistent/traces.otf2: cannot open as an OTF2 archive", 0), 0u);
+  const fs::path dir = scratch("truncated");
+  trace::write_otf2(fixture_a().trace(), dir.string());
+  // Cut rank 1's event file in half.
+  const fs::path evt = dir / "traces" / "1.evt";
+  ASSERT_TRUE(fs::exists(evt));
+  fs::resize_file(evt, fs::file_size(evt) / 2);
+  const std::string m = message((dir / "traces.otf2").string());
+  EXPECT_EQ(m.rfind((dir / "traces.otf2").string() + ": rank 1", 0), 0u) << m;
   fs::remove_all(dir);
 }
 

@@ -77,7 +77,7 @@ class TraceBuilder {
   TraceBuilder& coll(Rank r, MpiOp op, double begin, double end, Rank root = trace::kNoRank) {
     mpi_enter(r, op, begin);
     ev(r, trace::make_event(s(begin), EventKind::CollBegin, op, trace::kCommWorld));
-    ev(r, trace::make_event(s(end), EventKind::CollEnd, op, trace::kCommWorld, root, 8, 8));
+    ev(r, trace::make_event(s(end), EventKind::CollEnd, op, trace::kCommWorld, root, 0, 8, 8));
     return mpi_leave(r, op, end);
   }
 
