@@ -9,7 +9,7 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
-#include "analysis/trace/wlt.hpp"
+#include "app/trace_io.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
 
@@ -303,7 +303,7 @@ void print_analysis_summary(const trace::Trace& t, const AnalysisReport& r, std:
 void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   const AnalysisSelection sel =
       parse_analyses(args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses, "--analyses");
-  const trace::Trace t = trace::read_wlt(args.trace);
+  const trace::Trace t = read_trace(args.trace);
   const std::string dir =
       args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
   std::error_code ec;

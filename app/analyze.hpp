@@ -56,7 +56,7 @@ void print_analysis_summary(const trace::Trace& trace, const AnalysisReport& rep
 
 // `waitlab analyze TRACE [--out DIR] [--analyses ...]`
 struct AnalyzeArgs {
-  std::string trace;
+  std::string trace;                   // .wlt or OTF2 (app/trace_io.hpp)
   std::string out_dir;                 // default: <trace's directory>/analysis
   std::vector<std::string> analyses;   // default: all
 };

@@ -13,6 +13,7 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
+#include "app/trace_io.hpp"
 #include "app/summary.hpp"
 #include "app/version.hpp"
 #include "models/perturbation.hpp"
@@ -275,11 +276,19 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   AnalyzeArgs analyze_args;
   auto* analyze = cli.add_subcommand(
       "analyze", "Run the trace analyses on a .wlt trace; write DIR/summary.json and one CSV per table");
-  analyze->add_option("trace", analyze_args.trace, "Trace file (.wlt, from waitlab run)")->required();
+  analyze->add_option("trace", analyze_args.trace, "Trace: a .wlt file or an OTF2 archive (anchor .otf2 or its directory)")
+      ->required();
   analyze->add_option("--out,-o", analyze_args.out_dir, "Output directory (default: <trace's directory>/analysis)");
   analyze->add_option("--analyses,-a", analyze_args.analyses,
                       "Analyses to run: waitstate, delay, critpath or all (default: all; comma-separated or repeated)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  std::string convert_in, convert_out;
+  auto* convert = cli.add_subcommand(
+      "convert", "Convert a trace: .wlt or OTF2 in; OUT ending in .wlt is native, any other OUT an OTF2 archive directory");
+  convert->add_option("in", convert_in, "Input trace (.wlt, OTF2 anchor .otf2 or archive directory)")->required();
+  convert->add_option("out", convert_out, "Output: X.wlt, or a directory for an OTF2 archive (DIR/traces.otf2)")
+      ->required();
 
   cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
@@ -316,6 +325,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
         }
       }
       return status;
+    } else if (convert->parsed()) {
+      const trace::Trace t = read_trace(convert_in);
+      const auto lost = write_trace(t, convert_out);
+      const bool otf2 = format_of_output(convert_out) == TraceFormat::Otf2;
+      out << "wrote " << (otf2 ? (fs::path(convert_out) / "traces.otf2").string() : convert_out) << " (" << t.ranks()
+          << " ranks, " << t.event_count() << " events)\n";
+      for (const auto& l : lost) out << "not in the output: " << l << "\n";
     } else if (analyze->parsed()) {
       analyze_command(analyze_args, out);
     } else if (cli.got_subcommand("list")) {

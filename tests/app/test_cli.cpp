@@ -376,3 +376,49 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
 
 }  // namespace
 }  // namespace waitlab::app
+
+namespace waitlab::app {
+namespace {
+
+// .wlt -> OTF2 -> .wlt keeps every event to the nanosecond, says what OTF2 cannot hold, and
+// `analyze` reads the OTF2 archive to the same wait states.
+TEST_F(Cli, ConvertToOtf2AndBack) {
+  const std::string demo = kSource + "/scenarios/demo.yaml";
+  const Result run = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "run").string() +
+                             "' --set workload.ranks=32 --set workload.iterations=12 --set perturbations[0].rank=8");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string wlt = (dir_ / "run" / "trace.wlt").string();
+  const std::string otf2 = (dir_ / "otf2").string();
+  const Result to = waitlab("convert '" + wlt + "' '" + otf2 + "'");
+  ASSERT_EQ(to.code, 0) << to.err;
+  EXPECT_NE(to.out.find("wrote " + otf2 + "/traces.otf2 (32 ranks"), std::string::npos) << to.out;
+  EXPECT_NE(to.out.find("not in the output: the ground truth of 384 compute intervals"), std::string::npos) << to.out;
+  const Result back = waitlab("convert '" + otf2 + "/traces.otf2' '" + (dir_ / "back.wlt").string() + "'");
+  ASSERT_EQ(back.code, 0) << back.err;
+  const trace::Trace a = trace::read_wlt(wlt);
+  const trace::Trace b = trace::read_wlt((dir_ / "back.wlt").string());
+  ASSERT_EQ(a.event_count(), b.event_count());
+  EXPECT_FALSE(b.has_truth);
+  for (std::size_t r = 0; r < a.ranks(); ++r)
+    for (std::size_t i = 0; i < a.locations[r].events.size(); ++i) {
+      EXPECT_NEAR(a.locations[r].events[i].time, b.locations[r].events[i].time, 0.5e-9);
+      EXPECT_EQ(a.locations[r].events[i].kind, b.locations[r].events[i].kind);
+    }
+  const Result aw = waitlab("analyze '" + wlt + "' -a waitstate --out '" + (dir_ / "aw").string() + "'");
+  const Result ao = waitlab("analyze '" + otf2 + "' -a waitstate --out '" + (dir_ / "ao").string() + "'");
+  ASSERT_EQ(aw.code, 0) << aw.err;
+  ASSERT_EQ(ao.code, 0) << ao.err;
+  const auto jw = nlohmann::json::parse(slurp(dir_ / "aw" / "summary.json"));
+  const auto jo = nlohmann::json::parse(slurp(dir_ / "ao" / "summary.json"));
+  EXPECT_EQ(jw["analyses"]["waitstate"]["patterns"]["late_sender"]["instances"],
+            jo["analyses"]["waitstate"]["patterns"]["late_sender"]["instances"]);
+  EXPECT_NEAR(jw["analyses"]["waitstate"]["total_waiting_s"].get<double>(),
+              jo["analyses"]["waitstate"]["total_waiting_s"].get<double>(), 1e-6);
+
+  const Result bad = waitlab("convert '" + write("t.prv", "#Paraver").string() + "' x.wlt");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("t.prv: unknown trace format"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace waitlab::app
