@@ -28,10 +28,12 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-// Runs otf2-print on the archive; returns its exit code and output.
-std::pair<int, std::string> otf2_print(const fs::path& archive) {
+// Runs otf2-print (with `options`, e.g. -G for the definitions) on the archive; returns its
+// exit code and output.
+std::pair<int, std::string> otf2_print(const fs::path& archive, const std::string& options = "") {
   const fs::path out = archive.string() + ".txt";
-  const std::string cmd = "otf2-print '" + (archive / "traces.otf2").string() + "' > '" + out.string() + "' 2>&1";
+  const std::string cmd =
+      "otf2-print " + options + " '" + (archive / "traces.otf2").string() + "' > '" + out.string() + "' 2>&1";
   const int status = std::system(cmd.c_str());
   std::ifstream in(out);
   std::stringstream s;
@@ -83,15 +85,7 @@ TEST(Otf2Writer, FixtureAIsReadByOtf2Print) {
   ASSERT_EQ(code, 0) << listing;
   EXPECT_EQ(records(listing), expected(t)) << listing;
   // The conventions Scalasca relies on: MPI regions by name with source file "MPI".
-  const auto [dcode, defs] = [&] {
-    const std::string cmd = "otf2-print -G '" + (dir / "traces.otf2").string() + "' > '" + dir.string() + ".defs' 2>&1";
-    const int st = std::system(cmd.c_str());
-    std::ifstream in(dir.string() + ".defs");
-    std::stringstream s;
-    s << in.rdbuf();
-    fs::remove(dir.string() + ".defs");
-    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, s.str());
-  }();
+  const auto [dcode, defs] = otf2_print(dir, "-G");
   ASSERT_EQ(dcode, 0) << defs;
   for (const char* s : {"\"MPI_Init\"", "\"MPI_Finalize\"", "\"MPI_Recv\"", "\"MPI\"", "COMM_LOCATIONS",
                         "\"MPI_COMM_WORLD\"", "CPU_THREAD"})
