@@ -44,20 +44,24 @@ CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, cons
   }
   if (rank == trace::kNoRank) return res;
 
-  // First wait-state instance of each rank (instances are sorted by rank, call).
-  std::vector<std::size_t> first(n + 1, 0);
-  for (const auto& x : w.instances) ++first[x.rank + 1];
-  for (std::size_t r = 0; r < n; ++r) first[r + 1] += first[r];
-  // The instance of (rank, call) the path jumps at: the largest one with a cause.
-  const auto jump_of = [&](Rank r, std::uint32_t call) -> const WaitState* {
-    const WaitState* best = nullptr;
-    auto it = std::lower_bound(w.instances.begin() + static_cast<std::ptrdiff_t>(first[r]),
-                               w.instances.begin() + static_cast<std::ptrdiff_t>(first[r + 1]), call,
-                               [](const WaitState& a, std::uint32_t c) { return a.call < c; });
-    for (; it != w.instances.begin() + static_cast<std::ptrdiff_t>(first[r + 1]) && it->call == call; ++it)
-      if (has_cause(it->pattern) && it->cause_rank != trace::kNoRank && (!best || it->seconds > best->seconds))
-        best = &*it;
-    return best;
+  // The instance of (rank, call) the path jumps at: the largest one with a cause. Looked up
+  // once per call the walk enters, not once per event of it.
+  Rank cached_rank = trace::kNoRank;
+  std::int64_t cached_call = -1;
+  const WaitState* cached = nullptr;
+  const auto jump_of = [&](Rank r, std::int64_t call) -> const WaitState* {
+    if (call < 0) return nullptr;
+    if (r == cached_rank && call == cached_call) return cached;
+    cached_rank = r;
+    cached_call = call;
+    cached = nullptr;
+    const auto [lo, hi] = w.of_call(r, static_cast<std::uint32_t>(call));
+    for (std::size_t i = lo; i < hi; ++i) {
+      const WaitState& x = w.instances[i];
+      if (has_cause(x.pattern) && x.cause_rank != trace::kNoRank && (!cached || x.seconds > cached->seconds))
+        cached = &x;
+    }
+    return cached;
   };
 
   const auto& last_ev = tr.locations[rank].events;
@@ -85,7 +89,7 @@ CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, cons
     const Time tk = ev[k].time;
     const CallPathId path = m.path_after[rank][k];
     const std::int64_t c = call_of(calls, k);
-    const WaitState* j = c >= 0 ? jump_of(rank, static_cast<std::uint32_t>(c)) : nullptr;
+    const WaitState* j = jump_of(rank, c);
     if (j) {
       const auto call = static_cast<std::uint32_t>(c);
       const Time wait_end = std::min(m.enter(tr, j->cause_rank, j->cause_call), m.leave(tr, rank, call));

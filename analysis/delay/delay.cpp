@@ -12,8 +12,6 @@ using trace::Matching;
 namespace {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
-// Profile differences below a picosecond are the rounding of sums of times, not a delay.
-constexpr double kResolution = 1e-12;
 
 constexpr std::array<std::string_view, kDelayKindCount> kKindNames = {
     "late_sender", "late_receiver", "barrier", "n_to_n", "1_to_n", "n_to_1"};
@@ -78,10 +76,6 @@ class Replay {
       p.erase(std::unique(p.begin(), p.end(), [](const PeerCall& a, const PeerCall& b) { return a.key() == b.key(); }),
               p.end());
     }
-    // First instance of each rank (instances are sorted by rank, call).
-    first_.assign(n + 1, 0);
-    for (const auto& x : w.instances) ++first_[x.rank + 1];
-    for (std::size_t r = 0; r < n; ++r) first_[r + 1] += first_[r];
   }
 
   // Four passes, so that only the γ propagation follows the global backward order and
@@ -148,7 +142,7 @@ class Replay {
       double sum_delta = 0;
       for (CallPathId c : touched_) {
         const double diff = prof_[c] - remote[c];
-        prof_[c] = diff > kResolution ? diff : 0.0;
+        prof_[c] = diff > kTimeResolution ? diff : 0.0;
         sum_delta += prof_[c];
       }
       for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) remote[rbuf[k].path] = 0.0;
@@ -283,8 +277,8 @@ class Replay {
       prof_[c] += dt;
     }
     const auto& inst = w_.instances;
-    const auto rank_begin = inst.begin() + static_cast<std::ptrdiff_t>(first_[r]);
-    const auto rank_end = inst.begin() + static_cast<std::ptrdiff_t>(first_[r + 1]);
+    const auto rank_begin = inst.begin() + static_cast<std::ptrdiff_t>(w_.rank_first[static_cast<std::size_t>(r)]);
+    const auto rank_end = inst.begin() + static_cast<std::ptrdiff_t>(w_.rank_first[static_cast<std::size_t>(r) + 1]);
     const std::uint32_t lo_call = from == kNone ? 0 : from + 1;
     const auto by_call = [](const WaitState& a, std::uint32_t call) { return a.call < call; };
     const auto lo = std::lower_bound(rank_begin, rank_end, lo_call, by_call);
@@ -318,7 +312,6 @@ class Replay {
   const WaitStateResult& w_;
   std::vector<std::vector<std::uint32_t>> prev_coll_;
   std::vector<std::vector<PeerCall>> peers_;
-  std::vector<std::size_t> first_;
   std::vector<double> prof_;
   std::vector<std::uint8_t> mark_;
   std::vector<CallPathId> touched_;

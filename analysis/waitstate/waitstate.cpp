@@ -27,9 +27,6 @@ constexpr std::array<std::string_view, kPatternCount> kTitles = {
     "Early Reduce",  "Early Scan",                             "Wait at Init",
     "Wait at Finalize"};
 
-// Differences below a picosecond are the rounding of the clock arithmetic, not waiting.
-constexpr double kResolution = 1e-12;
-
 // Late Sender instances remembered for the wrong-order check, per receiving rank (Scalasca
 // keeps a bounded buffer of recent instances too).
 constexpr std::size_t kWrongOrderWindow = 100;
@@ -64,6 +61,14 @@ bool is_subset_pattern(Pattern p) {
 }
 bool has_cause(Pattern p) {
   return p != Pattern::BarrierCompletion && p != Pattern::NxNCompletion && !is_subset_pattern(p);
+}
+
+std::pair<std::size_t, std::size_t> WaitStateResult::of_call(Rank r, std::uint32_t call) const {
+  const auto begin = instances.begin() + static_cast<std::ptrdiff_t>(rank_first[static_cast<std::size_t>(r)]);
+  const auto end = instances.begin() + static_cast<std::ptrdiff_t>(rank_first[static_cast<std::size_t>(r) + 1]);
+  const auto lo = std::lower_bound(begin, end, call, [](const WaitState& a, std::uint32_t c) { return a.call < c; });
+  const auto hi = std::upper_bound(lo, end, call, [](std::uint32_t c, const WaitState& a) { return c < a.call; });
+  return {static_cast<std::size_t>(lo - instances.begin()), static_cast<std::size_t>(hi - instances.begin())};
 }
 
 double WaitStateResult::ratio(Pattern p) const {
@@ -129,7 +134,7 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
         }
       }
     }
-    if (best.seconds > kResolution) {
+    if (best.seconds > kTimeResolution) {
       const Pattern p = best.late_sender ? Pattern::LateSender : Pattern::LateReceiver;
       out.push_back(WaitState{best.rank, best.call, p, best.seconds, best.cause_rank, best.cause_call});
       if (best.late_sender) {
@@ -142,7 +147,7 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
 
   // Collectives, MPI_Init and MPI_Finalize.
   const auto add = [&](const trace::CollMember& me, Pattern p, double v, Rank cause_rank, std::uint32_t cause_call) {
-    if (v > kResolution) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
+    if (v > kTimeResolution) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
   };
   for (const auto& inst : m.collectives) {
     const trace::CollMember* mem = m.members.data() + inst.first;
@@ -220,6 +225,9 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
   std::sort(out.begin(), out.end(), [](const WaitState& a, const WaitState& b) {
     return std::tie(a.rank, a.call, a.pattern) < std::tie(b.rank, b.call, b.pattern);
   });
+  res.rank_first.assign(res.ranks + 1, 0);
+  for (const auto& x : out) ++res.rank_first[static_cast<std::size_t>(x.rank) + 1];
+  for (std::size_t r = 0; r < res.ranks; ++r) res.rank_first[r + 1] += res.rank_first[r];
 
   // The table and the totals.
   trace::CellTable<std::pair<double, std::uint64_t>> table;

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/trace/match.hpp"
@@ -48,6 +49,10 @@ enum class Pattern : std::uint8_t {
 };
 inline constexpr std::size_t kPatternCount = static_cast<std::size_t>(Pattern::Count_);
 
+// Time differences below a picosecond are the rounding of the clock arithmetic: no waiting,
+// no delay (wait states and delay-cost profiles use the same resolution).
+inline constexpr double kTimeResolution = 1e-12;
+
 std::string_view pattern_name(Pattern p);   // "late_sender": CSV and JSON keys
 std::string_view pattern_title(Pattern p);  // "Late Sender": for people
 bool is_subset_pattern(Pattern p);          // the wrong-order refinements of Late Sender
@@ -76,6 +81,7 @@ struct WaitEntry {
 
 struct WaitStateResult {
   std::vector<WaitState> instances;  // value > 0 only, sorted by (rank, call, pattern)
+  std::vector<std::size_t> rank_first;  // instances of rank r: [rank_first[r], rank_first[r+1])
   std::vector<WaitEntry> table;      // sorted by (pattern, path, rank)
   std::array<double, kPatternCount> total{};
   std::array<std::uint64_t, kPatternCount> count{};
@@ -85,6 +91,8 @@ struct WaitStateResult {
   double total_waiting = 0;   // every pattern, subsets counted once
   double wait_ratio = 0;      // total_waiting / (wall_time × ranks)
   double ratio(Pattern p) const;
+  // Index range in `instances` of the wait states of (rank, call): [first, second).
+  std::pair<std::size_t, std::size_t> of_call(Rank r, std::uint32_t call) const;
 };
 
 WaitStateResult wait_states(const trace::Trace& trace, const trace::Matching& matching);
