@@ -56,12 +56,6 @@ std::string percent(double fraction) {
   return fmt::format("{:.2f} %", 100 * fraction);
 }
 
-std::vector<std::string> path_names(const trace::Trace& t, const trace::Matching& m) {
-  std::vector<std::string> names(m.paths.size());
-  for (std::size_t i = 0; i < names.size(); ++i) names[i] = m.paths.name(static_cast<trace::CallPathId>(i), t.defs);
-  return names;
-}
-
 // Delay-cost rows, largest total first (ties: kind, rank, path), at most `n`.
 std::vector<const analysis::DelayEntry*> top_delay(const analysis::DelayResult& d, std::size_t n) {
   std::vector<const analysis::DelayEntry*> rows;
@@ -114,6 +108,9 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel)
   r.selection = sel;
   if (!sel.any()) return r;
   r.matching = timed(r.match_seconds, [&] { return trace::Matching::build(t); });
+  r.path_names.resize(r.matching.paths.size());
+  for (std::size_t i = 0; i < r.path_names.size(); ++i)
+    r.path_names[i] = r.matching.paths.name(static_cast<trace::CallPathId>(i), t.defs);
   r.waits = timed(r.waitstate_seconds, [&] { return analysis::wait_states(t, r.matching); });
   if (sel.delay) r.delay = timed(r.delay_seconds, [&] { return analysis::delay_costs(t, r.matching, *r.waits); });
   if (sel.critpath)
@@ -121,10 +118,10 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel)
   return r;
 }
 
-nlohmann::ordered_json analyses_json(const trace::Trace& t, const AnalysisReport& r) {
+nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
   nlohmann::ordered_json j;
   if (!r.selection.any()) return nullptr;
-  const auto names = path_names(t, r.matching);
+  const auto& names = r.path_names;
   const auto& m = r.matching;
   j["ran"] = r.selection.names();
   j["matching"] = {{"messages", m.messages.size()},
@@ -218,8 +215,7 @@ nlohmann::ordered_json analyses_host_json(const trace::Trace& t, const AnalysisR
   return j;
 }
 
-std::vector<std::string> write_analysis_tables(const std::string& dir, const trace::Trace& t,
-                                               const AnalysisReport& r) {
+std::vector<std::string> write_analysis_tables(const std::string& dir, const AnalysisReport& r) {
   std::vector<std::string> written;
   const fs::path d(dir);
   const auto table = [&](const char* file, bool present, const std::function<void(std::ostream&)>& rows) {
@@ -233,7 +229,7 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const tra
     trace::write_file_atomic(path, rows);
     written.push_back(path);
   };
-  const auto names = r.selection.any() ? path_names(t, r.matching) : std::vector<std::string>{};
+  const auto& names = r.path_names;
   table(kWaitstateCsv, r.selection.waitstate, [&](std::ostream& os) {
     os << "pattern,call_path,rank,seconds,instances\n";
     for (const auto& e : r.waits->table)
@@ -261,9 +257,9 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const tra
   return written;
 }
 
-void print_analysis_summary(const trace::Trace& t, const AnalysisReport& r, std::ostream& out) {
+void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
   if (!r.selection.any()) return;
-  const auto names = path_names(t, r.matching);
+  const auto& names = r.path_names;
   const auto& w = *r.waits;
   const auto& un = r.matching.unmatched;
   if (un.total() > 0)
@@ -315,7 +311,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   const std::string summary = (d / "summary.json").string();
   std::error_code rm;
   fs::remove(summary, rm);
-  std::vector<std::string> files = write_analysis_tables(dir, t, r);
+  std::vector<std::string> files = write_analysis_tables(dir, r);
   nlohmann::ordered_json host;
   host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
   host["generator"] = std::string("waitlab ") + kVersion;
@@ -331,12 +327,12 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
                 {"name", t.attribute("name")},
                 {"ranks", t.ranks()},
                 {"events", t.event_count()}};
-  j["analyses"] = analyses_json(t, r);
+  j["analyses"] = analyses_json(r);
   trace::write_file_atomic(summary, j.dump(2) + "\n");
   files.insert(files.begin(), summary);
 
   out << fmt::format("trace           {} — {} ranks, {} events\n", args.trace, t.ranks(), t.event_count());
-  print_analysis_summary(t, r, out);
+  print_analysis_summary(r, out);
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
   out << "\n";

@@ -37,6 +37,7 @@ AnalysisSelection parse_analyses(const std::vector<std::string>& names, const st
 struct AnalysisReport {
   AnalysisSelection selection;
   trace::Matching matching;
+  std::vector<std::string> path_names;  // "main/compute/MPI_Recv" per call path id, for every output
   std::optional<analysis::WaitStateResult> waits;
   std::optional<analysis::DelayResult> delay;
   std::optional<analysis::CriticalPathResult> critpath;
@@ -46,13 +47,12 @@ struct AnalysisReport {
 
 AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection);
 
-nlohmann::ordered_json analyses_json(const trace::Trace& trace, const AnalysisReport& report);
+nlohmann::ordered_json analyses_json(const AnalysisReport& report);
 nlohmann::ordered_json analyses_host_json(const trace::Trace& trace, const AnalysisReport& report);
 // Writes the CSV tables of the analyses that ran into `dir` (atomically) and removes the
 // tables of those that did not; returns the paths written.
-std::vector<std::string> write_analysis_tables(const std::string& dir, const trace::Trace& trace,
-                                               const AnalysisReport& report);
-void print_analysis_summary(const trace::Trace& trace, const AnalysisReport& report, std::ostream& out);
+std::vector<std::string> write_analysis_tables(const std::string& dir, const AnalysisReport& report);
+void print_analysis_summary(const AnalysisReport& report, std::ostream& out);
 
 // `waitlab analyze TRACE [--out DIR] [--analyses ...]`
 struct AnalyzeArgs {

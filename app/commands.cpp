@@ -96,7 +96,7 @@ void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std
       o.base_fig ? " (+" + grouped(o.base_fig->mpi_operations) + " in the baseline)" : "", o.host_seconds,
       grouped(
           static_cast<std::uint64_t>(o.host_seconds > 0 ? static_cast<double>(ops) / o.host_seconds : 0)));
-  print_analysis_summary(o.result.trace, report, out);
+  print_analysis_summary(report, out);
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
   out << "\n";
@@ -168,11 +168,11 @@ void run_command(const RunArgs& args, std::ostream& out) {
                 o.host_seconds
           : 0.0;
   if (report.selection.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
-  for (auto& f : write_analysis_tables(dir, o.result.trace, report)) files.push_back(std::move(f));
+  for (auto& f : write_analysis_tables(dir, report)) files.push_back(std::move(f));
   trace::write_file_atomic(host_path, host.dump(2) + "\n");
   files.push_back(host_path);
   auto sj = summary_json(s, o);
-  sj["analyses"] = analyses_json(o.result.trace, report);
+  sj["analyses"] = analyses_json(report);
   trace::write_file_atomic(summary, sj.dump(2) + "\n");
 
   print_run_summary(s, o, files, report, out);
