@@ -69,6 +69,16 @@ std::map<std::string, int> expected(const trace::Trace& t) {
   return n;
 }
 
+// A simulated halo2d run (3 iterations), simulated once for every test that needs it.
+const trace::Trace& halo2d() {
+  static const trace::Trace t = [] {
+    const auto s = scenarios::load_scenario(std::string(WAITLAB_SOURCE_DIR) + "/scenarios/halo2d.yaml",
+                                            {"workload.iterations=3"});
+    return app::simulate_scenario(s, false).result.trace;
+  }();
+  return t;
+}
+
 bool have_otf2_print() {
   return std::system("command -v otf2-print > /dev/null 2>&1") == 0;
 }
@@ -94,15 +104,12 @@ TEST(Otf2Writer, FixtureAIsReadByOtf2Print) {
 }
 
 TEST(Otf2Writer, SimulatedRunIsReadByOtf2Print) {
-  const auto s = scenarios::load_scenario(std::string(WAITLAB_SOURCE_DIR) + "/scenarios/halo2d.yaml",
-                                          {"workload.iterations=3"});
-  const auto o = app::simulate_scenario(s, false);
   const fs::path dir = scratch("halo2d");
-  trace::write_otf2(o.result.trace, dir.string());
+  trace::write_otf2(halo2d(), dir.string());
   if (!have_otf2_print()) GTEST_SKIP() << "otf2-print not installed (package otf2-tools)";
   const auto [code, listing] = otf2_print(dir);
   ASSERT_EQ(code, 0) << listing.substr(0, 2000);
-  EXPECT_EQ(records(listing), expected(o.result.trace));
+  EXPECT_EQ(records(listing), expected(halo2d()));
   fs::remove_all(dir);
 }
 
@@ -154,12 +161,9 @@ TEST(Otf2RoundTrip, FixtureAGivesTheSameWaitStates) {
 }
 
 TEST(Otf2RoundTrip, SimulatedRunKeepsEveryEvent) {
-  const auto s = scenarios::load_scenario(std::string(WAITLAB_SOURCE_DIR) + "/scenarios/halo2d.yaml",
-                                          {"workload.iterations=3"});
-  const auto o = app::simulate_scenario(s, false);
   const fs::path dir = scratch("rt_halo2d");
-  trace::write_otf2(o.result.trace, dir.string());
-  expect_same_events(o.result.trace, trace::read_otf2((dir / "traces.otf2").string()));
+  trace::write_otf2(halo2d(), dir.string());
+  expect_same_events(halo2d(), trace::read_otf2((dir / "traces.otf2").string()));
   fs::remove_all(dir);
 }
 

@@ -299,11 +299,6 @@ TEST(CliInProcess, DescribeWritesToGivenStream) {
   EXPECT_EQ(err.str(), "");
 }
 
-}  // namespace
-}  // namespace waitlab::app
-
-namespace waitlab::app {
-namespace {
 
 // `waitlab run` with analyses and `waitlab analyze` on the trace it wrote agree exactly;
 // the tables have their documented headers; two analyses of one trace are byte-identical.
@@ -374,11 +369,6 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
   EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 
-}  // namespace
-}  // namespace waitlab::app
-
-namespace waitlab::app {
-namespace {
 
 // .wlt -> OTF2 -> .wlt keeps every event to the nanosecond, says what OTF2 cannot hold, and
 // `analyze` reads the OTF2 archive to the same wait states.
