@@ -20,8 +20,8 @@ bool is_p2p(Pattern p) {
   return p == Pattern::LateSender || p == Pattern::LateReceiver;
 }
 
-// Per rank, the calls that complete a message with each peer, to find the previous
-// synchronisation point of a pair of ranks.
+// Per rank, the calls of its point-to-point synchronisation points with each peer, to find
+// the previous synchronisation point of a pair of ranks.
 struct PeerCall {
   Rank peer;
   std::uint32_t call;
