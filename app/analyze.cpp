@@ -9,7 +9,7 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
-#include "app/trace_io.hpp"
+#include "analysis/trace/trace_io.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
 
@@ -299,7 +299,7 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
 void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   const AnalysisSelection sel =
       parse_analyses(args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses, "--analyses");
-  const trace::Trace t = read_trace(args.trace);
+  const trace::Trace t = trace::read_trace(args.trace);
   const std::string dir =
       args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
   std::error_code ec;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,10 +14,13 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
-#include "app/trace_io.hpp"
+#include "analysis/trace/ti.hpp"
+#include "analysis/trace/trace_io.hpp"
 #include "app/summary.hpp"
 #include "app/version.hpp"
 #include "models/perturbation.hpp"
+#include "models/replay.hpp"
+#include "models/units.hpp"
 #include "models/workload.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"
@@ -89,6 +93,7 @@ void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std
                        cf.ranks == 1 ? "" : "s");
   }
   out << "injected        " << inj << "\n";
+  for (const auto& n : o.replay_notes) out << "replay note     " << n << "\n";
   std::uint64_t ops = o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0);
   out << fmt::format(
       "MPI operations  {}{} in {:.3g} s of host time ({} simulated operations per second)\n",
@@ -121,16 +126,22 @@ nlohmann::json read_json(const std::string& path) {
 
 }  // namespace
 
-void run_command(const RunArgs& args, std::ostream& out) {
-  const scenarios::Scenario s = scenarios::load_scenario(args.scenario, args.sets);
-  const std::string dir = args.out_dir.empty() ? s.outputs.dir : args.out_dir;
+namespace {
+
+// Simulates `s` (with `workload` if given) and writes the outputs of a run into `dir`.
+void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir, bool want_progress,
+                        std::unique_ptr<models::Workload> workload, std::vector<std::string> replay_notes,
+                        std::ostream& out) {
+  const std::string dir = out_dir.empty() ? s.outputs.dir : out_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw InputError(dir + ": cannot create the output directory: " + ec.message());
 
-  const bool progress = args.progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
-  const Outcome o = simulate_scenario(s, progress);
+  const bool progress = want_progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
+  const bool prebuilt = workload != nullptr;
+  Outcome o = simulate_scenario(s, progress, std::move(workload));
+  if (prebuilt) o.replay_notes = std::move(replay_notes);
   const AnalysisReport report = run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"));
 
   const fs::path d(dir);
@@ -176,6 +187,89 @@ void run_command(const RunArgs& args, std::ostream& out) {
   trace::write_file_atomic(summary, sj.dump(2) + "\n");
 
   print_run_summary(s, o, files, report, out);
+}
+
+}  // namespace
+
+void run_command(const RunArgs& args, std::ostream& out) {
+  const scenarios::Scenario s = scenarios::load_scenario(args.scenario, args.sets);
+  simulate_and_write(s, args.out_dir, args.progress, nullptr, {}, out);
+}
+
+void replay_command(const ReplayArgs& args, std::ostream& out) {
+  scenarios::ReplayRequest req;
+  req.trace = args.trace;
+  req.platform = args.platform;
+  req.scenario = args.scenario;
+  req.compute_scales = args.compute_scales;
+  req.iterations_from = args.iterations_from;
+  req.speed = args.speed;
+  req.overrides = args.sets;
+  // The trace is read once: the scenario's checks need its rank count, the run its actions.
+  const scenarios::Scenario first = scenarios::replay_scenario(req);
+  std::vector<std::string> notes;
+  auto workload = scenarios::load_trace_workload(first.workload, first.file, &notes);
+  req.ranks = workload->ranks();
+  const scenarios::Scenario s = scenarios::replay_scenario(req);
+  simulate_and_write(s, args.out_dir, args.progress, std::move(workload), std::move(notes), out);
+}
+
+std::vector<std::string> convert_command(const std::string& in, const std::string& out_path, double speed,
+                                         std::ostream& out) {
+  if (!(speed > 0) || !std::isfinite(speed)) throw InputError("--speed: must be > 0 flop/s");
+  using trace::TraceFormat;
+  const TraceFormat from = trace::format_of_input(in);
+  const TraceFormat to = trace::format_of_output(out_path);
+  std::vector<std::string> lost;
+  std::string written = out_path;
+  std::size_t ranks = 0;
+  std::string count;
+  const std::string name = fs::path(in).filename().string();
+  const std::string speed_text = units::format(speed, units::Quantity::Speed);
+  if (from == TraceFormat::Ti) {
+    trace::TiTrace ti = trace::read_ti(in);
+    ranks = ti.ranks.size();
+    count = std::to_string(ti.record_count()) + " TI records";
+    if (to == TraceFormat::Ti) {
+      lost = trace::write_ti(ti, out_path);
+    } else {
+      models::ReplayReport rep;
+      const auto w = models::replay_ti(ti, name, {}, &rep);
+      const trace::Trace t = models::logical_trace(*w, speed);
+      lost = trace::write_trace(t, out_path);
+      lost.insert(lost.begin(), "times: TI has none; the output's are logical (compute at " + speed_text +
+                                    ", MPI calls take no time) — `waitlab replay` gives simulated times");
+      for (auto& n : rep.notes) lost.push_back("approximated: " + n);
+      count += ", " + std::to_string(t.event_count()) + " events";
+    }
+  } else {
+    const trace::Trace t = trace::read_trace(in);
+    ranks = t.ranks();
+    count = std::to_string(t.event_count()) + " events";
+    if (to == TraceFormat::Ti) {
+      models::ReplayReport rep;
+      const auto w = models::replay_trace(t, name, {}, &rep);
+      trace::TiTrace ti = models::ti_from_workload(*w, speed, &lost);
+      lost.insert(lost.begin(), "timestamps and MPI call durations: TI holds only the calls and the compute between "
+                                "them (as flops at " + speed_text + ")");
+      bool comms = t.defs.comms.size() > 1;
+      if (comms) lost.push_back(std::to_string(t.defs.comms.size() - 1) +
+                                " communicators other than MPI_COMM_WORLD: TI has none");
+      std::size_t truth = 0;
+      for (const auto& l : t.locations) truth += l.truth.size();
+      if (truth) lost.push_back("the ground truth of " + std::to_string(truth) + " compute intervals");
+      for (auto& n : rep.notes) lost.push_back("approximated: " + n);
+      for (auto& n : trace::write_ti(ti, out_path)) lost.push_back(std::move(n));
+      count += " -> " + std::to_string(ti.record_count()) + " TI records";
+    } else {
+      lost = trace::write_trace(t, out_path);
+    }
+  }
+  if (to == TraceFormat::Otf2) written = trace::otf2_anchor(out_path);
+  if (to == TraceFormat::Ti) written = out_path + " (rank files in " + out_path + "_files/)";
+  out << "wrote " << written << " (" << trace::format_name(to) << ", " << ranks << " ranks, " << count << ")\n";
+  for (const auto& l : lost) out << "not in the output: " << l << "\n";
+  return lost;
 }
 
 void list_command(std::ostream& out) {
@@ -283,12 +377,44 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                       "Analyses to run: waitstate, delay, critpath or all (default: all; comma-separated or repeated)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
-  std::string convert_in, convert_out;
+  std::string convert_in, convert_out, convert_speed = "1Gf";
   auto* convert = cli.add_subcommand(
-      "convert", "Convert a trace: .wlt or OTF2 in; OUT ending in .wlt is native, any other OUT an OTF2 archive directory");
-  convert->add_option("in", convert_in, "Input trace (.wlt, OTF2 anchor .otf2 or archive directory)")->required();
-  convert->add_option("out", convert_out, "Output: X.wlt, or a directory for an OTF2 archive (DIR/traces.otf2)")
+      "convert", "Convert a trace between .wlt, OTF2, Paraver (.prv) and SMPI time-independent (TI) traces; "
+                 "says what the target cannot hold");
+  convert->add_option("in", convert_in,
+                      "Input trace: X.wlt, an OTF2 archive (anchor .otf2 or its directory), X.prv, or a TI trace "
+                      "(index or single file)")
       ->required();
+  convert->add_option("out", convert_out,
+                      "Output: X.wlt, X.prv (+ .pcf, .row), X.ti or X.txt (TI index + X_files/), anything else a "
+                      "directory for an OTF2 archive (DIR/traces.otf2)")
+      ->required();
+  convert->add_option("--speed", convert_speed,
+                      "Core speed for TI's flops: compute seconds become flops at this speed and back (default 1Gf)");
+
+  ReplayArgs replay_args;
+  bool replay_no_progress = false;
+  auto* replay = cli.add_subcommand(
+      "replay", "Simulate a measured or simulated trace on a modelled platform (outputs as for run)");
+  replay->add_option("trace", replay_args.trace, "Trace: .wlt, OTF2, .prv or TI (index or single file)")->required();
+  replay->add_option("--platform,-p", replay_args.platform,
+                     "A SimGrid XML platform file, or a platform type (cluster, hierarchical) whose options come "
+                     "by --set platform.KEY=VALUE (default: a flat cluster, one core per rank)");
+  replay->add_option("--scenario", replay_args.scenario,
+                     "Take platform, perturbations, run and outputs from this scenario (its workload is replaced)");
+  replay->add_option("--compute-scale", replay_args.compute_scales,
+                     "Scale compute: FACTOR, REGION=FACTOR, @RANKS=FACTOR or REGION@RANKS=FACTOR (RANKS: N or "
+                     "N-M); repeatable, factors multiply")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--iterations-from", replay_args.iterations_from,
+                     "Region whose n-th entry starts iteration n (for perturbations that name iterations)");
+  replay->add_option("--speed", replay_args.speed,
+                     "Replay compute as flops at this speed (e.g. 2Gf), run at the platform's core speed");
+  replay->add_option("--set,-s", replay_args.sets, "Override one scenario value (as for run; repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--out,-o", replay_args.out_dir, "Output directory (default: out/replay-<trace name>)");
+  replay->add_flag("--no-progress", replay_no_progress, "Do not show progress on the terminal");
 
   cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
@@ -326,12 +452,16 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       }
       return status;
     } else if (convert->parsed()) {
-      const trace::Trace t = read_trace(convert_in);
-      const auto lost = write_trace(t, convert_out);
-      const bool otf2 = format_of_output(convert_out) == TraceFormat::Otf2;
-      out << "wrote " << (otf2 ? (fs::path(convert_out) / "traces.otf2").string() : convert_out) << " (" << t.ranks()
-          << " ranks, " << t.event_count() << " events)\n";
-      for (const auto& l : lost) out << "not in the output: " << l << "\n";
+      double speed = 0;
+      try {
+        speed = units::parse(convert_speed, units::Quantity::Speed);
+      } catch (const units::UnitError& e) {
+        throw InputError(std::string("--speed: ") + e.what());
+      }
+      convert_command(convert_in, convert_out, speed, out);
+    } else if (replay->parsed()) {
+      replay_args.progress = !replay_no_progress;
+      replay_command(replay_args, out);
     } else if (analyze->parsed()) {
       analyze_command(analyze_args, out);
     } else if (cli.got_subcommand("list")) {

@@ -28,6 +28,27 @@ struct RunArgs {
 // Throws InputError for bad input and for outputs that cannot be written.
 void run_command(const RunArgs& args, std::ostream& out);
 
+// `waitlab replay TRACE`: simulates a trace as a workload (models/replay.hpp) on the given
+// platform (scenarios::ReplayRequest) and writes the outputs of a run.
+struct ReplayArgs {
+  std::string trace;
+  std::string platform;
+  std::string scenario;
+  std::vector<std::string> compute_scales;
+  std::string iterations_from;
+  std::string speed;
+  std::vector<std::string> sets;
+  std::string out_dir;
+  bool progress = true;
+};
+void replay_command(const ReplayArgs& args, std::ostream& out);
+
+// `waitlab convert IN OUT`: between .wlt, OTF2, Paraver and TI; prints what was written and,
+// one line each, what the target cannot hold (also returned). `speed` (flop/s) converts
+// compute seconds to TI's flops and back.
+std::vector<std::string> convert_command(const std::string& in, const std::string& out_path, double speed,
+                                         std::ostream& out);
+
 // `waitlab list`: every registered spec by kind, and the collective sets.
 void list_command(std::ostream& out);
 // `waitlab describe NAME`: one spec with its options, units and defaults. Throws InputError

@@ -218,10 +218,10 @@ Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
   return f;
 }
 
-Outcome simulate_scenario(const scenarios::Scenario& s, bool progress) {
+Outcome simulate_scenario(const scenarios::Scenario& s, bool progress, std::unique_ptr<models::Workload> workload) {
   const auto t0 = std::chrono::steady_clock::now();
   Outcome o;
-  scenarios::Run run = scenarios::prepare(s);
+  scenarios::Run run = scenarios::prepare(s, std::move(workload), &o.replay_notes);
   run.options.progress = progress;
   o.ranks = run.workload->ranks();
   o.iterations = run.workload->iterations();
@@ -251,6 +251,7 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
   j["iterations"] = o.iterations;
   j["platform"] = model_json(models::SpecKind::Platform, s.platform);
   j["workload"] = model_json(models::SpecKind::Workload, s.workload);
+  if (s.workload.type == models::kTraceWorkload) j["replay_notes"] = o.replay_notes;
   ordered_json perts = ordered_json::array();
   for (const auto& p : s.perturbations) perts.push_back(model_json(models::SpecKind::Perturbation, p));
   j["perturbations"] = perts;

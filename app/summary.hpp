@@ -56,10 +56,13 @@ struct Outcome {
   std::optional<sim::RunResult> baseline;
   std::optional<Figures> base_fig;
   double host_seconds = 0;  // host wall-clock of all simulations (not deterministic)
+  std::vector<std::string> replay_notes;  // what a replayed trace's conversion approximated
 };
 
-// Prepares and simulates `s`; adds scenario attributes to the recorded traces.
-Outcome simulate_scenario(const scenarios::Scenario& s, bool progress);
+// Prepares and simulates `s` (with `workload` instead of the scenario's, when given: the
+// replay command reads its trace first); adds scenario attributes to the recorded traces.
+Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
+                          std::unique_ptr<models::Workload> workload = nullptr);
 
 nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome& o);
 // The figures checked in as scenarios/expected/<name>.json.

@@ -392,6 +392,7 @@ const Registry& Registry::instance() {
     Registry r;
     register_platforms(r);
     for (const auto& w : workloads()) r.add(w.spec);
+    r.add(trace_workload_spec());
     for (const auto& p : perturbation_models()) r.add(p.spec);
     register_analyses(r);
     return r;

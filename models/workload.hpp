@@ -45,6 +45,12 @@ struct WorkloadEntry {
 const std::vector<WorkloadEntry>& workloads();
 const WorkloadEntry* find_workload(std::string_view name);
 
+// The `trace` workload replays a trace file: its spec is registered with the others (scenarios
+// are checked against it, `waitlab describe trace` shows it), but only the scenario loader,
+// which reads trace files, builds it (scenarios::load_trace_workload, models/replay.hpp).
+inline constexpr const char* kTraceWorkload = "trace";
+const Spec& trace_workload_spec();
+
 // Builds a workload from validated options. Throws InputError for impossible values.
 std::unique_ptr<Workload> make_workload(const std::string& type, const Options& opts);
 

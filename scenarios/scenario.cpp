@@ -17,6 +17,9 @@
 #include <sstream>
 
 #include "analysis/trace/error.hpp"
+#include "analysis/trace/ti.hpp"
+#include "analysis/trace/trace_io.hpp"
+#include "models/replay.hpp"
 #include "models/units.hpp"
 
 namespace waitlab::scenarios {
@@ -428,6 +431,7 @@ std::vector<const models::Spec*> specs_of(models::SpecKind k) {
 std::vector<const models::Spec*> workload_specs() {
   std::vector<const models::Spec*> v;
   for (const auto& w : models::workloads()) v.push_back(&w.spec);
+  v.push_back(&models::trace_workload_spec());
   return v;
 }
 
@@ -455,6 +459,48 @@ std::vector<const models::Spec*> perturbation_specs() {
   throw InputError(msg);
 }
 
+// Where an option of a section was written (its own position if given, else the section's).
+std::string option_where(const ModelConfig& m, std::string_view key) {
+  for (const auto& g : m.given)
+    if (g.key == key) return g.where;
+  return m.where;
+}
+
+// The options of a `trace` workload section, checked.
+models::ReplayOptions trace_options(const ModelConfig& w) {
+  models::ReplayOptions o;
+  if (w.options.has("compute_scale")) {
+    const std::string& text = w.options.string("compute_scale");
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const auto comma = text.find(',', start);
+      const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!part.empty()) o.scales.push_back(models::parse_compute_scale(part, option_where(w, "compute_scale")));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (w.options.has("iterations_from")) o.iteration_region = w.options.string("iterations_from");
+  if (w.options.has("speed")) {
+    o.speed = w.options.number("speed");
+    if (!(o.speed > 0) || !std::isfinite(o.speed))
+      throw InputError(option_where(w, "speed") + ": option 'speed' of workload trace: must be > 0");
+  }
+  return o;
+}
+
+// The trace file of a `trace` section: a relative path is relative to the scenario file.
+std::string trace_path(const ModelConfig& w, const std::string& scenario_file) {
+  const std::filesystem::path p(w.options.string("trace"));
+  std::string path = p.string();
+  if (p.is_relative() && !scenario_file.empty()) path = (std::filesystem::path(scenario_file).parent_path() / p).string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw InputError(option_where(w, "trace") + ": option 'trace' of workload trace: no such file " + path +
+                     " (a relative path is relative to the scenario file)");
+  return path;
+}
+
 }  // namespace
 
 const std::vector<std::string>& top_level_keys() {
@@ -467,8 +513,9 @@ const std::vector<std::string>& output_keys() {
   return kOutputKeys;
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& file,
-                        const std::vector<std::string>& overrides) {
+namespace {
+
+Tree parse_tree(const std::string& text, const std::string& file) {
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
@@ -479,8 +526,97 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   if (root.kind != Tree::Kind::Map && root.kind != Tree::Kind::Null)
     throw InputError(root.where + ": expected a scenario (sections: " + join(kTopKeys) + "), got " +
                      kind_name(root.kind));
-  for (const auto& o : overrides) apply_override(root, o);
   if (root.kind == Tree::Kind::Null) root.kind = Tree::Kind::Map;
+  return root;
+}
+
+Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides);
+
+std::string read_scenario_text(const std::string& path);
+
+Tree scalar_tree(const std::string& text, const std::string& where) {
+  Tree t;
+  t.kind = Tree::Kind::Scalar;
+  t.text = text;
+  t.where = where;
+  return t;
+}
+
+void set_entry(Tree& map, const std::string& key, Tree value, const std::string& where) {
+  if (Entry* e = map.find(key)) {
+    e->value = std::move(value);
+    e->where = where;
+    return;
+  }
+  map.entries.push_back(Entry{key, where, std::move(value)});
+}
+
+}  // namespace
+
+Scenario replay_scenario(const ReplayRequest& r) {
+  Tree root;
+  root.kind = Tree::Kind::Map;
+  std::string file = r.trace;
+  if (!r.scenario.empty()) {
+    root = parse_tree(read_scenario_text(r.scenario), r.scenario);
+    file = r.scenario;
+  }
+  root.entries.erase(std::remove_if(root.entries.begin(), root.entries.end(),
+                                    [](const Entry& e) { return e.key == "workload"; }),
+                     root.entries.end());
+  if (!root.find("name")) {
+    std::string name = std::filesystem::path(r.trace).filename().string();
+    if (std::filesystem::path(r.trace).filename() == "traces.otf2")
+      name = std::filesystem::path(r.trace).parent_path().filename().string();
+    for (const std::string ext : {".wlt", ".prv", ".otf2", ".ti", ".txt"})
+      if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+        name.resize(name.size() - ext.size());
+    for (auto& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+    set_entry(root, "name", scalar_tree("replay-" + name, "waitlab replay"), "waitlab replay");
+  }
+  Tree w;
+  w.kind = Tree::Kind::Map;
+  w.where = "waitlab replay " + r.trace;
+  set_entry(w, "type", scalar_tree(models::kTraceWorkload, w.where), w.where);
+  set_entry(w, "trace", scalar_tree(std::filesystem::absolute(r.trace).string(), w.where), w.where);
+  std::string scales;
+  for (const auto& c : r.compute_scales) scales += (scales.empty() ? "" : ",") + c;
+  if (!scales.empty()) set_entry(w, "compute_scale", scalar_tree(scales, "--compute-scale"), "--compute-scale");
+  if (!r.iterations_from.empty())
+    set_entry(w, "iterations_from", scalar_tree(r.iterations_from, "--iterations-from"), "--iterations-from");
+  if (!r.speed.empty()) set_entry(w, "speed", scalar_tree(r.speed, "--speed"), "--speed");
+  set_entry(root, "workload", std::move(w), "waitlab replay");
+  if (!r.platform.empty()) {
+    Tree p;
+    p.kind = Tree::Kind::Map;
+    p.where = "--platform " + r.platform;
+    const bool xml = r.platform.size() > 4 && r.platform.compare(r.platform.size() - 4, 4, ".xml") == 0;
+    set_entry(p, "type", scalar_tree(xml ? "xml" : r.platform, p.where), p.where);
+    if (xml) set_entry(p, "file", scalar_tree(std::filesystem::absolute(r.platform).string(), p.where), p.where);
+    set_entry(root, "platform", std::move(p), p.where);
+  } else if (!root.find("platform")) {
+    // One rank per node of a flat cluster: the default platform's network, nothing shared.
+    Tree p;
+    p.kind = Tree::Kind::Map;
+    p.where = "waitlab replay (default platform)";
+    set_entry(p, "type", scalar_tree("cluster", p.where), p.where);
+    set_entry(p, "nodes", scalar_tree(std::to_string(std::max(r.ranks, 1)), p.where), p.where);
+    set_entry(p, "cores", scalar_tree("1", p.where), p.where);
+    set_entry(root, "platform", std::move(p), p.where);
+  }
+  return finish(std::move(root), file, r.overrides);
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file,
+                        const std::vector<std::string>& overrides) {
+  return finish(parse_tree(text, file), file, overrides);
+}
+
+namespace {
+
+Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) apply_override(root, o);
 
   for (const auto& e : root.entries)
     if (std::find(kTopKeys.begin(), kTopKeys.end(), e.key) == kTopKeys.end())
@@ -513,7 +649,15 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   const Tree& pblock = expect_map(*platform, "platform", "type: cluster, nodes: 64, ...");
   s.platform =
       model_section(pblock, platform->where, {"platform", "platforms"}, specs_of(models::SpecKind::Platform));
-  const Tree& wblock = expect_map(*workload, "workload", "type: heat1d, ranks: 64, ...");
+  Tree wblock = expect_map(*workload, "workload", "type: heat1d, ranks: 64, ...");
+  // `workload: {trace: PATH}` is short for `workload: {type: trace, trace: PATH}`.
+  if (!wblock.find("type") && wblock.find("trace")) {
+    Entry type{"type", wblock.find("trace")->where, Tree{}};
+    type.value.kind = Tree::Kind::Scalar;
+    type.value.text = models::kTraceWorkload;
+    type.value.where = type.where;
+    wblock.entries.insert(wblock.entries.begin(), type);
+  }
   s.workload = model_section(wblock, workload->where, {"workload", "workloads"}, workload_specs());
 
   if (const Entry* e = root.find("perturbations")) {
@@ -540,12 +684,29 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   if (s.outputs.dir.empty()) s.outputs.dir = "out/" + s.name;
 
   // Impossible combinations (more ranks than cores, options a model rejects) surface when the
-  // models are built; build them once now so that nothing starts on a bad scenario.
-  (void)prepare(s);
+  // models are built; build them once now so that nothing starts on a bad scenario. A trace
+  // workload is only checked for its options and its file here: reading a big trace twice
+  // would double the start-up time, and prepare() reads it before anything runs.
+  if (s.workload.type != models::kTraceWorkload) {
+    (void)prepare(s);
+  } else {
+    (void)trace_options(s.workload);
+    const std::string path = trace_path(s.workload, s.file);
+    (void)trace::format_of_input(path);
+    try {
+      (void)models::make_platform(s.platform.type, s.platform.options);
+    } catch (const InputError& e) {
+      rethrow_at_option(e, s.platform);
+    }
+  }
   return s;
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+}  // namespace
+
+namespace {
+
+std::string read_scenario_text(const std::string& path) {
   // A directory opens fine as a stream on Linux and reads as empty, which would end as a
   // baffling "missing section 'platform'": insist on a regular file (or a link to one).
   std::error_code ec;
@@ -571,10 +732,31 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path + ": cannot read the scenario file (read error)");
-  return parse_scenario(text.str(), path, overrides);
+  return text.str();
 }
 
-Run prepare(const Scenario& s) {
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_scenario(read_scenario_text(path), path, overrides);
+}
+
+std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, const std::string& scenario_file,
+                                                      std::vector<std::string>* notes) {
+  const models::ReplayOptions o = trace_options(w);
+  const std::string path = trace_path(w, scenario_file);
+  models::ReplayReport report;
+  std::unique_ptr<models::Workload> workload;
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (trace::format_of_input(path) == trace::TraceFormat::Ti)
+    workload = models::replay_ti(trace::read_ti(path), name, o, &report);
+  else
+    workload = models::replay_trace(trace::read_trace(path), name, o, &report);
+  if (notes) *notes = std::move(report.notes);
+  return workload;
+}
+
+Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::vector<std::string>* replay_notes) {
   Run r;
   try {
     r.platform = models::make_platform(s.platform.type, s.platform.options);
@@ -597,10 +779,16 @@ Run prepare(const Scenario& s) {
                        " (a relative path is relative to the scenario file)");
     }
   }
-  try {
-    r.workload = models::make_workload(s.workload.type, s.workload.options);
-  } catch (const InputError& e) {
-    rethrow_at_option(e, s.workload);
+  if (workload) {
+    r.workload = std::move(workload);
+  } else if (s.workload.type == models::kTraceWorkload) {
+    r.workload = load_trace_workload(s.workload, s.file, replay_notes);
+  } else {
+    try {
+      r.workload = models::make_workload(s.workload.type, s.workload.options);
+    } catch (const InputError& e) {
+      rethrow_at_option(e, s.workload);
+    }
   }
   try {
     r.placement = models::place(r.platform, r.workload->ranks());

@@ -70,6 +70,22 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const std::vector<std::string>& overrides = {});
 
+// `waitlab replay`: a scenario whose workload replays `trace` (ranks = its rank count). The
+// platform is `platform` (an XML file, or a platform type whose options come by --set
+// platform.KEY=VALUE), else the platform of `scenario`, else a flat cluster of one core per
+// rank. Perturbations, run and outputs come from `scenario` (if given) and the overrides.
+struct ReplayRequest {
+  std::string trace;
+  int ranks = 1;
+  std::string platform;
+  std::string scenario;
+  std::vector<std::string> compute_scales;
+  std::string iterations_from;
+  std::string speed;
+  std::vector<std::string> overrides;
+};
+Scenario replay_scenario(const ReplayRequest& request);
+
 // Everything sim::simulate() needs, built from a Scenario.
 struct Run {
   models::PlatformDesc platform;
@@ -82,7 +98,17 @@ struct Run {
 // Builds the platform, workload (lazy streams), perturbations and run options. The
 // perturbations see the workload's grid, the placement and the seed. Throws InputError for
 // values that are only impossible in combination (more ranks than the platform has cores).
-Run prepare(const Scenario& s);
+// A `trace` workload is read from its file (load_trace_workload) unless `workload` already
+// holds it (the replay command reads the trace before it builds the scenario); the notes of
+// its conversion go to `replay_notes` when given.
+Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload = nullptr,
+            std::vector<std::string>* replay_notes = nullptr);
+
+// Reads the trace of a `trace` workload section (a relative path is relative to
+// `scenario_file`'s directory; "" = the working directory) and turns it into a workload
+// (models/replay.hpp). Notes on what was approximated go to `notes`.
+std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& workload, const std::string& scenario_file,
+                                                      std::vector<std::string>* notes = nullptr);
 
 // The scenario's section and key names (for hints and `waitlab describe`).
 const std::vector<std::string>& top_level_keys();

@@ -2,11 +2,19 @@
 
 #include <otf2/otf2.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "analysis/trace/error.hpp"
@@ -73,8 +81,11 @@ class Writer {
   }
 
   void write(const std::string& dir) {
-    OTF2_Archive* archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
-                                              4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    // The smallest chunks OTF2 allows: a reader or writer holds (and clears) a whole chunk per
+    // location, which made the 4 MiB default definition chunk of every (empty) local
+    // definition file half the write time of a 256-rank trace.
+    OTF2_Archive* archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
+                                              OTF2_CHUNK_SIZE_MIN, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive)
       throw InputError(where_ + ": cannot create the OTF2 archive" +
                        (quiet_.first().empty() ? std::string() : ": " + quiet_.first()));
@@ -103,6 +114,7 @@ class Writer {
       }
     const auto peer = [&](CommId c, Rank g) -> std::uint32_t {
       if (c >= local.size() || g < 0 || static_cast<std::size_t>(g) >= n) return OTF2_UNDEFINED_UINT32;
+      if (t_.defs.comms[c].members.empty()) return 0;  // MPI_COMM_SELF: the rank itself
       return local[c][static_cast<std::size_t>(g)];
     };
 
@@ -167,8 +179,11 @@ class Writer {
     // Strings first (OTF2 wants them defined before use): collect every name.
     str("");
     const OTF2_StringRef mpi_file = str("MPI");
-    std::vector<OTF2_StringRef> region_names;
-    for (const auto& reg : t_.defs.regions) region_names.push_back(str(reg.name));
+    std::vector<OTF2_StringRef> region_names, region_files;
+    for (const auto& reg : t_.defs.regions) {
+      region_names.push_back(str(reg.name));
+      region_files.push_back(reg.op != MpiOp::None ? mpi_file : str(reg.file));
+    }
     const OTF2_StringRef machine = str("machine"), node_class = str("node"), mpi_name = str("MPI");
     std::vector<OTF2_StringRef> rank_names, thread_names;
     for (std::size_t r = 0; r < n; ++r) {
@@ -186,12 +201,15 @@ class Writer {
     for (const std::string* s : order_) check(OTF2_GlobalDefWriter_WriteString(g, strings_.at(*s), s->c_str()), "string");
     check(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, mpi_name, OTF2_PARADIGM_CLASS_PROCESS), "paradigm");
     for (std::size_t i = 0; i < t_.defs.regions.size(); ++i) {
+      // An MPI function the event model has no operation for (MPI_Comm_split, read from a
+      // measured trace) keeps source file "MPI" and paradigm MPI, so it stays an MPI function.
       const Region& reg = t_.defs.regions[i];
-      const bool mpi = reg.op != MpiOp::None;
+      const bool mpi = reg.op != MpiOp::None || reg.file == "MPI";
       check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), region_names[i], region_names[i], 0,
-                                             mpi ? region_role(reg.op) : static_cast<OTF2_RegionRole>(OTF2_REGION_ROLE_FUNCTION),
+                                             reg.op != MpiOp::None ? region_role(reg.op)
+                                                                   : static_cast<OTF2_RegionRole>(OTF2_REGION_ROLE_FUNCTION),
                                              mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
-                                             mpi ? mpi_file : 0, 0, 0),
+                                             region_files[i], 0, 0),
             "region");
     }
     check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, node_class, OTF2_UNDEFINED_SYSTEM_TREE_NODE),
@@ -214,8 +232,10 @@ class Writer {
     for (std::size_t c = 0; c < t_.defs.comms.size(); ++c) {
       std::vector<std::uint64_t> members;
       for (Rank m : t_.defs.comms[c].members) members.push_back(static_cast<std::uint64_t>(m));
+      // No members: MPI_COMM_SELF (every rank alone), a COMM_SELF group as Score-P writes it.
       check(OTF2_GlobalDefWriter_WriteGroup(g, static_cast<OTF2_GroupRef>(c + 1), comm_names[c],
-                                            OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                            members.empty() ? OTF2_GROUP_TYPE_COMM_SELF : OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
                                             static_cast<std::uint32_t>(members.size()), members.data()),
             "communicator group");
       check(OTF2_GlobalDefWriter_WriteComm(g, static_cast<OTF2_CommRef>(c), comm_names[c],
@@ -272,7 +292,77 @@ class Writer {
 
 }  // namespace
 
+// ---- reading ----
+
 namespace {
+
+// Event records the event model has no place for: skipped and counted by kind (their OTF2
+// names). MpiRequestCancelled has its own callback (it drops the cancelled request's post).
+#define WL_OTF2_SKIPPED_RECORDS(X)                                                                      \
+  X(BufferFlush) X(MeasurementOnOff) X(MpiRequestTest) X(NonBlockingCollectiveRequest)                  \
+  X(NonBlockingCollectiveComplete) X(OmpFork) X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock)            \
+  X(OmpTaskCreate) X(OmpTaskSwitch) X(OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt)     \
+  X(ParameterUnsignedInt) X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(RmaCollectiveEnd)   \
+  X(RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock) X(RmaReleaseLock) X(RmaSync)        \
+  X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(RmaOpCompleteBlocking) X(RmaOpCompleteNonBlocking) \
+  X(RmaOpTest) X(RmaOpCompleteRemote) X(ThreadFork) X(ThreadJoin) X(ThreadTeamBegin) X(ThreadTeamEnd)   \
+  X(ThreadAcquireLock) X(ThreadReleaseLock) X(ThreadTaskCreate) X(ThreadTaskSwitch)                     \
+  X(ThreadTaskComplete) X(ThreadCreate) X(ThreadBegin) X(ThreadWait) X(ThreadEnd)                       \
+  X(CallingContextEnter) X(CallingContextLeave) X(CallingContextSample) X(IoCreateHandle)               \
+  X(IoDestroyHandle) X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags) X(IoDeleteFile)              \
+  X(IoOperationBegin) X(IoOperationTest) X(IoOperationIssued) X(IoOperationComplete)                    \
+  X(IoOperationCancelled) X(IoAcquireLock) X(IoReleaseLock) X(IoTryLock) X(ProgramBegin) X(ProgramEnd)  \
+  X(CommCreate) X(CommDestroy) X(Unknown)
+
+enum class Skip : std::uint8_t {
+#define WL_OTF2_ENUM(name) name,
+  WL_OTF2_SKIPPED_RECORDS(WL_OTF2_ENUM)
+#undef WL_OTF2_ENUM
+  MpiRequestCancelled,
+  CancelledIsend,         // the MpiIsend of a cancelled request
+  CancelledIrecvRequest,  // the MpiIrecvRequest of a cancelled request
+  InterSend,              // point-to-point records on an inter-communicator
+  InterRecv,
+  InterIsend,
+  InterIsendComplete,
+  InterIrecvRequest,
+  InterIrecv,
+  Count_
+};
+constexpr std::size_t kSkipKinds = static_cast<std::size_t>(Skip::Count_);
+constexpr std::array<std::string_view, kSkipKinds> kSkipNames = {
+#define WL_OTF2_NAME(name) #name,
+    WL_OTF2_SKIPPED_RECORDS(WL_OTF2_NAME)
+#undef WL_OTF2_NAME
+        "MpiRequestCancelled",
+    "MpiIsend (cancelled)",
+    "MpiIrecvRequest (cancelled)",
+    "MpiSend (inter-communicator)",
+    "MpiRecv (inter-communicator)",
+    "MpiIsend (inter-communicator)",
+    "MpiIsendComplete (inter-communicator)",
+    "MpiIrecvRequest (inter-communicator)",
+    "MpiIrecv (inter-communicator)"};
+static_assert(!kSkipNames.back().empty(), "a name for every Skip");
+
+std::string paradigm_name(unsigned p) {
+  static constexpr std::array<std::string_view, 25> kNames = {
+      "UNKNOWN", "USER",    "COMPILER",  "OPENMP",    "MPI",       "CUDA",      "MEASUREMENT_SYSTEM",
+      "PTHREAD", "HMPP",    "OMPSS",     "HARDWARE",  "GASPI",     "UPC",       "SHMEM",
+      "WINTHREAD", "QTTHREAD", "ACETHREAD", "TBBTHREAD", "OPENACC", "OPENCL",  "MTAPI",
+      "SAMPLING", "NONE",   "HIP",       "KOKKOS"};
+  return p < kNames.size() ? std::string(kNames[p]) : "paradigm " + std::to_string(p);
+}
+
+std::string collective_name(unsigned op) {
+  static constexpr std::array<std::string_view, 23> kNames = {
+      "BARRIER",   "BCAST",     "GATHER",         "GATHERV",        "SCATTER",
+      "SCATTERV",  "ALLGATHER", "ALLGATHERV",     "ALLTOALL",       "ALLTOALLV",
+      "ALLTOALLW", "ALLREDUCE", "REDUCE",         "REDUCE_SCATTER", "SCAN",
+      "EXSCAN",    "REDUCE_SCATTER_BLOCK",        "CREATE_HANDLE",  "DESTROY_HANDLE",
+      "ALLOCATE",  "DEALLOCATE", "CREATE_HANDLE_AND_ALLOCATE",      "DESTROY_HANDLE_AND_DEALLOCATE"};
+  return op < kNames.size() ? std::string(kNames[op]) : "collective " + std::to_string(op);
+}
 
 MpiOp mpi_op_of(OTF2_CollectiveOp op) {
   switch (op) {
@@ -293,13 +383,50 @@ MpiOp mpi_op_of(OTF2_CollectiveOp op) {
     case OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK: return MpiOp::ReduceScatter;
     case OTF2_COLLECTIVE_OP_SCAN: return MpiOp::Scan;
     case OTF2_COLLECTIVE_OP_EXSCAN: return MpiOp::Exscan;
-    default: return MpiOp::None;
+    default: return MpiOp::None;  // communicator and window creation/destruction (17-22)
   }
 }
 
+// The operation of an MPI region by its (canonical) name: the event model's own names, and
+// the variants that behave like one of them for matching and wait states.
+MpiOp mpi_region_op(std::string_view name) {
+  const MpiOp op = mpi_op_from_name(name);
+  if (op != MpiOp::None) return op;
+  static constexpr std::array<std::pair<std::string_view, MpiOp>, 23> kVariants = {{
+      {"MPI_Init_thread", MpiOp::Init},
+      {"MPI_Bsend", MpiOp::Send},
+      {"MPI_Rsend", MpiOp::Send},
+      {"MPI_Ibsend", MpiOp::Isend},
+      {"MPI_Irsend", MpiOp::Isend},
+      {"MPI_Issend", MpiOp::Isend},
+      {"MPI_Start", MpiOp::Isend},     // posts a persistent send or receive request
+      {"MPI_Startall", MpiOp::Isend},  // idem, several
+      {"MPI_Mrecv", MpiOp::Recv},
+      {"MPI_Imrecv", MpiOp::Irecv},
+      {"MPI_Sendrecv_replace", MpiOp::Sendrecv},
+      {"MPI_Test", MpiOp::Wait},  // completes at most one request
+      {"MPI_Testany", MpiOp::Wait},
+      {"MPI_Waitany", MpiOp::Wait},
+      {"MPI_Testall", MpiOp::Waitall},  // completes several requests
+      {"MPI_Testsome", MpiOp::Waitall},
+      {"MPI_Waitsome", MpiOp::Waitall},
+      {"MPI_Gatherv", MpiOp::Gather},
+      {"MPI_Scatterv", MpiOp::Scatter},
+      {"MPI_Allgatherv", MpiOp::Allgather},
+      {"MPI_Alltoallv", MpiOp::Alltoall},
+      {"MPI_Alltoallw", MpiOp::Alltoall},
+      {"MPI_Reduce_scatter_block", MpiOp::ReduceScatter},
+  }};
+  for (const auto& [n, o] : kVariants)
+    if (n == name) return o;
+  return MpiOp::None;
+}
+
+// Global definitions as read.
 struct Defs {
-  std::uint64_t resolution = 1, offset = 0;
-  std::map<OTF2_StringRef, std::string> strings;
+  std::uint64_t resolution = 1, offset = 0, length = 0;
+  bool have_clock = false;
+  std::unordered_map<OTF2_StringRef, std::string> strings;
   struct Reg {
     OTF2_RegionRef id;
     OTF2_StringRef name, canonical, source;
@@ -307,169 +434,340 @@ struct Defs {
   };
   std::vector<Reg> regions;
   std::map<OTF2_LocationGroupRef, bool> process_groups;  // id -> is a process
-  std::map<OTF2_LocationRef, OTF2_LocationGroupRef> locations;
+  struct Loc {
+    OTF2_LocationType type;
+    std::uint64_t events;
+    OTF2_LocationGroupRef group;
+  };
+  std::map<OTF2_LocationRef, Loc> locations;
   struct Grp {
     OTF2_GroupType type;
+    OTF2_Paradigm paradigm;
     std::vector<std::uint64_t> members;
   };
   std::map<OTF2_GroupRef, Grp> groups;
+  std::vector<OTF2_GroupRef> group_order;  // definition order
   struct Com {
     OTF2_CommRef id;
     OTF2_StringRef name;
     OTF2_GroupRef group;
   };
   std::vector<Com> comms;
+  std::vector<OTF2_CommRef> inter_comms;
   std::string str(OTF2_StringRef r) const {
     const auto it = strings.find(r);
     return it == strings.end() ? std::string() : it->second;
   }
 };
 
-// Per location while reading its events.
-struct LocationReader {
-  Trace* trace;
-  Rank rank;
-  const Defs* defs;
-  const std::map<OTF2_RegionRef, RegionId>* regions;
-  const std::map<OTF2_CommRef, CommId>* comms;
-  std::size_t last_coll_begin = static_cast<std::size_t>(-1);
-  std::string error;
-  MpiOp call = MpiOp::None;  // the MPI call the location is in (the op of its records)
-
-  Time time(OTF2_TimeStamp t) const {
-    return static_cast<double>(static_cast<std::int64_t>(t - defs->offset)) / static_cast<double>(defs->resolution);
-  }
-  std::vector<Event>& events() { return trace->locations[static_cast<std::size_t>(rank)].events; }
-  CommId comm(OTF2_CommRef c) {
-    const auto it = comms->find(c);
-    if (it == comms->end()) {
-      if (error.empty()) error = "an event names undefined communicator " + std::to_string(c);
-      return kCommWorld;
+// OTF2 reference -> T: a vector for the small dense ids every writer uses, a hash map beyond.
+template <typename T>
+class RefTable {
+ public:
+  void put(std::uint64_t ref, const T& v) {
+    if (ref < kDense) {
+      if (ref >= dense_.size()) dense_.resize(ref + 1);
+      dense_[ref] = v;
+    } else {
+      sparse_[ref] = v;
     }
-    return it->second;
   }
-  Rank global(CommId c, std::uint32_t local) const {
-    const auto& m = trace->defs.comms[c].members;
-    return local < m.size() ? m[local] : kNoRank;
+  const T& get(std::uint64_t ref) const {
+    if (ref < dense_.size()) return dense_[ref];
+    if (sparse_.empty()) return none_;
+    const auto it = sparse_.find(ref);
+    return it == sparse_.end() ? none_ : it->second;
   }
-  void add(const Event& e) { events().push_back(e); }
+
+ private:
+  static constexpr std::uint64_t kDense = 1u << 20;
+  std::vector<T> dense_;
+  std::unordered_map<std::uint64_t, T> sparse_;
+  T none_{};
 };
 
-LocationReader& lr(void* p) {
-  return *static_cast<LocationReader*>(p);
+struct RegionInfo {
+  RegionId id = 0;
+  MpiOp op = MpiOp::None;
+  OTF2_Paradigm paradigm = OTF2_PARADIGM_UNKNOWN;
+  bool defined = false;
+  bool keep = false;  // false: Enter/Leave of another paradigm's region, skipped
+};
+
+enum class CommKind : std::uint8_t { Undefined, Intra, Self, Inter };
+struct CommInfo {
+  CommId id = 0;
+  CommKind kind = CommKind::Undefined;
+};
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+constexpr std::size_t kCollSelf = 256, kCollInter = 257, kCollKeys = 258;
+
+// Receives the events of one location after another (the rank's events vector is swapped in).
+struct Sink {
+  std::uint64_t offset = 0;
+  double resolution = 1;
+  RefTable<RegionInfo> regions;
+  RefTable<CommInfo> comms;
+  const std::vector<Communicator>* trace_comms = nullptr;
+
+  // The location being read.
+  std::vector<Event>* ev = nullptr;
+  Rank rank = 0;
+  MpiOp call = MpiOp::None;  // the MPI call the location is in (the op of its records)
+  std::size_t coll_begin = kNone;
+  std::vector<std::size_t> drop;                   // events to remove once the location is read
+  std::unordered_set<std::uint64_t> inter_isends;  // requests of skipped inter-communicator Isends
+  std::string error;
+
+  // Over all locations.
+  std::array<std::uint64_t, kSkipKinds> skipped{};
+  std::array<std::uint64_t, 256> enter_skipped{}, leave_skipped{};
+  std::array<std::uint64_t, kCollKeys> coll_begin_skipped{}, coll_end_skipped{};
+
+  void start(std::vector<Event>* events, Rank r) {
+    ev = events;
+    rank = r;
+    call = MpiOp::None;
+    coll_begin = kNone;
+    drop.clear();
+    inter_isends.clear();
+  }
+  Time time(OTF2_TimeStamp t) const {
+    return static_cast<double>(static_cast<std::int64_t>(t - offset)) / resolution;
+  }
+  Rank global(const CommInfo& c, std::uint32_t local) const {
+    if (c.kind == CommKind::Self) return local == 0 ? rank : kNoRank;
+    const auto& m = (*trace_comms)[c.id].members;
+    return local < m.size() ? m[local] : kNoRank;
+  }
+  OTF2_CallbackCode fail(std::string what) {
+    if (error.empty()) error = std::move(what);
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  OTF2_CallbackCode undefined_comm(OTF2_CommRef c) {
+    return fail("a record names undefined MPI communicator " + std::to_string(c));
+  }
+  OTF2_CallbackCode skip(Skip k) {
+    ++skipped[static_cast<std::size_t>(k)];
+    return OTF2_CALLBACK_SUCCESS;
+  }
+  // Drops the still pending post (IsendStart or IrecvPost) of request `req`; false if none.
+  bool drop_post(std::uint64_t req, EventKind post, EventKind done) {
+    for (std::size_t i = ev->size(); i-- > 0;) {
+      const Event& e = (*ev)[i];
+      if (e.aux != req) continue;
+      if (e.kind == done) return false;
+      if (e.kind == post) {
+        drop.push_back(i);
+        return true;
+      }
+    }
+    return false;
+  }
+  // Removes the dropped events, keeping the order of the others.
+  void compact() {
+    if (drop.empty()) return;
+    std::sort(drop.begin(), drop.end());
+    drop.erase(std::unique(drop.begin(), drop.end()), drop.end());
+    std::vector<Event>& v = *ev;
+    std::size_t out = drop.front(), k = 0;
+    for (std::size_t i = drop.front(); i < v.size(); ++i) {
+      if (k < drop.size() && drop[k] == i) {
+        ++k;
+        continue;
+      }
+      v[out++] = v[i];
+    }
+    v.resize(out);
+  }
+};
+
+Sink& sink(void* p) {
+  return *static_cast<Sink*>(p);
 }
 
-OTF2_CallbackCode on_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, OTF2_RegionRef r) {
-  auto& l = lr(u);
-  const auto it = l.regions->find(r);
-  if (it == l.regions->end()) {
-    l.error = "an Enter names undefined region " + std::to_string(r);
-    return OTF2_CALLBACK_INTERRUPT;
+OTF2_CallbackCode on_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                           OTF2_RegionRef r) {
+  Sink& s = sink(u);
+  const RegionInfo& ri = s.regions.get(r);
+  if (!ri.keep) {
+    if (!ri.defined) return s.fail("an Enter names undefined region " + std::to_string(r));
+    ++s.enter_skipped[ri.paradigm];
+    return OTF2_CALLBACK_SUCCESS;
   }
-  const MpiOp op = l.trace->defs.regions[it->second].op;
-  if (op != MpiOp::None) l.call = op;
-  l.add(make_event(l.time(t), EventKind::Enter, op, it->second));
+  if (ri.op != MpiOp::None) s.call = ri.op;
+  s.ev->push_back(make_event(s.time(t), EventKind::Enter, ri.op, ri.id));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, OTF2_RegionRef r) {
-  auto& l = lr(u);
-  const auto it = l.regions->find(r);
-  if (it == l.regions->end()) {
-    l.error = "a Leave names undefined region " + std::to_string(r);
-    return OTF2_CALLBACK_INTERRUPT;
+OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                           OTF2_RegionRef r) {
+  Sink& s = sink(u);
+  const RegionInfo& ri = s.regions.get(r);
+  if (!ri.keep) {
+    if (!ri.defined) return s.fail("a Leave names undefined region " + std::to_string(r));
+    ++s.leave_skipped[ri.paradigm];
+    return OTF2_CALLBACK_SUCCESS;
   }
-  const MpiOp op = l.trace->defs.regions[it->second].op;
-  if (op != MpiOp::None) l.call = MpiOp::None;
-  l.add(make_event(l.time(t), EventKind::Leave, op, it->second));
+  if (ri.op != MpiOp::None) s.call = MpiOp::None;
+  s.ev->push_back(make_event(s.time(t), EventKind::Leave, ri.op, ri.id));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t to,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
-  auto& l = lr(u);
-  const CommId cm = l.comm(c);
-  l.add(make_event(l.time(t), EventKind::Send, l.call, cm, l.global(cm, to), static_cast<std::int32_t>(tag), len));
+  Sink& s = sink(u);
+  const CommInfo& ci = s.comms.get(c);
+  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
+  if (ci.kind == CommKind::Inter) return s.skip(Skip::InterSend);
+  s.ev->push_back(make_event(s.time(t), EventKind::Send, s.call, ci.id, s.global(ci, to), static_cast<std::int32_t>(tag), len));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t from,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
-  auto& l = lr(u);
-  const CommId cm = l.comm(c);
-  l.add(make_event(l.time(t), EventKind::Recv, l.call, cm, l.global(cm, from), static_cast<std::int32_t>(tag), len));
+  Sink& s = sink(u);
+  const CommInfo& ci = s.comms.get(c);
+  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
+  if (ci.kind == CommKind::Inter) return s.skip(Skip::InterRecv);
+  s.ev->push_back(make_event(s.time(t), EventKind::Recv, s.call, ci.id, s.global(ci, from), static_cast<std::int32_t>(tag), len));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t to,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-  auto& l = lr(u);
-  const CommId cm = l.comm(c);
-  l.add(make_event(l.time(t), EventKind::IsendStart, l.call, cm, l.global(cm, to), static_cast<std::int32_t>(tag),
-                   len, req));
+  Sink& s = sink(u);
+  const CommInfo& ci = s.comms.get(c);
+  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
+  if (ci.kind == CommKind::Inter) {
+    s.inter_isends.insert(req);
+    return s.skip(Skip::InterIsend);
+  }
+  s.ev->push_back(make_event(s.time(t), EventKind::IsendStart, s.call, ci.id, s.global(ci, to),
+                             static_cast<std::int32_t>(tag), len, req));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
                                     uint64_t req) {
-  auto& l = lr(u);
-  l.add(make_event(l.time(t), EventKind::IsendComplete, l.call, 0, kNoRank, 0, 0, req));
+  Sink& s = sink(u);
+  if (!s.inter_isends.empty() && s.inter_isends.erase(req) > 0) return s.skip(Skip::InterIsendComplete);
+  s.ev->push_back(make_event(s.time(t), EventKind::IsendComplete, s.call, 0, kNoRank, 0, 0, req));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
                                    uint64_t req) {
-  auto& l = lr(u);
-  l.add(make_event(l.time(t), EventKind::IrecvPost, l.call, 0, kNoRank, 0, 0, req));
+  Sink& s = sink(u);
+  s.ev->push_back(make_event(s.time(t), EventKind::IrecvPost, s.call, 0, kNoRank, 0, 0, req));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t from,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-  auto& l = lr(u);
-  const CommId cm = l.comm(c);
-  l.add(make_event(l.time(t), EventKind::IrecvComplete, l.call, cm, l.global(cm, from),
-                   static_cast<std::int32_t>(tag), len, req));
+  Sink& s = sink(u);
+  const CommInfo& ci = s.comms.get(c);
+  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
+  if (ci.kind == CommKind::Inter) {
+    if (s.drop_post(req, EventKind::IrecvPost, EventKind::IrecvComplete)) s.skip(Skip::InterIrecvRequest);
+    return s.skip(Skip::InterIrecv);
+  }
+  s.ev->push_back(make_event(s.time(t), EventKind::IrecvComplete, s.call, ci.id, s.global(ci, from),
+                             static_cast<std::int32_t>(tag), len, req));
   return OTF2_CALLBACK_SUCCESS;
 }
+// A cancelled request never matches: its post goes too.
+OTF2_CallbackCode on_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*,
+                                       uint64_t req) {
+  Sink& s = sink(u);
+  if (s.drop_post(req, EventKind::IrecvPost, EventKind::IrecvComplete)) {
+    s.skip(Skip::CancelledIrecvRequest);
+  } else if (s.drop_post(req, EventKind::IsendStart, EventKind::IsendComplete)) {
+    s.skip(Skip::CancelledIsend);
+  }
+  s.inter_isends.erase(req);
+  return s.skip(Skip::MpiRequestCancelled);
+}
 OTF2_CallbackCode on_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*) {
-  auto& l = lr(u);
-  l.last_coll_begin = l.events().size();
-  l.add(make_event(l.time(t), EventKind::CollBegin, MpiOp::None, kCommWorld));
+  Sink& s = sink(u);
+  s.coll_begin = s.ev->size();  // OTF2's CollectiveBegin has neither op nor communicator: see the End
+  s.ev->push_back(make_event(s.time(t), EventKind::CollBegin, MpiOp::None, kCommWorld));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
                               OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
-  auto& l = lr(u);
-  const CommId cm = l.comm(c);
+  Sink& s = sink(u);
+  const CommInfo& ci = s.comms.get(c);
+  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   const MpiOp mop = mpi_op_of(op);
-  if (l.last_coll_begin < l.events().size()) {  // OTF2's CollectiveBegin has neither op nor communicator
-    l.events()[l.last_coll_begin].op = mop;
-    l.events()[l.last_coll_begin].ref = cm;
+  const std::size_t begin = s.coll_begin;
+  s.coll_begin = kNone;
+  if (mop == MpiOp::None || ci.kind != CommKind::Intra) {  // skipped with its Begin
+    const std::size_t key = ci.kind == CommKind::Self ? kCollSelf : ci.kind == CommKind::Inter ? kCollInter : op;
+    ++s.coll_end_skipped[key];
+    if (begin != kNone) {
+      s.drop.push_back(begin);
+      ++s.coll_begin_skipped[key];
+    }
+    return OTF2_CALLBACK_SUCCESS;
   }
-  l.last_coll_begin = static_cast<std::size_t>(-1);
-  l.add(make_event(l.time(t), EventKind::CollEnd, mop, cm, root == OTF2_UNDEFINED_UINT32 ? kNoRank : l.global(cm, root),
-                   0, sent, received));
+  if (begin != kNone) {
+    (*s.ev)[begin].op = mop;
+    (*s.ev)[begin].ref = ci.id;
+  }
+  s.ev->push_back(make_event(s.time(t), EventKind::CollEnd, mop, ci.id,
+                             root == OTF2_UNDEFINED_UINT32 ? kNoRank : s.global(ci, root), 0, sent, received));
   return OTF2_CALLBACK_SUCCESS;
 }
 
-}  // namespace
+template <Skip K, typename... A>
+OTF2_CallbackCode on_skipped(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*, A...) {
+  return sink(u).skip(K);
+}
+// Registers on_skipped<K> with the setter of one record kind (the argument types come from it).
+template <Skip K, typename... A>
+void skip_with(OTF2_ErrorCode (*set)(OTF2_EvtReaderCallbacks*,
+                                     OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
+                                                           OTF2_AttributeList*, A...)),
+               OTF2_EvtReaderCallbacks* cb) {
+  set(cb, &on_skipped<K, A...>);
+}
 
-Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
-  QuietErrors quiet;
-  const auto fail = [&](const std::string& what) {
-    throw InputError(anchor + ": " + what + (quiet.first().empty() ? std::string() : " (" + quiet.first() + ")"));
-  };
-  OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
-  if (!reader) fail("cannot open as an OTF2 archive");
-  struct Close {
-    OTF2_Reader* r;
-    ~Close() { OTF2_Reader_Close(r); }
-  } close{reader};
-  if (OTF2_Reader_SetSerialCollectiveCallbacks(reader) != OTF2_SUCCESS) fail("cannot set up the reader");
+OTF2_EvtReaderCallbacks* event_callbacks() {
+  OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+  if (!cb) return nullptr;
+  OTF2_EvtReaderCallbacks_SetEnterCallback(cb, on_enter);
+  OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, on_leave);
+  OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, on_send);
+  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, on_recv);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, on_isend);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(cb, on_isend_complete);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, on_irecv_request);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, on_irecv);
+  OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(cb, on_request_cancelled);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, on_coll_begin);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_coll_end);
+#define WL_OTF2_SKIP(name) skip_with<Skip::name>(OTF2_EvtReaderCallbacks_Set##name##Callback, cb);
+  WL_OTF2_SKIPPED_RECORDS(WL_OTF2_SKIP)
+#undef WL_OTF2_SKIP
+  return cb;
+}
 
-  // Global definitions.
-  Defs d;
+// The region a kept Enter/Leave names: user and compiler regions, and MPI functions.
+bool kept_paradigm(OTF2_Paradigm p) {
+  return p == OTF2_PARADIGM_UNKNOWN || p == OTF2_PARADIGM_USER || p == OTF2_PARADIGM_COMPILER ||
+         p == OTF2_PARADIGM_MPI;
+}
+// Groups and communicators of MPI (UNKNOWN for writers that do not say).
+bool mpi_paradigm(OTF2_Paradigm p) {
+  return p == OTF2_PARADIGM_MPI || p == OTF2_PARADIGM_UNKNOWN;
+}
+
+void read_global_definitions(OTF2_Reader* reader, Defs& d, const std::function<void(const std::string&)>& fail) {
   OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader);
   if (!gdr) fail("cannot read the global definitions");
   OTF2_GlobalDefReaderCallbacks* gcb = OTF2_GlobalDefReaderCallbacks_New();
   OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(
-      gcb, [](void* u, uint64_t res, uint64_t off, uint64_t, uint64_t) {
-        static_cast<Defs*>(u)->resolution = res == 0 ? 1 : res;
-        static_cast<Defs*>(u)->offset = off;
+      gcb, [](void* u, uint64_t res, uint64_t off, uint64_t length, uint64_t) {
+        Defs& defs = *static_cast<Defs*>(u);
+        defs.resolution = res == 0 ? 1 : res;
+        defs.offset = off;
+        defs.length = length;
+        defs.have_clock = true;
         return OTF2_CALLBACK_SUCCESS;
       });
   OTF2_GlobalDefReaderCallbacks_SetStringCallback(gcb, [](void* u, OTF2_StringRef r, const char* text) {
@@ -489,14 +787,17 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
         return OTF2_CALLBACK_SUCCESS;
       });
   OTF2_GlobalDefReaderCallbacks_SetLocationCallback(
-      gcb, [](void* u, OTF2_LocationRef l, OTF2_StringRef, OTF2_LocationType, uint64_t, OTF2_LocationGroupRef g) {
-        static_cast<Defs*>(u)->locations[l] = g;
+      gcb, [](void* u, OTF2_LocationRef l, OTF2_StringRef, OTF2_LocationType type, uint64_t events,
+              OTF2_LocationGroupRef g) {
+        static_cast<Defs*>(u)->locations[l] = Defs::Loc{type, events, g};
         return OTF2_CALLBACK_SUCCESS;
       });
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(
-      gcb, [](void* u, OTF2_GroupRef g, OTF2_StringRef, OTF2_GroupType type, OTF2_Paradigm, OTF2_GroupFlag,
+      gcb, [](void* u, OTF2_GroupRef g, OTF2_StringRef, OTF2_GroupType type, OTF2_Paradigm paradigm, OTF2_GroupFlag,
               uint32_t n, const uint64_t* members) {
-        static_cast<Defs*>(u)->groups[g] = Defs::Grp{type, std::vector<std::uint64_t>(members, members + n)};
+        Defs& defs = *static_cast<Defs*>(u);
+        if (defs.groups.find(g) == defs.groups.end()) defs.group_order.push_back(g);
+        defs.groups[g] = Defs::Grp{type, paradigm, std::vector<std::uint64_t>(members, members + n)};
         return OTF2_CALLBACK_SUCCESS;
       });
   OTF2_GlobalDefReaderCallbacks_SetCommCallback(
@@ -504,138 +805,258 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
         static_cast<Defs*>(u)->comms.push_back(Defs::Com{c, name, g});
         return OTF2_CALLBACK_SUCCESS;
       });
+  OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(
+      gcb, [](void* u, OTF2_CommRef c, OTF2_StringRef, OTF2_GroupRef, OTF2_GroupRef, OTF2_CommRef, OTF2_CommFlag) {
+        static_cast<Defs*>(u)->inter_comms.push_back(c);
+        return OTF2_CALLBACK_SUCCESS;
+      });
   const OTF2_ErrorCode reg = OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, gcb, &d);
   OTF2_GlobalDefReaderCallbacks_Delete(gcb);
   if (reg != OTF2_SUCCESS) fail("cannot read the global definitions");
   std::uint64_t n_defs = 0;
-  if (OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &n_defs) != OTF2_SUCCESS)
-    fail("corrupt global definitions");
+  const OTF2_ErrorCode code = OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &n_defs);
   OTF2_Reader_CloseGlobalDefReader(reader, gdr);
+  if (code != OTF2_SUCCESS)
+    fail(std::string("corrupt or truncated global definitions after definition ") + std::to_string(n_defs) + " (" +
+         OTF2_Error_GetDescription(code) + ")");
+}
 
-  // Ranks: one per process location group, in id order; its lowest location carries it.
-  Trace t;
-  std::map<OTF2_LocationGroupRef, Rank> rank_of_group;
-  for (const auto& [g, process] : d.process_groups)
-    if (process) rank_of_group.emplace(g, static_cast<Rank>(rank_of_group.size()));
-  std::map<Rank, OTF2_LocationRef> location_of_rank;
-  std::map<OTF2_LocationRef, Rank> rank_of_location;
-  std::uint64_t skipped = 0;
-  for (const auto& [l, g] : d.locations) {
-    const auto it = rank_of_group.find(g);
-    if (it == rank_of_group.end() || location_of_rank.count(it->second)) {
-      ++skipped;
-      continue;
-    }
-    location_of_rank[it->second] = l;
-    rank_of_location[l] = it->second;
+}  // namespace
+
+Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
+  QuietErrors quiet;
+  const std::function<void(const std::string&)> fail = [&](const std::string& what) {
+    throw InputError(anchor + ": " + what + (quiet.first().empty() ? std::string() : " (" + quiet.first() + ")"));
+  };
+  OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
+  if (!reader) fail("cannot open as an OTF2 archive");
+  struct Close {
+    OTF2_Reader* r;
+    ~Close() { OTF2_Reader_Close(r); }
+  } close{reader};
+  if (OTF2_Reader_SetSerialCollectiveCallbacks(reader) != OTF2_SUCCESS) fail("cannot set up the reader");
+  // Files named in messages: the archive's directory next to the anchor.
+  const fs::path archive_dir = fs::path(anchor).replace_extension("");
+  const std::string archive_name = archive_dir.filename().string();
+
+  Defs d;
+  {
+    const fs::path global = fs::path(archive_dir).replace_extension(".def");
+    std::error_code ec;
+    if (!fs::exists(global, ec)) fail(global.filename().string() + ": missing (the global definitions)");
+    read_global_definitions(reader, d, [&](const std::string& what) { fail(global.filename().string() + ": " + what); });
   }
-  if (stats) stats->skipped_locations = skipped;
+  if (!d.have_clock) fail("the global definitions hold no clock properties");
+
+  // Ranks: the MPI COMM_LOCATIONS group lists the location of rank i at index i (Score-P:
+  // each process's master thread). Without one, one rank per process location group in id
+  // order, carried by its lowest CPU-thread location. Every other location is skipped.
+  std::vector<OTF2_LocationRef> location_of_rank;
+  const Defs::Grp* comm_locations = nullptr;
+  for (const OTF2_Paradigm want : {OTF2_PARADIGM_MPI, OTF2_PARADIGM_UNKNOWN})
+    for (OTF2_GroupRef g : d.group_order) {
+      const Defs::Grp& grp = d.groups.at(g);
+      if (!comm_locations && grp.type == OTF2_GROUP_TYPE_COMM_LOCATIONS && grp.paradigm == want) comm_locations = &grp;
+    }
+  if (comm_locations && !comm_locations->members.empty()) {
+    std::set<OTF2_LocationRef> seen;
+    for (std::uint64_t loc : comm_locations->members) {
+      if (!d.locations.count(loc) || !seen.insert(loc).second)
+        fail("the MPI locations group names " + std::string(d.locations.count(loc) ? "twice" : "undefined") +
+             " location " + std::to_string(loc));
+      location_of_rank.push_back(loc);
+    }
+  } else {
+    std::map<OTF2_LocationGroupRef, OTF2_LocationRef> lowest;  // ordered maps: id order
+    for (const auto& [l, loc] : d.locations) {
+      const auto g = d.process_groups.find(loc.group);
+      if (g == d.process_groups.end() || !g->second || loc.type != OTF2_LOCATION_TYPE_CPU_THREAD) continue;
+      lowest.try_emplace(loc.group, l);
+    }
+    for (const auto& [g, l] : lowest) location_of_rank.push_back(l);
+  }
   const std::size_t n = location_of_rank.size();
   if (n == 0) fail("no MPI process location in the archive");
+  std::unordered_map<OTF2_LocationRef, Rank> rank_of_location;
+  for (std::size_t r = 0; r < n; ++r) rank_of_location[location_of_rank[r]] = static_cast<Rank>(r);
+
+  Trace t;
   t.locations.resize(n);
   for (std::size_t r = 0; r < n; ++r) t.locations[r].rank = static_cast<Rank>(r);
 
-  // Regions, in definition order.
-  std::map<OTF2_RegionRef, RegionId> regions;
+  Sink s;
+  s.offset = d.offset;
+  s.resolution = static_cast<double>(d.resolution);
+
+  // Regions, in definition order; MPI functions (source file "MPI" or paradigm MPI) get their
+  // operation from the canonical name. Regions of other paradigms are left out.
   for (const auto& rg : d.regions) {
-    const std::string name = d.str(rg.name);
     const std::string source = d.str(rg.source);
     const bool mpi = source == "MPI" || rg.paradigm == OTF2_PARADIGM_MPI;
-    const MpiOp op = mpi ? mpi_op_from_name(d.str(rg.canonical).empty() ? name : d.str(rg.canonical)) : MpiOp::None;
-    regions[rg.id] = static_cast<RegionId>(t.defs.regions.size());
-    t.defs.regions.push_back(Region{name, op, op == MpiOp::None ? source : std::string("MPI")});
+    RegionInfo info;
+    info.defined = true;
+    info.paradigm = rg.paradigm;
+    info.keep = mpi || kept_paradigm(rg.paradigm);
+    if (info.keep) {
+      const std::string name = d.str(rg.name), canonical = d.str(rg.canonical);
+      info.op = mpi ? mpi_region_op(canonical.empty() ? name : canonical) : MpiOp::None;
+      info.id = static_cast<RegionId>(t.defs.regions.size());
+      t.defs.regions.push_back(Region{name, info.op, mpi ? std::string("MPI") : source});
+    }
+    s.regions.put(rg.id, info);
   }
 
-  // Communicators: COMM_GROUP members index the COMM_LOCATIONS group's locations.
-  std::vector<std::uint64_t> comm_locations;
-  for (const auto& [g, grp] : d.groups)
-    if (grp.type == OTF2_GROUP_TYPE_COMM_LOCATIONS) comm_locations = grp.members;
-  std::map<OTF2_CommRef, CommId> comms;
-  std::vector<Communicator> defs_comms;
-  std::vector<OTF2_CommRef> comm_refs;
+  // MPI communicators: COMM_GROUP members are ranks (indices into the MPI COMM_LOCATIONS
+  // group); a COMM_SELF group has none (every rank alone). Thread teams (OpenMP, Pthread
+  // groups) are not MPI communicators.
+  struct Pending {
+    OTF2_CommRef ref;
+    Communicator comm;
+    CommKind kind;
+  };
+  std::vector<Pending> found;
   for (const auto& c : d.comms) {
-    Communicator com{d.str(c.name), {}};
     const auto g = d.groups.find(c.group);
-    if (g != d.groups.end())
-      for (std::uint64_t idx : g->second.members) {
-        const std::uint64_t loc = g->second.type == OTF2_GROUP_TYPE_COMM_GROUP && idx < comm_locations.size()
-                                      ? comm_locations[idx]
-                                      : idx;
+    if (g == d.groups.end() || !mpi_paradigm(g->second.paradigm)) continue;
+    const Defs::Grp& grp = g->second;
+    Pending p{c.id, Communicator{d.str(c.name), {}}, CommKind::Intra};
+    if (grp.type == OTF2_GROUP_TYPE_COMM_SELF) {
+      p.kind = CommKind::Self;
+      if (p.comm.name.empty()) p.comm.name = "MPI_COMM_SELF";
+    } else if (grp.type == OTF2_GROUP_TYPE_COMM_GROUP) {
+      for (std::uint64_t idx : grp.members) p.comm.members.push_back(idx < n ? static_cast<Rank>(idx) : kNoRank);
+    } else if (grp.type == OTF2_GROUP_TYPE_COMM_LOCATIONS || grp.type == OTF2_GROUP_TYPE_LOCATIONS) {
+      for (std::uint64_t loc : grp.members) {
         const auto rl = rank_of_location.find(loc);
-        com.members.push_back(rl == rank_of_location.end() ? kNoRank : rl->second);
+        p.comm.members.push_back(rl == rank_of_location.end() ? kNoRank : rl->second);
       }
-    defs_comms.push_back(std::move(com));
-    comm_refs.push_back(c.id);
+    } else {
+      continue;
+    }
+    if (p.kind == CommKind::Intra && p.comm.members.empty()) continue;  // no member: never used by MPI
+    if (p.comm.name.empty()) p.comm.name = "MPI communicator " + std::to_string(c.id);
+    found.push_back(std::move(p));
   }
-  // MPI_COMM_WORLD first: the communicator that holds every rank.
-  std::size_t world = defs_comms.size();
-  for (std::size_t i = 0; i < defs_comms.size() && world == defs_comms.size(); ++i)
-    if (defs_comms[i].members.size() == n) world = i;
-  if (world == defs_comms.size()) {
+  // MPI_COMM_WORLD first: the first communicator holding every rank in rank order.
+  std::size_t world = found.size();
+  for (std::size_t i = 0; i < found.size() && world == found.size(); ++i) {
+    const auto& m = found[i].comm.members;
+    bool identity = found[i].kind == CommKind::Intra && m.size() == n;
+    for (std::size_t r = 0; identity && r < n; ++r) identity = m[r] == static_cast<Rank>(r);
+    if (identity) world = i;
+  }
+  if (world == found.size()) {
     Communicator w{"MPI_COMM_WORLD", {}};
     for (std::size_t r = 0; r < n; ++r) w.members.push_back(static_cast<Rank>(r));
-    t.defs.comms.push_back(w);
+    t.defs.comms.push_back(std::move(w));
   } else {
-    t.defs.comms.push_back(defs_comms[world]);
-    comms[comm_refs[world]] = 0;
+    s.comms.put(found[world].ref, CommInfo{0, CommKind::Intra});
+    t.defs.comms.push_back(found[world].comm);
   }
-  for (std::size_t i = 0; i < defs_comms.size(); ++i) {
+  for (std::size_t i = 0; i < found.size(); ++i) {
     if (i == world) continue;
-    comms[comm_refs[i]] = static_cast<CommId>(t.defs.comms.size());
-    t.defs.comms.push_back(defs_comms[i]);
+    s.comms.put(found[i].ref, CommInfo{static_cast<CommId>(t.defs.comms.size()), found[i].kind});
+    t.defs.comms.push_back(std::move(found[i].comm));
   }
+  for (OTF2_CommRef c : d.inter_comms) s.comms.put(c, CommInfo{0, CommKind::Inter});
+  s.trace_comms = &t.defs.comms;
 
-  // Events, location by location.
-  for (const auto& [r, loc] : location_of_rank) OTF2_Reader_SelectLocation(reader, loc);
-  const bool have_defs = OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS;
-  if (OTF2_Reader_OpenEvtFiles(reader) != OTF2_SUCCESS) fail("cannot open the event files");
-  if (have_defs) {
-    for (const auto& [r, loc] : location_of_rank) {
-      OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, loc);
-      if (dr) {
-        std::uint64_t read = 0;
-        OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &read);
-        OTF2_Reader_CloseDefReader(reader, dr);
+  // Local definitions first: their mapping tables (local -> global ids) and clock offsets
+  // apply to the location's events.
+  for (OTF2_LocationRef loc : location_of_rank) OTF2_Reader_SelectLocation(reader, loc);
+  const auto file = [&](OTF2_LocationRef loc, const char* ext) {
+    return (archive_dir / (std::to_string(loc) + ext)).string();
+  };
+  const auto where = [&](std::size_t r, const char* ext) {
+    return "rank " + std::to_string(r) + " (" + archive_name + "/" + std::to_string(location_of_rank[r]) + ext + ")";
+  };
+  // A writer may write no local definitions at all (their ids are then global), but when
+  // the rank locations have them, one that is missing would leave its events' ids unmapped.
+  std::vector<char> has_defs(n, 0);
+  bool any_defs = false;
+  for (std::size_t r = 0; r < n; ++r) {
+    std::error_code ec;
+    has_defs[r] = fs::exists(file(location_of_rank[r], ".def"), ec) ? 1 : 0;
+    any_defs = any_defs || has_defs[r];
+  }
+  if (OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS) {
+    for (std::size_t r = 0; r < n; ++r) {
+      if (!has_defs[r]) {
+        if (any_defs) fail(where(r, ".def") + ": the local definitions are missing (other ranks have theirs)");
+        continue;
       }
+      OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, location_of_rank[r]);
+      if (!dr) fail(where(r, ".def") + ": cannot read the local definitions");
+      std::uint64_t read = 0;
+      const OTF2_ErrorCode code = OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &read);
+      OTF2_Reader_CloseDefReader(reader, dr);
+      if (code != OTF2_SUCCESS)
+        fail(where(r, ".def") + ": corrupt or truncated local definitions after definition " + std::to_string(read) +
+             " (" + OTF2_Error_GetDescription(code) + ")");
     }
     OTF2_Reader_CloseDefFiles(reader);
+  } else if (any_defs) {
+    fail("cannot open the local definition files");
   }
-  OTF2_EvtReaderCallbacks* ecb = OTF2_EvtReaderCallbacks_New();
-  OTF2_EvtReaderCallbacks_SetEnterCallback(ecb, on_enter);
-  OTF2_EvtReaderCallbacks_SetLeaveCallback(ecb, on_leave);
-  OTF2_EvtReaderCallbacks_SetMpiSendCallback(ecb, on_send);
-  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(ecb, on_recv);
-  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(ecb, on_isend);
-  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(ecb, on_isend_complete);
-  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(ecb, on_irecv_request);
-  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(ecb, on_irecv);
-  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(ecb, on_coll_begin);
-  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(ecb, on_coll_end);
+  if (OTF2_Reader_OpenEvtFiles(reader) != OTF2_SUCCESS) fail("cannot open the event files");
+
+  OTF2_EvtReaderCallbacks* ecb = event_callbacks();
+  if (!ecb) fail("cannot set up the event reader");
   std::string error;
-  for (const auto& [r, loc] : location_of_rank) {
+  std::uint64_t records = 0;
+  for (std::size_t r = 0; r < n && error.empty(); ++r) {
+    const OTF2_LocationRef loc = location_of_rank[r];
+    std::vector<Event>& events = t.locations[r].events;
+    // Reserve what the definitions announce, bounded by the event file's size (a record
+    // takes at least one byte), so that a corrupt count cannot allocate much.
+    std::error_code ec;
+    const std::uintmax_t bytes = fs::file_size(file(loc, ".evt"), ec);
+    if (!ec) events.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(d.locations.at(loc).events, bytes)));
     OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader, loc);
     if (!er) {
-      error = "cannot read the events of location " + std::to_string(loc);
+      error = where(r, ".evt") + ": cannot read the events";
       break;
     }
-    LocationReader state{&t, r, &d, &regions, &comms, static_cast<std::size_t>(-1), {}};
-    OTF2_Reader_RegisterEvtCallbacks(reader, er, ecb, &state);
+    s.start(&events, static_cast<Rank>(r));
+    OTF2_Reader_RegisterEvtCallbacks(reader, er, ecb, &s);
     std::uint64_t read = 0;
     const OTF2_ErrorCode code = OTF2_Reader_ReadAllLocalEvents(reader, er, &read);
     OTF2_Reader_CloseEvtReader(reader, er);
-    if (!state.error.empty()) {
-      error = "rank " + std::to_string(r) + ", event " + std::to_string(read) + ": " + state.error;
-      break;
-    }
-    if (code != OTF2_SUCCESS) {
-      error = "rank " + std::to_string(r) + ": corrupt or truncated events after event " + std::to_string(read) + " (" +
+    records += read;
+    if (!s.error.empty()) {
+      error = where(r, ".evt") + ", event " + std::to_string(read) + ": " + s.error;
+    } else if (code != OTF2_SUCCESS) {
+      error = where(r, ".evt") + ": corrupt or truncated events after event " + std::to_string(read) + " (" +
               OTF2_Error_GetDescription(code) + ")";
-      break;
     }
+    s.compact();
+    if (events.capacity() - events.size() > events.size() / 4 + 1024) events.shrink_to_fit();
   }
   OTF2_EvtReaderCallbacks_Delete(ecb);
   OTF2_Reader_CloseEvtFiles(reader);
   if (!error.empty()) fail(error);
+
+  if (stats) {
+    stats->skipped_locations = d.locations.size() - n;
+    stats->timer_resolution = d.resolution;
+    stats->global_offset = d.offset;
+    stats->trace_length = d.length;
+    stats->records = records;
+    stats->skipped_records.clear();
+    for (std::size_t k = 0; k < kSkipKinds; ++k)
+      if (s.skipped[k]) stats->skipped_records[std::string(kSkipNames[k])] += s.skipped[k];
+    for (unsigned p = 0; p < 256; ++p) {
+      if (s.enter_skipped[p]) stats->skipped_records["Enter (" + paradigm_name(p) + ")"] += s.enter_skipped[p];
+      if (s.leave_skipped[p]) stats->skipped_records["Leave (" + paradigm_name(p) + ")"] += s.leave_skipped[p];
+    }
+    for (std::size_t k = 0; k < kCollKeys; ++k) {
+      const std::string why = k == kCollSelf    ? std::string("MPI_COMM_SELF")
+                              : k == kCollInter ? std::string("inter-communicator")
+                                                : collective_name(static_cast<unsigned>(k));
+      if (s.coll_begin_skipped[k]) stats->skipped_records["MpiCollectiveBegin (" + why + ")"] += s.coll_begin_skipped[k];
+      if (s.coll_end_skipped[k]) stats->skipped_records["MpiCollectiveEnd (" + why + ")"] += s.coll_end_skipped[k];
+    }
+  }
   return t;
 }
 

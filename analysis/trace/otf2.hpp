@@ -3,28 +3,58 @@
 //
 // Promise: write_otf2(trace, dir) writes `dir/traces.otf2` (+ `traces.def`, `traces/`) with
 // the conventions Scalasca relies on: MPI regions named MPI_* with canonical name = name,
-// source file "MPI", paradigm MPI and their OTF2 roles; one process location group and one
-// CPU-thread location per rank; the COMM_LOCATIONS group before the communicator groups;
+// source file "MPI", paradigm MPI and their OTF2 roles (regions with op None and file "MPI",
+// e.g. MPI_Comm_split read from Score-P, too, with role FUNCTION; user regions with paradigm
+// USER and their source file); one process location group and one CPU-thread location per
+// rank; the COMM_LOCATIONS group before the communicator groups (a communicator without
+// members, MPI_COMM_SELF, as a COMM_SELF group);
 // every event record of ALGORITHMS.md §1 as Score-P writes it (MpiSend/MpiRecv,
 // MpiIsend/MpiIsendComplete, MpiIrecvRequest/MpiIrecv, MpiCollectiveBegin/End with the
 // root's rank in the communicator and the byte counts). Time is written in nanoseconds
 // (timer resolution 1e9 ticks/s, the trace's earliest event at the global offset). The
 // archive is written under `dir.tmp` and renamed to `dir` when complete (an existing `dir`
 // is replaced); an OTF2 failure throws InputError naming the directory and OTF2's reason.
-// read_otf2(anchor) reads an archive's MPI events into a Trace: one rank per process
-// location group (its lowest location; further locations, e.g. threads, are skipped and
-// counted), regions (MPI ones — source file "MPI" or paradigm MPI — get their MpiOp from the
-// canonical name), communicators with their members mapped to world ranks (the one holding
-// every rank first, as MPI_COMM_WORLD), Enter/Leave and the MPI point-to-point and
-// collective records; time = (ticks − global offset) / timer resolution. OTF2 does not hold
-// the operation of a CollectiveBegin (taken from its CollectiveEnd) nor the peer, tag and
-// size of an Irecv request or the size of an Isend completion: those fields read as 0 /
-// kNoRank; the `op` of non-collective records is the enclosing MPI call's, as the engine
-// records it. A missing or corrupt archive throws InputError naming the file and OTF2's reason.
+// read_otf2(anchor) reads the MPI part of an archive — one written here or by Score-P — into a
+// Trace:
+//   - ranks: rank i is the location at index i of the MPI COMM_LOCATIONS group (Score-P: the
+//     master thread of process i); without that group, one rank per process location group in
+//     id order, carried by its lowest CPU-thread location. Every other location (OpenMP/Pthread
+//     threads, metric locations, ...) is not read and is counted in skipped_locations;
+//   - time = (ticks − global offset) / timer resolution (ClockProperties, any resolution),
+//     after the clock offsets and id mapping tables of the local definitions, which OTF2 applies;
+//   - regions: MPI functions (source file "MPI" or paradigm MPI) keep their name and file "MPI"
+//     and get their MpiOp from the canonical name, with the variants the event model folds
+//     (MPI_Init_thread -> Init; Bsend/Rsend -> Send; Ibsend/Irsend/Issend, Start/Startall ->
+//     Isend; Mrecv -> Recv; Imrecv -> Irecv; Sendrecv_replace -> Sendrecv; Test/Testany/Waitany
+//     -> Wait; Testall/Testsome/Waitsome -> Waitall; the v/w collectives and
+//     Reduce_scatter_block -> their base operation); other MPI functions (MPI_Comm_split,
+//     MPI_Comm_rank, MPI_Wtime, MPI_Iallreduce, ...) stay regions with op None and file "MPI".
+//     Regions of paradigm USER, COMPILER or UNKNOWN are user regions; Enter/Leave of regions of
+//     other paradigms (OpenMP constructs, Pthread, CUDA, measurement system, ...) are skipped;
+//   - communicators: the MPI groups only (not thread teams). COMM_GROUP members are ranks, so
+//     sub-communicators (MPI_Comm_split, communicators derived from another) keep their members
+//     as world ranks; MPI_COMM_SELF (a COMM_SELF group) is a communicator with no members
+//     (every rank alone: its point-to-point peer 0 is the rank itself). The first communicator
+//     holding every rank in order is MPI_COMM_WORLD (id 0; made up if the archive has none);
+//   - records: Enter/Leave, MpiSend/MpiRecv, MpiIsend/MpiIsendComplete, MpiIrecvRequest/MpiIrecv,
+//     MpiCollectiveBegin/End with peers and the root mapped from communicator ranks to world
+//     ranks. A cancelled request (MpiRequestCancelled) drops its MpiIsend/MpiIrecvRequest, so it
+//     never becomes an unmatched message. Skipped, never a failure, and counted by kind in
+//     skipped_records: every record of other paradigms (OpenMP, threads, I/O, RMA, metrics,
+//     parameters, calling contexts, program begin/end, communicator create/destroy, buffer
+//     flushes, ...), MpiRequestTest, non-blocking collectives, collectives the event model has
+//     no operation for (communicator/window creation), collectives on MPI_COMM_SELF, and
+//     point-to-point records on inter-communicators.
+// OTF2 does not hold the operation of a CollectiveBegin (taken from its CollectiveEnd) nor the
+// peer, tag and size of an Irecv request or the size of an Isend completion: those fields read
+// as 0 / kNoRank; the `op` of non-collective records is the enclosing MPI call's, as the engine
+// records it. A missing or corrupt archive (anchor, global or local definitions, a truncated
+// event file) throws InputError naming the archive, the rank and file, and OTF2's reason.
 // Only this file includes OTF2's headers.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "analysis/trace/trace.hpp"
@@ -36,7 +66,15 @@ inline constexpr double kOtf2TicksPerSecond = 1e9;
 void write_otf2(const Trace& trace, const std::string& dir);
 
 struct Otf2ReadStats {
-  std::uint64_t skipped_locations = 0;  // locations beyond the first of a process
+  std::uint64_t skipped_locations = 0;  // locations that carry no rank (threads, metric locations, ...)
+  std::uint64_t timer_resolution = 0;   // ticks per second (ClockProperties)
+  std::uint64_t global_offset = 0;      // the tick that reads as time 0
+  std::uint64_t trace_length = 0;       // ticks
+  std::uint64_t records = 0;            // event records read on the rank locations
+  // Records left out, by OTF2 record name, with the reason in parentheses where the name is not
+  // enough: "Metric", "ThreadFork", "Enter (OPENMP)", "MpiCollectiveEnd (CREATE_HANDLE)",
+  // "MpiIrecvRequest (cancelled)", ... records − their sum = the events of the Trace.
+  std::map<std::string, std::uint64_t> skipped_records;
 };
 Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats = nullptr);
 

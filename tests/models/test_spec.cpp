@@ -194,7 +194,8 @@ TEST(Registry, HoldsPlatformsWorkloadsAndPerturbations) {
             (std::vector<std::string>{"imbalance_uniform", "imbalance_gradient", "imbalance_hotspot",
                                       "imbalance_slow_group", "imbalance_periodic_region", "delay",
                                       "periodic_noise", "random_noise"}));
-  EXPECT_EQ(r.all(SpecKind::Workload).size(), 7u);
+  EXPECT_EQ(r.all(SpecKind::Workload).size(), 8u);  // the seven synthetic ones and `trace`
+  EXPECT_EQ(r.all(SpecKind::Workload).back()->name, "trace");
   ASSERT_NE(r.find(SpecKind::Workload, "heat1d"), nullptr);
   EXPECT_EQ(r.find(SpecKind::Platform, "heat1d"), nullptr);
   EXPECT_EQ(r.find_any("delay")->kind, SpecKind::Perturbation);

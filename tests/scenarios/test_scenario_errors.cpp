@@ -177,7 +177,7 @@ TEST(ScenarioErrors, UnknownWorkloadType) {
   EXPECT_EQ(
       error_of(replace(base_scenario(), "  type: heat1d", "  type: heat1")),
       "t.yaml:8:9: unknown workload 'heat1'; did you mean 'heat1d'? (workloads: heat1d, halo2d, halo3d, "
-      "sweep2d, allreduce_loop, bcast_reduce, alltoall_loop)");
+      "sweep2d, allreduce_loop, bcast_reduce, alltoall_loop, trace)");
 }
 
 TEST(ScenarioErrors, UnknownPerturbationType) {

@@ -1,0 +1,2136 @@
+// Paraver traces: writer and reader (see paraver.hpp and docs/formats.md, "Paraver").
+//
+// Writing walks each rank once with a small generator that yields that rank's records in
+// time order (state records at their begin, event lines at their time, communication
+// records right after the Enter line of the call that sends); a heap merges the ranks by
+// (time, task), so memory stays proportional to the ranks, not to the events.
+//
+// Reading parses the .prv line by line from a buffered read with std::from_chars, keeps
+// per task only the type:value pairs it uses, then rebuilds each task's MPI calls (pass A),
+// attaches the two sides of every communication record to the calls they belong to (pass
+// B: the call whose Enter is the logical time, preferring one whose waitlab descriptors
+// name the same peer and tag), finds the root of every collective instance from the
+// is-root flags (pass C), and writes the events (pass D). All times stay integer ticks until
+// the events are made.
+#include "analysis/trace/paraver.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <queue>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/error.hpp"
+
+namespace waitlab::trace {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// The Extrae encoding of the MPI calls the event model knows.
+
+struct OpCode {
+  std::int64_t type = 0;
+  std::int64_t value = 0;
+  std::int64_t state = 1;
+};
+
+// MPI_Exscan has no Extrae value; waitlab writes 1000 (labelled in the .pcf).
+constexpr std::int64_t kExscanValue = 1000;
+
+OpCode op_code(MpiOp op) {
+  switch (op) {
+    case MpiOp::Init: return {kPrvMpiOther, 31, 15};
+    case MpiOp::Finalize: return {kPrvMpiOther, 32, 15};
+    case MpiOp::Send: return {kPrvMpiPointToPoint, 1, 4};
+    case MpiOp::Ssend: return {kPrvMpiPointToPoint, 34, 4};
+    case MpiOp::Recv: return {kPrvMpiPointToPoint, 2, 3};
+    case MpiOp::Isend: return {kPrvMpiPointToPoint, 3, 10};
+    case MpiOp::Irecv: return {kPrvMpiPointToPoint, 4, 11};
+    case MpiOp::Wait: return {kPrvMpiPointToPoint, 5, 8};
+    case MpiOp::Waitall: return {kPrvMpiPointToPoint, 6, 8};
+    case MpiOp::Sendrecv: return {kPrvMpiPointToPoint, 41, 16};
+    case MpiOp::Barrier: return {kPrvMpiCollective, 8, 5};
+    case MpiOp::Bcast: return {kPrvMpiCollective, 7, 13};
+    case MpiOp::Reduce: return {kPrvMpiCollective, 9, 13};
+    case MpiOp::Allreduce: return {kPrvMpiCollective, 10, 13};
+    case MpiOp::Gather: return {kPrvMpiCollective, 13, 13};
+    case MpiOp::Scatter: return {kPrvMpiCollective, 15, 13};
+    case MpiOp::Allgather: return {kPrvMpiCollective, 17, 13};
+    case MpiOp::Alltoall: return {kPrvMpiCollective, 11, 13};
+    case MpiOp::Scan: return {kPrvMpiCollective, 30, 13};
+    case MpiOp::Exscan: return {kPrvMpiCollective, kExscanValue, 13};
+    case MpiOp::ReduceScatter: return {kPrvMpiCollective, 80, 13};
+    default: return {};
+  }
+}
+
+// Extrae's value id (under any of the MPI types) -> the operation waitlab models it as.
+// Variants map to the operation they behave like (MPI_Bsend -> MPI_Send, MPI_Gatherv ->
+// MPI_Gather, MPI_Waitany -> MPI_Wait, MPI_Waitsome -> MPI_Waitall, ...).
+MpiOp op_of_value(std::int64_t v) {
+  switch (v) {
+    case 1: case 33: case 35: return MpiOp::Send;
+    case 2: return MpiOp::Recv;
+    case 3: case 36: case 37: case 38: return MpiOp::Isend;
+    case 4: return MpiOp::Irecv;
+    case 5: case 59: return MpiOp::Wait;
+    case 6: case 60: return MpiOp::Waitall;
+    case 7: return MpiOp::Bcast;
+    case 8: return MpiOp::Barrier;
+    case 9: return MpiOp::Reduce;
+    case 10: return MpiOp::Allreduce;
+    case 11: case 12: case 170: return MpiOp::Alltoall;
+    case 13: case 14: return MpiOp::Gather;
+    case 15: case 16: return MpiOp::Scatter;
+    case 17: case 18: return MpiOp::Allgather;
+    case 30: return MpiOp::Scan;
+    case 31: return MpiOp::Init;
+    case 32: return MpiOp::Finalize;
+    case 34: return MpiOp::Ssend;
+    case 41: case 42: return MpiOp::Sendrecv;
+    case 80: case 168: return MpiOp::ReduceScatter;
+    case kExscanValue: return MpiOp::Exscan;
+    default: return MpiOp::None;
+  }
+}
+
+bool is_mpi_type(std::int64_t type) {
+  return type >= kPrvMpiPointToPoint && type <= kPrvMpiIo;
+}
+
+bool sends(MpiOp op) {
+  return op == MpiOp::Send || op == MpiOp::Ssend || op == MpiOp::Isend || op == MpiOp::Sendrecv;
+}
+bool receives(MpiOp op) {
+  return op == MpiOp::Recv || op == MpiOp::Irecv || op == MpiOp::Sendrecv;
+}
+bool waits(MpiOp op) {
+  return op == MpiOp::Wait || op == MpiOp::Waitall;
+}
+
+struct StateDef {
+  const char* label;
+  const char* color;
+};
+constexpr std::array<StateDef, 17> kStates = {{
+    {"Idle", "{117,195,255}"},
+    {"Running", "{0,0,255}"},
+    {"Not created", "{255,255,255}"},
+    {"Waiting a message", "{255,0,0}"},
+    {"Blocking Send", "{255,0,174}"},
+    {"Synchronization", "{179,0,0}"},
+    {"Test/Probe", "{0,255,0}"},
+    {"Scheduling and Fork/Join", "{255,255,0}"},
+    {"Wait/WaitAll", "{235,0,0}"},
+    {"Blocked", "{0,162,0}"},
+    {"Immediate Send", "{255,0,255}"},
+    {"Immediate Receive", "{100,100,177}"},
+    {"I/O", "{172,174,41}"},
+    {"Group Communication", "{255,144,26}"},
+    {"Tracing Disabled", "{2,255,177}"},
+    {"Others", "{192,224,0}"},
+    {"Send Receive", "{66,66,66}"},
+}};
+
+constexpr std::string_view kHeaderDate = "01/01/70 at 00:00";  // fixed: output must not depend on the clock
+constexpr std::string_view kNodeName = "waitlab";
+
+std::string base_of(const std::string& prv_path) {
+  constexpr std::string_view ext = ".prv";
+  if (prv_path.size() >= ext.size() && prv_path.compare(prv_path.size() - ext.size(), ext.size(), ext) == 0)
+    return prv_path.substr(0, prv_path.size() - ext.size());
+  return prv_path;
+}
+
+std::string comm_name(std::int64_t paraver_id) {
+  return "communicator " + std::to_string(paraver_id);
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+// Appends text to a buffer that is flushed to the stream in large pieces.
+class Out {
+ public:
+  explicit Out(std::ostream& os) : os_(os) { buf_.reserve(kFlush + 4096); }
+  ~Out() = default;
+  Out(const Out&) = delete;
+  Out& operator=(const Out&) = delete;
+
+  void str(std::string_view s) {
+    buf_.append(s);
+    maybe_flush();
+  }
+  void ch(char c) { buf_.push_back(c); }
+  void num(std::int64_t v) {
+    char tmp[24];
+    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    buf_.append(tmp, static_cast<std::size_t>(r.ptr - tmp));
+  }
+  void unum(std::uint64_t v) {
+    char tmp[24];
+    const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    buf_.append(tmp, static_cast<std::size_t>(r.ptr - tmp));
+  }
+  void end_line() {
+    buf_.push_back('\n');
+    maybe_flush();
+  }
+  void finish() {
+    flush();
+    os_.flush();
+  }
+
+ private:
+  static constexpr std::size_t kFlush = 1 << 20;
+  void maybe_flush() {
+    if (buf_.size() >= kFlush) flush();
+  }
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  std::ostream& os_;
+  std::string buf_;
+};
+
+// What the files cannot hold, counted by kind.
+struct Losses {
+  std::uint64_t unmatched_sends = 0;
+  std::uint64_t unmatched_recvs = 0;
+  std::uint64_t size_mismatch = 0;
+  std::uint64_t p2p_comm = 0;
+  std::uint64_t stray = 0;
+  std::uint64_t nested = 0;
+  std::uint64_t user_in_mpi = 0;
+  std::uint64_t unbalanced = 0;
+  std::uint64_t misplaced = 0;
+  std::uint64_t coll_missing = 0;
+  std::uint64_t coll_time = 0;
+  std::uint64_t coll_root = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t fields = 0;
+};
+
+// One point-to-point message as a communication record.
+struct CommRec {
+  Rank src = 0;
+  Rank dst = 0;
+  std::int64_t lsend = 0;
+  std::int64_t psend = 0;
+  std::int64_t lrecv = 0;
+  std::int64_t precv = 0;
+  std::uint64_t size = 0;
+  std::int32_t tag = 0;
+};
+
+struct Side {
+  Rank src = 0;
+  Rank dst = 0;
+  CommId comm = 0;
+  std::int32_t tag = 0;
+  std::uint32_t order = 0;  // event index of Send/IsendStart, or Recv/IrecvPost (as the matcher)
+  std::uint32_t event = 0;  // event index of Send/IsendStart/Recv/IrecvComplete
+  std::int64_t logical = 0;
+  std::int64_t physical = 0;
+  std::uint64_t bytes = 0;
+  auto key() const { return std::tie(src, dst, comm, tag, order); }
+};
+
+std::int64_t to_ns(Time t) {
+  return static_cast<std::int64_t>(std::llround(t * 1e9));
+}
+
+// One output record of a rank.
+struct Rec {
+  enum Kind : std::uint8_t { State, Event, Comm } kind = Event;
+  std::uint8_t pairs = 0;
+  std::int64_t time = 0;
+  std::int64_t end = 0;    // State: end; Comm: index into the messages
+  std::int64_t state = 0;
+  std::array<std::pair<std::int64_t, std::int64_t>, 6> pv{};
+  void add(std::int64_t type, std::int64_t value) {
+    if (pairs < pv.size()) pv[pairs++] = {type, value};
+  }
+};
+
+// Yields one rank's records in time order (program order for equal times).
+class RankRecords {
+ public:
+  RankRecords(const Trace& t, Rank r, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& sends_of_rank)
+      : t_(t), ev_(t.locations[r].events), rank_(r), sends_(sends_of_rank) {
+    if (!ev_.empty()) last_ns_ = to_ns(ev_.back().time);
+  }
+
+  // Makes sure a record is available; false when the rank is done.
+  bool ready() {
+    while (head_ >= buf_.size()) {
+      buf_.clear();
+      head_ = 0;
+      if (i_ >= ev_.size()) return false;
+      step();
+    }
+    return true;
+  }
+  const Rec& front() const { return buf_[head_]; }
+  void pop() { ++head_; }
+  Rank rank() const { return rank_; }
+
+ private:
+  bool mpi_region(RegionId id) const { return t_.defs.regions[id].op != MpiOp::None; }
+
+  // Time of the next MPI Enter at or after index `from`, or the rank's last time.
+  std::int64_t next_call_time(std::size_t from) {
+    if (!next_enter_valid_ || next_enter_ < from) {
+      next_enter_valid_ = true;
+      next_enter_ = from;
+      while (next_enter_ < ev_.size() &&
+             !(ev_[next_enter_].kind == EventKind::Enter && mpi_region(ev_[next_enter_].ref)))
+        ++next_enter_;
+    }
+    return next_enter_ < ev_.size() ? to_ns(ev_[next_enter_].time) : last_ns_;
+  }
+
+  void running_from(std::int64_t begin, std::size_t from) {
+    const std::int64_t end = next_call_time(from);
+    if (end > begin) state(begin, end, 1);
+  }
+  void state(std::int64_t begin, std::int64_t end, std::int64_t value) {
+    Rec r;
+    r.kind = Rec::State;
+    r.time = begin;
+    r.end = end;
+    r.state = value;
+    buf_.push_back(r);
+  }
+
+  void enter_call(const Event& e, std::int64_t ns) {
+    const MpiOp op = t_.defs.regions[e.ref].op;
+    const OpCode code = op_code(op);
+    // The call's extent and the events it holds.
+    std::size_t j = i_ + 1;
+    int depth = 1;
+    const Event* send = nullptr;
+    const Event* recv = nullptr;
+    const Event* coll_end = nullptr;
+    std::vector<std::uint32_t> send_events;
+    for (; j < ev_.size(); ++j) {
+      const Event& x = ev_[j];
+      if (x.kind == EventKind::Enter && mpi_region(x.ref)) {
+        ++depth;
+      } else if (x.kind == EventKind::Leave && mpi_region(x.ref)) {
+        if (--depth == 0) break;
+      } else if (depth == 1) {
+        if ((x.kind == EventKind::Send || x.kind == EventKind::IsendStart) && !send) send = &x;
+        if (x.kind == EventKind::Recv && !recv) recv = &x;
+        if (x.kind == EventKind::CollEnd && !coll_end) coll_end = &x;
+        if (x.kind == EventKind::Send || x.kind == EventKind::IsendStart)
+          send_events.push_back(static_cast<std::uint32_t>(j));
+      }
+    }
+    const std::int64_t leave = j < ev_.size() ? to_ns(ev_[j].time) : last_ns_;
+    if (leave > ns) state(ns, leave, code.state);
+    Rec r;
+    r.kind = Rec::Event;
+    r.time = ns;
+    r.add(code.type, code.value);
+    if (is_collective(op) && coll_end) {
+      r.add(kPrvCollSendSize, static_cast<std::int64_t>(coll_end->bytes));
+      r.add(kPrvCollRecvSize, static_cast<std::int64_t>(coll_end->aux));
+      r.add(kPrvCollComm, static_cast<std::int64_t>(coll_end->ref) + 1);
+      if (coll_end->peer == rank_) r.add(kPrvCollRoot, 1);
+    }
+    if (sends(op) && send) {
+      r.add(kPrvSendDest, send->peer == kNoRank ? 0 : static_cast<std::int64_t>(send->peer) + 1);
+      r.add(kPrvSendTag, send->tag);
+    }
+    if ((op == MpiOp::Recv || op == MpiOp::Sendrecv) && recv) {
+      r.add(kPrvRecvSource, recv->peer == kNoRank ? 0 : static_cast<std::int64_t>(recv->peer) + 1);
+      r.add(kPrvRecvTag, recv->tag);
+    }
+    buf_.push_back(r);
+    for (std::uint32_t s : send_events) {
+      const auto it = std::lower_bound(sends_.begin(), sends_.end(), std::make_pair(s, std::uint32_t{0}));
+      if (it == sends_.end() || it->first != s) continue;
+      Rec c;
+      c.kind = Rec::Comm;
+      c.time = ns;
+      c.end = it->second;
+      buf_.push_back(c);
+    }
+  }
+
+  void event(std::int64_t ns, std::int64_t type, std::int64_t value) {
+    Rec r;
+    r.kind = Rec::Event;
+    r.time = ns;
+    r.add(type, value);
+    buf_.push_back(r);
+  }
+
+  void step() {
+    const Event& e = ev_[i_];
+    const std::int64_t ns = to_ns(e.time);
+    if (i_ == 0 && !(e.kind == EventKind::Enter && mpi_region(e.ref))) running_from(ns, 0);
+    switch (e.kind) {
+      case EventKind::Enter:
+        if (mpi_region(e.ref)) {
+          if (depth_ == 0) enter_call(e, ns);
+          ++depth_;
+        } else if (depth_ == 0) {
+          ustack_.push_back(e.ref);
+          event(ns, kPrvUserFunction, static_cast<std::int64_t>(e.ref) + 1);
+        }
+        break;
+      case EventKind::Leave:
+        if (mpi_region(e.ref)) {
+          if (depth_ == 1) {
+            event(ns, op_code(t_.defs.regions[e.ref].op).type, 0);
+            running_from(ns, i_ + 1);
+          }
+          if (depth_ > 0) --depth_;
+        } else if (depth_ == 0) {
+          const auto it = std::find(ustack_.rbegin(), ustack_.rend(), e.ref);
+          if (it != ustack_.rend()) ustack_.erase(std::next(it).base());
+          Rec r;
+          r.kind = Rec::Event;
+          r.time = ns;
+          r.add(kPrvUserFunction, ustack_.empty() ? 0 : static_cast<std::int64_t>(ustack_.back()) + 1);
+          r.add(kPrvUserExit, static_cast<std::int64_t>(e.ref) + 1);
+          buf_.push_back(r);
+        }
+        break;
+      case EventKind::IsendStart:
+        if (depth_ > 0) event(ns, kPrvRequestStarted, static_cast<std::int64_t>(e.aux + 1));
+        break;
+      case EventKind::IrecvPost:
+        if (depth_ > 0) {
+          Rec r;
+          r.kind = Rec::Event;
+          r.time = ns;
+          r.add(kPrvRequestStarted, static_cast<std::int64_t>(e.aux + 1));
+          r.add(kPrvRecvSource, e.peer == kNoRank ? 0 : static_cast<std::int64_t>(e.peer) + 1);
+          r.add(kPrvRecvTag, e.tag);
+          r.add(kPrvRecvSize, static_cast<std::int64_t>(e.bytes));
+          buf_.push_back(r);
+        }
+        break;
+      case EventKind::IsendComplete:
+      case EventKind::IrecvComplete:
+        if (depth_ > 0) event(ns, kPrvRequestCompleted, static_cast<std::int64_t>(e.aux + 1));
+        break;
+      default:  // Send, Recv: communication records; CollBegin/CollEnd: the call's Enter/Leave
+        break;
+    }
+    ++i_;
+  }
+
+  const Trace& t_;
+  const std::vector<Event>& ev_;
+  Rank rank_;
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& sends_;  // (send event, message)
+  std::size_t i_ = 0;
+  std::size_t next_enter_ = 0;
+  bool next_enter_valid_ = false;
+  int depth_ = 0;
+  std::int64_t last_ns_ = 0;
+  std::vector<RegionId> ustack_;
+  std::vector<Rec> buf_;
+  std::size_t head_ = 0;
+};
+
+// Checks what the writer relies on; throws InputError naming the file and the event.
+void validate(const Trace& t, const std::string& path) {
+  const std::size_t n = t.ranks();
+  if (n == 0) throw InputError(path + ": cannot write a Paraver trace of a trace without ranks");
+  for (std::size_t c = 0; c < t.defs.comms.size(); ++c) {
+    std::vector<char> seen(n, 0);
+    for (Rank m : t.defs.comms[c].members) {
+      if (m < 0 || static_cast<std::size_t>(m) >= n)
+        throw InputError(path + ": communicator " + std::to_string(c) + " names rank " + std::to_string(m) +
+                         ", but the trace has " + std::to_string(n) + " ranks");
+      if (seen[static_cast<std::size_t>(m)]++)
+        throw InputError(path + ": communicator " + std::to_string(c) + " names rank " + std::to_string(m) +
+                         " twice");
+    }
+  }
+  constexpr double kMaxTime = 9.0e9;  // seconds; in ns this still fits a signed 64-bit integer
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& ev = t.locations[r].events;
+    double prev = 0;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      const Event& e = ev[i];
+      const auto where = [&] { return path + ": rank " + std::to_string(r) + ", event " + std::to_string(i) + ": "; };
+      if (!std::isfinite(e.time) || e.time < 0 || e.time > kMaxTime)
+        throw InputError(where() + "time " + std::to_string(e.time) +
+                         " cannot be written (Paraver times are non-negative integer nanoseconds)");
+      if (i > 0 && e.time < prev)
+        throw InputError(where() + "events are not in time order (" + std::to_string(e.time) + " after " +
+                         std::to_string(prev) + ")");
+      prev = e.time;
+      switch (e.kind) {
+        case EventKind::Enter:
+        case EventKind::Leave:
+          if (e.ref >= t.defs.regions.size())
+            throw InputError(where() + "region " + std::to_string(e.ref) + " is not defined");
+          break;
+        case EventKind::Send:
+        case EventKind::Recv:
+        case EventKind::IsendStart:
+        case EventKind::IrecvComplete:
+        case EventKind::CollBegin:
+        case EventKind::CollEnd:
+          if (e.ref >= t.defs.comms.size())
+            throw InputError(where() + "communicator " + std::to_string(e.ref) + " is not defined");
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+bool shape_fits(EventKind k, MpiOp op) {
+  switch (k) {
+    case EventKind::Send: return op == MpiOp::Send || op == MpiOp::Ssend || op == MpiOp::Sendrecv;
+    case EventKind::Recv: return op == MpiOp::Recv || op == MpiOp::Sendrecv;
+    case EventKind::IsendStart: return op == MpiOp::Isend;
+    case EventKind::IrecvPost: return op == MpiOp::Irecv;
+    case EventKind::IsendComplete:
+    case EventKind::IrecvComplete: return waits(op);
+    case EventKind::CollBegin:
+    case EventKind::CollEnd: return is_collective(op);
+    default: return true;
+  }
+}
+
+// Pairs sends and receives (FIFO per channel, as the matcher) and counts what cannot be
+// written. Returns the messages; sends_of[r] lists (send event index, message) of rank r.
+std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
+                                   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>& sends_of) {
+  const std::size_t n = t.ranks();
+  std::vector<Side> snd, rcv;
+  struct Post {
+    std::uint32_t index;
+    std::int64_t call_enter;
+  };
+  struct Start {
+    Rank peer;
+    std::int32_t tag;
+    std::uint64_t bytes;
+  };
+  std::unordered_map<std::uint64_t, Post> posts;
+  std::unordered_map<std::uint64_t, Start> starts;
+  // Per communicator, per rank: the root each collective call names (for the is-root check).
+  std::vector<std::vector<std::vector<Rank>>> roots(t.defs.comms.size(), std::vector<std::vector<Rank>>(n));
+  for (std::size_t r = 0; r < n; ++r) {
+    const Rank rank = static_cast<Rank>(r);
+    const auto& ev = t.locations[r].events;
+    posts.clear();
+    starts.clear();
+    int depth = 0;
+    std::int64_t call_enter = 0;
+    Time call_begin = 0;
+    MpiOp call_op = MpiOp::None;
+    // Per call: events seen, to check the call's shape.
+    int n_send = 0, n_recv = 0, n_start = 0, n_post = 0, n_begin = 0, n_end = 0;
+    std::size_t call_first = 0;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      const Event& e = ev[i];
+      const auto i32 = static_cast<std::uint32_t>(i);
+      switch (e.kind) {
+        case EventKind::Enter:
+        case EventKind::Leave: {
+          const Region& reg = t.defs.regions[e.ref];
+          const MpiOp rop = reg.op;
+          if (e.op != rop || e.peer != kNoRank || e.tag != 0 || e.bytes != 0 || e.aux != 0 || e.reserved != 0)
+            ++loss.fields;
+          if (rop == MpiOp::None) {
+            if (depth > 0) ++loss.user_in_mpi;
+            break;
+          }
+          if (e.kind == EventKind::Enter) {
+            if (depth == 0) {
+              call_enter = to_ns(e.time);
+              call_begin = e.time;
+              call_op = rop;
+              n_send = n_recv = n_start = n_post = n_begin = n_end = 0;
+              call_first = i;
+            } else {
+              ++loss.nested;
+            }
+            ++depth;
+          } else {
+            if (depth == 0) {
+              ++loss.unbalanced;
+              break;
+            }
+            if (--depth == 0 && is_collective(call_op)) {
+              // The collective's detail events sit on its Enter; CollBegin/CollEnd are read
+              // back at the call's Enter/Leave.
+              const Event* end = nullptr;
+              for (std::size_t j = call_first + 1; j < i; ++j) {
+                const Event& x = ev[j];
+                if (x.kind == EventKind::CollBegin && x.time != call_begin) ++loss.coll_time;
+                if (x.kind == EventKind::CollEnd) {
+                  if (!end) end = &x;
+                  if (x.time != e.time) ++loss.coll_time;
+                }
+              }
+              if (n_begin != 1 || n_end != 1) ++loss.coll_missing;
+              const CommId comm = end ? end->ref : kCommWorld;
+              if (comm < roots.size()) roots[comm][r].push_back(end ? end->peer : kNoRank);
+            }
+          }
+          break;
+        }
+        default: {
+          if (depth == 0) {
+            ++loss.stray;
+            break;
+          }
+          if (depth > 1 || !shape_fits(e.kind, call_op)) {
+            ++loss.misplaced;
+            break;
+          }
+          if (e.op != call_op || e.reserved != 0) ++loss.fields;
+          switch (e.kind) {
+            case EventKind::Send:
+            case EventKind::IsendStart: {
+              if ((e.kind == EventKind::Send ? n_send : n_start)++ > 0) {
+                ++loss.misplaced;
+                break;
+              }
+              if (e.ref != kCommWorld) ++loss.p2p_comm;
+              if (e.kind == EventKind::Send && e.aux != 0) ++loss.fields;
+              if (e.kind == EventKind::IsendStart) {
+                if (e.aux >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) ++loss.fields;
+                starts[e.aux] = Start{e.peer, e.tag, e.bytes};
+              }
+              if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) {
+                ++loss.unmatched_sends;
+                break;
+              }
+              snd.push_back(Side{rank, e.peer, e.ref, e.tag, i32, i32, call_enter, to_ns(e.time), e.bytes});
+              break;
+            }
+            case EventKind::Recv:
+              if (n_recv++ > 0) {
+                ++loss.misplaced;
+                break;
+              }
+              if (e.ref != kCommWorld) ++loss.p2p_comm;
+              if (e.aux != 0) ++loss.fields;
+              if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) {
+                ++loss.unmatched_recvs;
+                break;
+              }
+              rcv.push_back(Side{e.peer, rank, e.ref, e.tag, i32, i32, call_enter, to_ns(e.time), e.bytes});
+              break;
+            case EventKind::IrecvPost:
+              if (n_post++ > 0) {
+                ++loss.misplaced;
+                break;
+              }
+              if (e.ref != kCommWorld || e.peer < kNoRank || (e.peer != kNoRank && static_cast<std::size_t>(e.peer) >= n) ||
+                  e.aux >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+                  e.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                ++loss.fields;
+              posts[e.aux] = Post{i32, call_enter};
+              break;
+            case EventKind::IrecvComplete: {
+              const auto it = posts.find(e.aux);
+              if (it == posts.end()) {
+                ++loss.requests;
+                break;
+              }
+              if (e.ref != kCommWorld) ++loss.p2p_comm;
+              if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) {
+                ++loss.unmatched_recvs;
+              } else {
+                rcv.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.index, i32, it->second.call_enter,
+                                   to_ns(e.time), e.bytes});
+              }
+              posts.erase(it);
+              break;
+            }
+            case EventKind::IsendComplete: {
+              const auto it = starts.find(e.aux);
+              if (it == starts.end()) {
+                ++loss.requests;
+                break;
+              }
+              if (e.ref != kCommWorld || e.peer != it->second.peer || e.tag != it->second.tag ||
+                  e.bytes != it->second.bytes)
+                ++loss.fields;
+              starts.erase(it);
+              break;
+            }
+            case EventKind::CollBegin:
+              if (n_begin++ > 0) ++loss.misplaced;
+              if (e.peer != kNoRank || e.tag != 0 || e.bytes != 0 || e.aux != 0) ++loss.fields;
+              break;
+            case EventKind::CollEnd:
+              if (n_end++ > 0) ++loss.misplaced;
+              if (e.tag != 0 || e.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+                  e.aux > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                ++loss.fields;
+              break;
+            default:
+              break;
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Collective roots: the reader gives instance k of a communicator the root of the first
+  // rank whose k-th call is flagged as root (50100003 = 1 where CollEnd.peer is the rank).
+  for (std::size_t c = 0; c < roots.size(); ++c) {
+    std::size_t most = 0;
+    for (const auto& v : roots[c]) most = std::max(most, v.size());
+    for (std::size_t k = 0; k < most; ++k) {
+      Rank root = kNoRank;
+      for (std::size_t r = 0; r < n && root == kNoRank; ++r)
+        if (k < roots[c][r].size() && roots[c][r][k] == static_cast<Rank>(r)) root = static_cast<Rank>(r);
+      for (std::size_t r = 0; r < n; ++r)
+        if (k < roots[c][r].size() && roots[c][r][k] != root) ++loss.coll_root;
+    }
+  }
+
+  const auto by_key = [](const Side& a, const Side& b) { return a.key() < b.key(); };
+  std::sort(snd.begin(), snd.end(), by_key);
+  std::sort(rcv.begin(), rcv.end(), by_key);
+  std::vector<CommRec> msgs;
+  sends_of.assign(n, {});
+  std::size_t i = 0, j = 0;
+  while (i < snd.size() && j < rcv.size()) {
+    const Side& s = snd[i];
+    const Side& rv = rcv[j];
+    const auto cs = std::tie(s.src, s.dst, s.comm, s.tag);
+    const auto cr = std::tie(rv.src, rv.dst, rv.comm, rv.tag);
+    if (cs == cr) {
+      if (s.bytes != rv.bytes || s.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        ++loss.size_mismatch;
+      sends_of[static_cast<std::size_t>(s.src)].emplace_back(s.event, static_cast<std::uint32_t>(msgs.size()));
+      msgs.push_back(CommRec{s.src, s.dst, s.logical, s.physical, rv.logical, rv.physical, s.bytes, s.tag});
+      ++i;
+      ++j;
+    } else if (cs < cr) {
+      ++loss.unmatched_sends;
+      ++i;
+    } else {
+      ++loss.unmatched_recvs;
+      ++j;
+    }
+  }
+  loss.unmatched_sends += snd.size() - i;
+  loss.unmatched_recvs += rcv.size() - j;
+  for (auto& v : sends_of) std::sort(v.begin(), v.end());
+  return msgs;
+}
+
+bool label_safe(const std::string& s) {
+  if (s.find_first_of("\r\n") != std::string::npos) return false;
+  if (!s.empty() && (std::isspace(static_cast<unsigned char>(s.front())) ||
+                     std::isspace(static_cast<unsigned char>(s.back()))))
+    return false;
+  return true;
+}
+
+std::string label_of(const std::string& s) {
+  std::string l = s;
+  for (char& c : l)
+    if (c == '\n' || c == '\r') c = ' ';
+  return l;
+}
+
+void write_pcf(std::ostream& os, const Trace& t) {
+  Out o(os);
+  o.str(
+      "DEFAULT_OPTIONS\n\n"
+      "LEVEL               THREAD\n"
+      "UNITS               NANOSEC\n"
+      "LOOK_BACK           100\n"
+      "SPEED               1\n"
+      "FLAG_ICONS          ENABLED\n"
+      "NUM_OF_STATE_COLORS 1000\n"
+      "YMAX_SCALE          37\n\n\n"
+      "DEFAULT_SEMANTIC\n\n"
+      "THREAD_FUNC          State As Is\n\n\n"
+      "STATES\n");
+  for (std::size_t i = 0; i < kStates.size(); ++i) {
+    o.unum(i);
+    o.str("    ");
+    o.str(kStates[i].label);
+    o.end_line();
+  }
+  o.str("\n\nSTATES_COLOR\n");
+  for (std::size_t i = 0; i < kStates.size(); ++i) {
+    o.unum(i);
+    o.str("    ");
+    o.str(kStates[i].color);
+    o.end_line();
+  }
+  struct TypeDef {
+    std::int64_t type;
+    const char* label;
+  };
+  const std::array<TypeDef, 3> mpi_types = {{{kPrvMpiPointToPoint, "MPI Point-to-point"},
+                                             {kPrvMpiCollective, "MPI Collective Comm"},
+                                             {kPrvMpiOther, "MPI Other"}}};
+  for (const auto& td : mpi_types) {
+    o.str("\n\nEVENT_TYPE\n9    ");
+    o.num(td.type);
+    o.str("    ");
+    o.str(td.label);
+    o.str("\nVALUES\n0   Outside MPI\n");
+    std::vector<std::pair<std::int64_t, MpiOp>> vals;
+    for (std::size_t k = 1; k < static_cast<std::size_t>(MpiOp::Count_); ++k) {
+      const auto op = static_cast<MpiOp>(k);
+      if (op_code(op).type == td.type) vals.emplace_back(op_code(op).value, op);
+    }
+    std::sort(vals.begin(), vals.end());
+    for (const auto& [v, op] : vals) {
+      o.num(v);
+      o.str("   ");
+      o.str(mpi_name(op));
+      o.end_line();
+    }
+  }
+  o.str(
+      "\n\nEVENT_TYPE\n"
+      "1    50100001    Send Size in MPI Global OP\n"
+      "1    50100002    Recv Size in MPI Global OP\n"
+      "1    50100003    Root in MPI Global OP\n"
+      "1    50100004    Communicator in MPI Global OP\n");
+  o.str("\n\nEVENT_TYPE\n0    60000019    User function\nVALUES\n0      End\n");
+  for (std::size_t i = 0; i < t.defs.regions.size(); ++i) {
+    if (t.defs.regions[i].op != MpiOp::None) continue;
+    o.unum(i + 1);
+    o.str("      ");
+    o.str(label_of(t.defs.regions[i].name));
+    o.end_line();
+  }
+  o.str(
+      "\n\nEVENT_TYPE\n"
+      "0    69000001    waitlab: request completed (request id + 1)\n"
+      "0    69000002    waitlab: request started (request id + 1)\n"
+      "0    69000003    waitlab: receive source (task, 0 = any)\n"
+      "0    69000004    waitlab: receive tag\n"
+      "0    69000005    waitlab: receive size\n"
+      "0    69000006    waitlab: user function left (region id + 1)\n"
+      "0    69000007    waitlab: send destination (task)\n"
+      "0    69000008    waitlab: send tag\n");
+  o.str("\n\nEVENT_TYPE\n0    69000010    waitlab: MPI region\nVALUES\n");
+  for (std::size_t i = 0; i < t.defs.regions.size(); ++i) {
+    if (t.defs.regions[i].op == MpiOp::None) continue;
+    o.unum(i + 1);
+    o.str("      ");
+    o.str(label_of(t.defs.regions[i].name));
+    o.end_line();
+  }
+  o.finish();
+}
+
+void write_row(std::ostream& os, std::size_t n) {
+  Out o(os);
+  o.str("LEVEL CPU SIZE ");
+  o.unum(n);
+  o.end_line();
+  for (std::size_t i = 1; i <= n; ++i) {
+    o.unum(i);
+    o.ch('.');
+    o.str(kNodeName);
+    o.end_line();
+  }
+  o.str("\nLEVEL NODE SIZE 1\n");
+  o.str(kNodeName);
+  o.str("\n\nLEVEL THREAD SIZE ");
+  o.unum(n);
+  o.end_line();
+  for (std::size_t i = 1; i <= n; ++i) {
+    o.str("THREAD 1.");
+    o.unum(i);
+    o.str(".1");
+    o.end_line();
+  }
+  o.finish();
+}
+
+void write_prv(std::ostream& os, const Trace& t, const std::vector<CommRec>& msgs,
+               const std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>& sends_of) {
+  const std::size_t n = t.ranks();
+  Out o(os);
+  std::int64_t end = 0;
+  for (const auto& l : t.locations)
+    if (!l.events.empty()) end = std::max(end, to_ns(l.events.back().time));
+  o.str("#Paraver (");
+  o.str(kHeaderDate);
+  o.str("):");
+  o.num(end);
+  o.str("_ns:1(");
+  o.unum(n);
+  o.str("):1:");
+  o.unum(n);
+  o.ch('(');
+  for (std::size_t i = 0; i < n; ++i) o.str(i == 0 ? "1:1" : ",1:1");
+  o.str("),");
+  o.unum(t.defs.comms.size());
+  o.end_line();
+  for (std::size_t c = 0; c < t.defs.comms.size(); ++c) {
+    const auto& m = t.defs.comms[c].members;
+    o.str("c:1:");
+    o.unum(c + 1);
+    o.ch(':');
+    o.unum(m.size());
+    for (Rank r : m) {
+      o.ch(':');
+      o.num(static_cast<std::int64_t>(r) + 1);
+    }
+    o.end_line();
+  }
+
+  std::vector<std::unique_ptr<RankRecords>> gens;
+  gens.reserve(n);
+  using Key = std::pair<std::int64_t, std::uint32_t>;  // (time, rank)
+  std::priority_queue<Key, std::vector<Key>, std::greater<>> heap;
+  for (std::size_t r = 0; r < n; ++r) {
+    gens.push_back(std::make_unique<RankRecords>(t, static_cast<Rank>(r), sends_of[r]));
+    if (gens.back()->ready()) heap.emplace(gens.back()->front().time, static_cast<std::uint32_t>(r));
+  }
+  const auto thread = [&o](std::int64_t task) {
+    o.num(task);  // cpu = task
+    o.str(":1:");
+    o.num(task);
+    o.str(":1:");
+  };
+  while (!heap.empty()) {
+    const std::uint32_t r = heap.top().second;
+    heap.pop();
+    RankRecords& g = *gens[r];
+    const Rec& rec = g.front();
+    const std::int64_t task = static_cast<std::int64_t>(r) + 1;
+    switch (rec.kind) {
+      case Rec::State:
+        o.str("1:");
+        thread(task);
+        o.num(rec.time);
+        o.ch(':');
+        o.num(rec.end);
+        o.ch(':');
+        o.num(rec.state);
+        break;
+      case Rec::Event:
+        o.str("2:");
+        thread(task);
+        o.num(rec.time);
+        for (std::size_t k = 0; k < rec.pairs; ++k) {
+          o.ch(':');
+          o.num(rec.pv[k].first);
+          o.ch(':');
+          o.num(rec.pv[k].second);
+        }
+        break;
+      case Rec::Comm: {
+        const CommRec& m = msgs[static_cast<std::size_t>(rec.end)];
+        o.str("3:");
+        thread(static_cast<std::int64_t>(m.src) + 1);
+        o.num(m.lsend);
+        o.ch(':');
+        o.num(m.psend);
+        o.ch(':');
+        thread(static_cast<std::int64_t>(m.dst) + 1);
+        o.num(m.lrecv);
+        o.ch(':');
+        o.num(m.precv);
+        o.ch(':');
+        o.unum(m.size);
+        o.ch(':');
+        o.num(m.tag);
+        break;
+      }
+    }
+    o.end_line();
+    g.pop();
+    if (g.ready()) heap.emplace(g.front().time, r);
+  }
+  o.finish();
+}
+
+std::vector<std::string> describe(const Trace& t, const Losses& l) {
+  std::vector<std::string> out;
+  const auto add = [&out](std::uint64_t count, const std::string& what) {
+    if (count > 0) out.push_back(std::to_string(count) + " " + what);
+  };
+  if (t.has_truth || std::any_of(t.locations.begin(), t.locations.end(), [](const Location& x) { return !x.truth.empty(); })) {
+    std::uint64_t n = 0;
+    for (const auto& x : t.locations) n += x.truth.size();
+    out.push_back("ground truth: " + std::to_string(n) + " compute intervals (not written)");
+  }
+  if (!t.attributes.empty())
+    out.push_back("attributes: " + std::to_string(t.attributes.size()) + " (not written)");
+  std::uint64_t names = 0;
+  if (t.defs.comms.empty()) {
+    out.push_back("no communicators: MPI_COMM_WORLD is synthesized when reading");
+  } else {
+    std::vector<char> all(t.ranks(), 0);
+    for (Rank m : t.defs.comms[0].members) all[static_cast<std::size_t>(m)] = 1;
+    if (std::find(all.begin(), all.end(), 0) != all.end())
+      out.push_back("communicator 0 does not hold every rank (read back in another order, or a synthesized MPI_COMM_WORLD)");
+    for (std::size_t c = 0; c < t.defs.comms.size(); ++c)
+      if (t.defs.comms[c].name != (c == 0 ? std::string("MPI_COMM_WORLD") : comm_name(static_cast<std::int64_t>(c) + 1)))
+        ++names;
+  }
+  add(names, "communicator names (Paraver has none; read back as MPI_COMM_WORLD / \"communicator <id>\")");
+  std::uint64_t files = 0, labels = 0, mpi_names = 0;
+  std::array<int, static_cast<std::size_t>(MpiOp::Count_)> per_op{};
+  for (const auto& r : t.defs.regions) {
+    if (r.file != (r.op == MpiOp::None ? std::string() : std::string("MPI"))) ++files;
+    if (!label_safe(r.name)) ++labels;
+    if (r.op != MpiOp::None && (r.name != mpi_name(r.op) || per_op[static_cast<std::size_t>(r.op)]++ > 0)) ++mpi_names;
+  }
+  add(files, "region source files (not written)");
+  add(labels, "region names with line breaks or surrounding blanks (changed in the .pcf labels)");
+  add(mpi_names, "MPI regions that are not the first with the canonical name of their operation (read back as it)");
+  add(l.unmatched_sends, "point-to-point sends without a matching receive (lost: no communication record)");
+  add(l.unmatched_recvs, "point-to-point receives without a matching send (lost: no communication record)");
+  add(l.size_mismatch, "messages whose receive size differs from the send size (read back with the send size)");
+  add(l.p2p_comm, "point-to-point events on a communicator other than MPI_COMM_WORLD (read back on it)");
+  add(l.stray, "communication events outside any MPI call (lost)");
+  add(l.nested, "MPI calls inside MPI calls (lost)");
+  add(l.user_in_mpi, "user region events inside MPI calls (lost)");
+  add(l.unbalanced, "MPI Leave events without an Enter (lost)");
+  add(l.misplaced, "communication events an MPI call of that kind cannot hold (lost)");
+  add(l.coll_missing, "collective calls without exactly one CollBegin and CollEnd (read back with one each)");
+  add(l.coll_time, "CollBegin/CollEnd events not at their call's Enter/Leave (read back there)");
+  add(l.coll_root, "collective calls whose root Extrae's is-root flag cannot express (read back with another root)");
+  add(l.requests, "request completions without a started request (lost)");
+  add(l.fields, "events with fields Paraver does not keep (op, reserved, unused or out-of-range fields)");
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+// Lines of a file from a buffered read; a line excludes "\n" and a trailing "\r".
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) : path_(path) {
+    errno = 0;
+    f_ = std::fopen(path.c_str(), "rb");
+    if (!f_)
+      throw InputError("cannot read " + path + ": " + (errno ? std::strerror(errno) : "cannot open"));
+    buf_.resize(kChunk);
+  }
+  ~LineReader() {
+    if (f_) std::fclose(f_);
+  }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  bool next(std::string_view& line) {
+    for (;;) {
+      const char* b = buf_.data() + begin_;
+      const void* nl = std::memchr(b, '\n', end_ - begin_);
+      if (nl) {
+        const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - b);
+        line = std::string_view(b, len);
+        begin_ += len + 1;
+        ++line_no_;
+        strip_cr(line);
+        return true;
+      }
+      if (eof_) {
+        if (begin_ == end_) return false;
+        line = std::string_view(b, end_ - begin_);
+        begin_ = end_;
+        ++line_no_;
+        strip_cr(line);
+        return true;
+      }
+      fill();
+    }
+  }
+  std::uint64_t line_no() const { return line_no_; }
+
+ private:
+  static constexpr std::size_t kChunk = 1 << 20;
+  static void strip_cr(std::string_view& l) {
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  }
+  void fill() {
+    if (begin_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // a line longer than the buffer
+    const std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, f_);
+    end_ += got;
+    if (got == 0) {
+      if (std::ferror(f_)) throw InputError("cannot read " + path_ + ": read error");
+      eof_ = true;
+    }
+  }
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  bool eof_ = false;
+  std::uint64_t line_no_ = 0;
+};
+
+std::string quote(std::string_view s) {
+  constexpr std::size_t kMax = 40;
+  std::string q = "'";
+  q.append(s.substr(0, kMax));
+  if (s.size() > kMax) q += "...";
+  q += "'";
+  return q;
+}
+
+// The fields of one record line (after the record type), separated by ':'.
+class Fields {
+ public:
+  Fields(std::string_view rest, const std::string& file, std::uint64_t line_no, const char* what)
+      : p_(rest.data()), end_(rest.data() + rest.size()), file_(file), line_no_(line_no), what_(what) {}
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw InputError(file_ + ":" + std::to_string(line_no_) + ": " + what_ + ": " + msg);
+  }
+  bool done() const { return finished_; }
+  // The next field as a signed integer.
+  std::int64_t num(const char* name) {
+    if (finished_) fail(std::string("missing field: expected ") + name);
+    const char* start = p_;
+    std::int64_t v = 0;
+    const auto r = std::from_chars(p_, end_, v);
+    const char* stop = r.ptr;
+    if (r.ec == std::errc::result_out_of_range) fail(std::string(name) + " out of range: " + quote(field_text(start)));
+    if (r.ec != std::errc() || (stop != end_ && *stop != ':'))
+      fail(std::string("expected ") + name + " (an integer), found " + quote(field_text(start)));
+    if (stop == end_) finished_ = true;
+    else p_ = stop + 1;
+    return v;
+  }
+  // Fields left, counting an empty one after a trailing ':'.
+  std::size_t count() const {
+    return finished_ ? 0 : static_cast<std::size_t>(std::count(p_, end_, ':')) + 1;
+  }
+
+ private:
+  std::string_view field_text(const char* start) const {
+    const char* e = start;
+    while (e < end_ && *e != ':') ++e;
+    return std::string_view(start, static_cast<std::size_t>(e - start));
+  }
+  const char* p_;
+  const char* end_;
+  bool finished_ = false;
+  const std::string& file_;
+  std::uint64_t line_no_;
+  const char* what_;
+};
+
+struct Header {
+  double ticks_per_second = 1e6;
+  std::int64_t cpus = 0;  // 0: no resource model
+  std::vector<std::int64_t> threads;  // per task
+  std::int64_t comms = 0;
+};
+
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view s, const std::string& file, std::uint64_t line)
+      : s_(s), file_(file), line_(line) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(file_ + ":" + std::to_string(line_) +
+                     ": bad Paraver header (expected '#Paraver (date):end_time[_ns|_us|_ms]:resources:1:"
+                     "tasks(threads:node,...)[,communicators]'): " +
+                     what);
+  }
+
+  Header parse() {
+    Header h;
+    if (s_.substr(0, 8) != "#Paraver") fail("it does not start with '#Paraver'");
+    const std::size_t close = s_.find(')');
+    if (close == std::string_view::npos) fail("no ')' closing the date");
+    p_ = close + 1;
+    expect(':', "after the date");
+    // End time with its unit.
+    const std::int64_t end_time = number("the end time");
+    (void)end_time;
+    if (peek() == '_') {
+      ++p_;
+      const std::string_view unit = s_.substr(p_, 2);
+      if (unit == "ns") h.ticks_per_second = 1e9;
+      else if (unit == "us") h.ticks_per_second = 1e6;
+      else if (unit == "ms") h.ticks_per_second = 1e3;
+      else fail("unknown time unit " + quote(s_.substr(p_, std::min<std::size_t>(4, s_.size() - p_))) +
+                " (expected _ns, _us or _ms)");
+      p_ += 2;
+    }
+    expect(':', "after the end time");
+    // Resource model: 0, or nodes(cpus,...).
+    const std::int64_t nodes = number("the number of nodes");
+    if (nodes < 0) fail("negative number of nodes");
+    if (nodes > 0) {
+      expect('(', "after the number of nodes");
+      for (std::int64_t i = 0; i < nodes; ++i) {
+        if (i > 0) expect(',', "between the CPU counts of the nodes");
+        const std::int64_t c = number("a CPU count");
+        if (c < 0) fail("negative CPU count");
+        h.cpus += c;
+        if (h.cpus > (std::int64_t{1} << 40)) fail("implausible CPU count");
+      }
+      expect(')', "after the CPU counts (as many as nodes)");
+    }
+    expect(':', "after the resource model");
+    const std::int64_t appls = number("the number of applications");
+    if (appls != 1)
+      fail("waitlab reads traces of exactly one application, this one has " + std::to_string(appls));
+    expect(':', "after the number of applications");
+    const std::int64_t tasks = number("the number of tasks");
+    if (tasks <= 0) fail("the application has no tasks");
+    expect('(', "after the number of tasks");
+    for (std::int64_t i = 0; i < tasks; ++i) {
+      if (i > 0) expect(',', "between tasks (as many as the number of tasks)");
+      const std::int64_t th = number("a thread count");
+      if (th <= 0) fail("task " + std::to_string(i + 1) + " has no threads");
+      expect(':', "between a task's threads and its node");
+      const std::int64_t node = number("a node");
+      if (node < 0 || (nodes > 0 && node > nodes)) fail("task " + std::to_string(i + 1) + " is on node " + std::to_string(node) + ", out of range");
+      h.threads.push_back(th);
+    }
+    expect(')', "after the tasks (as many as the number of tasks)");
+    if (p_ < s_.size()) {
+      expect(',', "or the end of the line after the application");
+      h.comms = number("the number of communicators");
+      if (h.comms < 0) fail("negative number of communicators");
+    }
+    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\t')) ++p_;
+    if (p_ != s_.size()) fail("unexpected " + quote(s_.substr(p_)) + " at the end");
+    return h;
+  }
+
+ private:
+  char peek() const { return p_ < s_.size() ? s_[p_] : '\0'; }
+  void expect(char c, const char* where) {
+    if (peek() != c)
+      fail(std::string("expected '") + c + "' " + where + ", found " +
+           (p_ < s_.size() ? quote(s_.substr(p_, 12)) : std::string("the end of the line")));
+    ++p_;
+  }
+  std::int64_t number(const char* what) {
+    std::int64_t v = 0;
+    const char* b = s_.data() + p_;
+    const auto r = std::from_chars(b, s_.data() + s_.size(), v);
+    if (r.ec != std::errc())
+      fail(std::string("expected ") + what + ", found " +
+           (p_ < s_.size() ? quote(s_.substr(p_, 12)) : std::string("the end of the line")));
+    p_ += static_cast<std::size_t>(r.ptr - b);
+    return v;
+  }
+  std::string_view s_;
+  std::size_t p_ = 0;
+  const std::string& file_;
+  std::uint64_t line_;
+};
+
+// Labels from the .pcf.
+struct Pcf {
+  std::map<std::int64_t, std::string> user;         // 60000019 values
+  std::map<std::int64_t, std::string> mpi_regions;  // 69000010 values
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> mpi_values;  // (type, value)
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// "<number> <rest>": the number and the trimmed rest; false if the line does not start so.
+bool number_and_rest(std::string_view l, std::int64_t& v, std::string_view& rest) {
+  l = trim(l);
+  const auto r = std::from_chars(l.data(), l.data() + l.size(), v);
+  if (r.ec != std::errc()) return false;
+  const auto used = static_cast<std::size_t>(r.ptr - l.data());
+  if (used < l.size() && !std::isspace(static_cast<unsigned char>(l[used]))) return false;
+  rest = trim(l.substr(used));
+  return true;
+}
+
+// The .pcf is optional metadata: lines it cannot use are ignored, as Paraver does.
+Pcf read_pcf(const std::string& path) {
+  Pcf pcf;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return pcf;
+  LineReader in(path);
+  enum { None, Types, Values } mode = None;
+  std::vector<std::int64_t> types;
+  std::string_view line;
+  while (in.next(line)) {
+    const std::string_view l = trim(line);
+    if (l == "EVENT_TYPE") {
+      mode = Types;
+      types.clear();
+      continue;
+    }
+    if (mode == Types) {
+      if (l == "VALUES") {
+        mode = Values;
+        continue;
+      }
+      std::int64_t flag = 0, type = 0;
+      std::string_view rest, label;
+      if (number_and_rest(l, flag, rest) && number_and_rest(rest, type, label)) {
+        types.push_back(type);
+      } else {
+        mode = None;
+      }
+      continue;
+    }
+    if (mode == Values) {
+      std::int64_t v = 0;
+      std::string_view label;
+      if (!number_and_rest(l, v, label)) {
+        mode = None;
+        continue;
+      }
+      for (std::int64_t type : types) {
+        if (type == kPrvUserFunction) pcf.user[v] = std::string(label);
+        else if (type == kPrvMpiRegion) pcf.mpi_regions[v] = std::string(label);
+        else if (is_mpi_type(type)) pcf.mpi_values[{type, v}] = std::string(label);
+      }
+    }
+  }
+  return pcf;
+}
+
+constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
+
+struct RawPair {
+  std::int64_t type;
+  std::int64_t value;
+};
+struct RawLine {
+  std::int64_t time;
+  std::uint32_t first;
+  std::uint32_t count;
+};
+struct RawTask {
+  std::vector<RawLine> lines;
+  std::vector<RawPair> pairs;
+  std::int64_t last = -1;          // time of the last state/event record (thread 1)
+  std::uint64_t last_line = 0;     // its line number
+};
+struct RawComm {
+  std::int32_t stask;  // 0-based
+  std::int32_t rtask;
+  std::int64_t lsend, psend, lrecv, precv;
+  std::int64_t size;
+  std::int32_t tag;
+};
+
+bool used_type(std::int64_t type) {
+  return is_mpi_type(type) || (type >= kPrvCollSendSize && type <= kPrvCollComm) || type == kPrvUserFunction ||
+         (type >= kPrvRequestCompleted && type <= kPrvSendTag);
+}
+
+// One MPI call of a task, as rebuilt from its events.
+struct RCall {
+  MpiOp op = MpiOp::None;
+  std::int64_t t_enter = 0;
+  std::int64_t t_leave = -1;  // -1: never left
+  std::int64_t send_dest = kUnset, send_tag = kUnset;
+  std::int64_t recv_src = kUnset, recv_tag = kUnset, recv_size = kUnset;
+  std::int64_t req = kUnset, t_req = -1;
+  std::int64_t coll_sent = 0, coll_recv = 0, coll_comm = kUnset;
+  bool root_flag = false;
+  std::int64_t send_rec = -1, recv_rec = -1;
+  std::uint32_t comp_first = 0, comp_count = 0;
+  CommId comm = kCommWorld;
+  Rank root = kNoRank;
+};
+struct Item {
+  std::int64_t time;
+  std::uint32_t ref;  // region (Enter/Leave) or call index
+  enum Kind : std::uint8_t { Enter, Leave, Call } kind;
+};
+struct Completion {
+  std::int64_t time;
+  std::int64_t req;
+};
+struct TaskCalls {
+  std::vector<RCall> calls;
+  std::vector<Item> items;
+  std::vector<Completion> comps;
+};
+
+// Finds the first free slot at or after i (slots are taken once; path compression).
+class FreeSlots {
+ public:
+  explicit FreeSlots(std::size_t n) : next_(n + 1) {
+    for (std::size_t i = 0; i <= n; ++i) next_[i] = static_cast<std::uint32_t>(i);
+  }
+  std::size_t find(std::size_t i) {
+    std::size_t root = i;
+    while (next_[root] != root) root = next_[root];
+    while (next_[i] != root) {
+      const std::size_t nx = next_[i];
+      next_[i] = static_cast<std::uint32_t>(root);
+      i = nx;
+    }
+    return root;
+  }
+  void take(std::size_t i) { next_[i] = static_cast<std::uint32_t>(i + 1); }
+
+ private:
+  std::vector<std::uint32_t> next_;
+};
+
+class Reader {
+ public:
+  Reader(const std::string& path, ParaverReadStats& st) : path_(path), st_(st) {}
+
+  Trace read() {
+    pcf_ = read_pcf(base_of(path_) + ".pcf");
+    parse_prv();
+    Trace t;
+    defs_regions_from_pcf(t.defs);
+    build_comms(t.defs);
+    const std::size_t n = tasks_.size();
+    calls_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      pass_a(k, t.defs);
+      tasks_[k] = RawTask{};  // the raw pairs are no longer needed
+    }
+    pass_b();
+    pass_c(t.defs);
+    t.locations.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      t.locations[k].rank = static_cast<Rank>(k);
+      pass_d(k, t.defs, t.locations[k].events);
+      calls_[k] = TaskCalls{};
+    }
+    return t;
+  }
+
+ private:
+  [[noreturn]] void fail(std::uint64_t line, const std::string& what) const {
+    throw InputError(path_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+  // ---- parsing ----
+
+  void parse_prv() {
+    LineReader in(path_);
+    std::string_view line;
+    if (!in.next(line)) fail(1, "empty file (expected the '#Paraver' header)");
+    if (trim(line) == "new format" && !in.next(line)) fail(2, "no '#Paraver' header after 'new format'");
+    header_ = HeaderParser(line, path_, in.line_no()).parse();
+    const std::size_t n = header_.threads.size();
+    tasks_.resize(n);
+    for (std::int64_t th : header_.threads) st_.skipped_threads += static_cast<std::uint64_t>(th - 1);
+    for (std::int64_t c = 0; c < header_.comms; ++c) {
+      if (!in.next(line))
+        fail(in.line_no() + 1, "expected " + std::to_string(header_.comms) + " communicator lines after the header, found " +
+                                   std::to_string(c));
+      comm_line(line, in.line_no());
+    }
+    while (in.next(line)) {
+      if (line.empty() || line[0] == '#') continue;
+      const std::uint64_t no = in.line_no();
+      const std::size_t colon = line.find(':');
+      const std::string_view kind = line.substr(0, colon);
+      if (kind == "1") {
+        state_record(line, no);
+      } else if (kind == "2") {
+        event_record(line, no);
+      } else if (kind == "3") {
+        comm_record(line, no);
+      } else if (kind == "4") {
+        ++st_.skipped_records;
+      } else if (kind == "c" || kind == "C" || kind == "i" || kind == "I") {
+        fail(no, "communicator line after the records (the header declares " + std::to_string(header_.comms) + ")");
+      } else if (trim(line).empty()) {
+        continue;
+      } else {
+        fail(no, "unknown record type " + quote(kind) + " (expected 1, 2, 3, 4, a communicator line or '#')");
+      }
+    }
+  }
+
+  void comm_line(std::string_view line, std::uint64_t no) {
+    const char k = line.empty() ? '\0' : line[0];
+    if (k == 'i' || k == 'I') {
+      ++st_.skipped_records;  // inter-communicators: not modelled
+      return;
+    }
+    if (k != 'c' && k != 'C') fail(no, "expected a communicator line 'c:appl:id:n:tasks...', found " + quote(line));
+    Fields f(line.substr(line.size() > 1 ? 2 : line.size()), path_, no, "communicator line");
+    if (line.size() < 2 || line[1] != ':') f.fail("expected 'c:' at the start");
+    const std::size_t fields = f.count();
+    const std::int64_t appl = f.num("the application");
+    if (appl != 1) f.fail("application " + std::to_string(appl) + " out of range (the header declares 1)");
+    const std::int64_t id = f.num("the communicator id");
+    const std::int64_t m = f.num("the number of tasks");
+    if (m < 0 || static_cast<std::size_t>(m) + 3 != fields)
+      f.fail("expected " + std::to_string(m) + " tasks after the count, found " + std::to_string(fields - std::min<std::size_t>(fields, 3)));
+    for (const auto& c : raw_comms_)
+      if (c.first == id) f.fail("communicator id " + std::to_string(id) + " declared twice");
+    std::vector<Rank> members;
+    std::vector<char> seen(tasks_.size(), 0);
+    for (std::int64_t i = 0; i < m; ++i) {
+      const std::int64_t task = f.num("a task");
+      if (task < 1 || static_cast<std::size_t>(task) > tasks_.size())
+        f.fail("task " + std::to_string(task) + " out of range (the header declares " + std::to_string(tasks_.size()) +
+               " tasks)");
+      if (seen[static_cast<std::size_t>(task - 1)]++) f.fail("task " + std::to_string(task) + " listed twice");
+      members.push_back(static_cast<Rank>(task - 1));
+    }
+    raw_comms_.emplace_back(id, std::move(members));
+  }
+
+  // cpu:appl:task:thread common to every record; returns the 0-based task, or -1 for a
+  // thread other than 1 (skipped).
+  std::int64_t common(Fields& f) {
+    const std::int64_t cpu = f.num("a CPU");
+    if (cpu < 0 || (header_.cpus > 0 && cpu > header_.cpus))
+      f.fail("CPU " + std::to_string(cpu) + " out of range (the header declares " + std::to_string(header_.cpus) + ")");
+    const std::int64_t appl = f.num("an application");
+    if (appl != 1) f.fail("application " + std::to_string(appl) + " out of range (the header declares 1)");
+    const std::int64_t task = f.num("a task");
+    if (task < 1 || static_cast<std::size_t>(task) > tasks_.size())
+      f.fail("task " + std::to_string(task) + " out of range (the header declares " + std::to_string(tasks_.size()) +
+             " tasks)");
+    const std::int64_t thread = f.num("a thread");
+    const std::int64_t threads = header_.threads[static_cast<std::size_t>(task - 1)];
+    if (thread < 1 || thread > threads)
+      f.fail("thread " + std::to_string(thread) + " out of range (task " + std::to_string(task) + " has " +
+             std::to_string(threads) + ")");
+    return thread == 1 ? task - 1 : -1;
+  }
+
+  std::int64_t time_field(Fields& f, const char* what) {
+    const std::int64_t t = f.num(what);
+    if (t < 0) f.fail(std::string(what) + " " + std::to_string(t) + " is negative");
+    return t;
+  }
+
+  void in_order(Fields& f, std::int64_t task, std::int64_t time, std::uint64_t no) {
+    RawTask& rt = tasks_[static_cast<std::size_t>(task)];
+    if (time < rt.last)
+      f.fail("time " + std::to_string(time) + " goes backwards (task " + std::to_string(task + 1) +
+             " has a record at " + std::to_string(rt.last) + " on line " + std::to_string(rt.last_line) + ")");
+    rt.last = time;
+    rt.last_line = no;
+  }
+
+  void state_record(std::string_view line, std::uint64_t no) {
+    Fields f(line.substr(std::min<std::size_t>(2, line.size())), path_, no, "state record");
+    if (line.size() < 2 || line[1] != ':' || f.count() != 7)
+      f.fail("expected 8 fields '1:cpu:appl:task:thread:begin:end:state', found " +
+             std::to_string(line.size() < 2 ? 1 : f.count() + 1));
+    const std::int64_t task = common(f);
+    const std::int64_t begin = time_field(f, "the begin time");
+    const std::int64_t end = f.num("the end time");
+    if (end != -1 && end < begin)
+      f.fail("end time " + std::to_string(end) + " before the begin time " + std::to_string(begin));
+    const std::int64_t state = f.num("a state");
+    if (state < 0) f.fail("negative state " + std::to_string(state));
+    ++st_.records;
+    if (task < 0) {
+      ++st_.skipped_records;
+      return;
+    }
+    in_order(f, task, begin, no);
+  }
+
+  void event_record(std::string_view line, std::uint64_t no) {
+    Fields f(line.substr(std::min<std::size_t>(2, line.size())), path_, no, "event record");
+    const std::size_t fields = line.size() < 2 || line[1] != ':' ? 1 : f.count() + 1;
+    if (fields < 8 || fields % 2 != 0)
+      f.fail("expected '2:cpu:appl:task:thread:time:type:value[:type:value...]' (an even number of at least 8 "
+             "fields), found " +
+             std::to_string(fields) + " fields");
+    const std::int64_t task = common(f);
+    const std::int64_t time = time_field(f, "the time");
+    ++st_.records;
+    RawTask* rt = nullptr;
+    if (task < 0) {
+      ++st_.skipped_records;
+    } else {
+      in_order(f, task, time, no);
+      rt = &tasks_[static_cast<std::size_t>(task)];
+    }
+    const auto first = rt ? static_cast<std::uint32_t>(rt->pairs.size()) : 0u;
+    while (!f.done()) {
+      const std::int64_t type = f.num("an event type");
+      const std::int64_t value = f.num("an event value");
+      if (!rt) continue;
+      if (used_type(type)) {
+        rt->pairs.push_back(RawPair{type, value});
+        if (type == kPrvRequestStarted || type == kPrvRequestCompleted) st_.waitlab_events = true;
+      } else {
+        ++st_.skipped_events;
+      }
+    }
+    if (rt && rt->pairs.size() > first) {
+      if (rt->pairs.size() > std::numeric_limits<std::uint32_t>::max())
+        f.fail("too many events for one task");
+      rt->lines.push_back(RawLine{time, first, static_cast<std::uint32_t>(rt->pairs.size() - first)});
+    }
+  }
+
+  void comm_record(std::string_view line, std::uint64_t no) {
+    Fields f(line.substr(std::min<std::size_t>(2, line.size())), path_, no, "communication record");
+    const std::size_t fields = line.size() < 2 || line[1] != ':' ? 1 : f.count() + 1;
+    if (fields != 15)
+      f.fail("expected 15 fields '3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag', "
+             "found " +
+             std::to_string(fields));
+    const std::int64_t s = common(f);
+    const std::int64_t lsend = time_field(f, "the logical send time");
+    const std::int64_t psend = time_field(f, "the physical send time");
+    const std::int64_t r = common(f);
+    const std::int64_t lrecv = time_field(f, "the logical receive time");
+    const std::int64_t precv = time_field(f, "the physical receive time");
+    const std::int64_t size = f.num("the size");
+    if (size < 0) f.fail("negative size " + std::to_string(size));
+    const std::int64_t tag = f.num("the tag");
+    if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
+      f.fail("tag " + std::to_string(tag) + " out of range");
+    ++st_.records;
+    if (s < 0 || r < 0) {
+      ++st_.skipped_records;
+      return;
+    }
+    comms_.push_back(RawComm{static_cast<std::int32_t>(s), static_cast<std::int32_t>(r), lsend, psend, lrecv, precv,
+                             size, static_cast<std::int32_t>(tag)});
+  }
+
+  // ---- definitions ----
+
+  void defs_regions_from_pcf(Definitions& d) {
+    // Labelled regions in value order: waitlab writes value = region id + 1 for both lists,
+    // so its region ids come back unchanged.
+    std::map<std::int64_t, std::pair<std::string, bool>> all;
+    for (const auto& [v, label] : pcf_.mpi_regions)
+      if (v > 0) all[v] = {label, true};
+    for (const auto& [v, label] : pcf_.user)
+      if (v > 0) all[v] = {label, false};
+    for (const auto& [v, entry] : all) {
+      if (entry.second) {
+        const MpiOp op = mpi_op_from_name(entry.first);
+        d.regions.push_back(Region{entry.first, op, "MPI"});
+      } else {
+        user_[v] = static_cast<RegionId>(d.regions.size());
+        d.regions.push_back(Region{entry.first, MpiOp::None, ""});
+      }
+    }
+  }
+
+  RegionId user_region(Definitions& d, std::int64_t v) {
+    const auto it = user_.find(v);
+    if (it != user_.end()) return it->second;
+    const auto id = static_cast<RegionId>(d.regions.size());
+    d.regions.push_back(Region{"function " + std::to_string(v), MpiOp::None, ""});
+    user_[v] = id;
+    return id;
+  }
+
+  // An MPI call the event model does not know: a plain region named by its label.
+  RegionId plain_region(Definitions& d, std::int64_t type, std::int64_t value) {
+    const auto key = std::make_pair(type, value);
+    const auto it = plain_.find(key);
+    if (it != plain_.end()) return it->second;
+    const auto label = pcf_.mpi_values.find(key);
+    const std::string name = label != pcf_.mpi_values.end() ? label->second : "MPI call " + std::to_string(value);
+    RegionId id = static_cast<RegionId>(d.regions.size());
+    for (std::size_t i = 0; i < d.regions.size(); ++i)
+      if (d.regions[i].name == name && d.regions[i].op == MpiOp::None && d.regions[i].file == "MPI") {
+        id = static_cast<RegionId>(i);
+        break;
+      }
+    if (id == d.regions.size()) d.regions.push_back(Region{name, MpiOp::None, "MPI"});
+    plain_[key] = id;
+    return id;
+  }
+
+  RegionId mpi_region(Definitions& d, MpiOp op) {
+    auto& slot = mpi_regions_[static_cast<std::size_t>(op)];
+    if (slot == kNoRegion) slot = d.mpi_region(op);
+    return slot;
+  }
+
+  // The operation of an MPI call value, or None for a call waitlab does not model.
+  MpiOp call_op(std::int64_t type, std::int64_t value) const {
+    const MpiOp op = op_of_value(value);
+    if (op != MpiOp::None) return op;
+    const auto label = pcf_.mpi_values.find({type, value});
+    return label != pcf_.mpi_values.end() ? mpi_op_from_name(label->second) : MpiOp::None;
+  }
+
+  void build_comms(Definitions& d) {
+    const std::size_t n = tasks_.size();
+    std::size_t world = raw_comms_.size();
+    for (std::size_t i = 0; i < raw_comms_.size() && world == raw_comms_.size(); ++i)
+      if (raw_comms_[i].second.size() == n) world = i;
+    if (world == raw_comms_.size()) {
+      Communicator w{"MPI_COMM_WORLD", {}};
+      for (std::size_t r = 0; r < n; ++r) w.members.push_back(static_cast<Rank>(r));
+      d.comms.push_back(std::move(w));
+    } else {
+      d.comms.push_back(Communicator{"MPI_COMM_WORLD", raw_comms_[world].second});
+      comm_ids_[raw_comms_[world].first] = 0;
+    }
+    for (std::size_t i = 0; i < raw_comms_.size(); ++i) {
+      if (i == world) continue;
+      comm_ids_[raw_comms_[i].first] = static_cast<CommId>(d.comms.size());
+      d.comms.push_back(Communicator{comm_name(raw_comms_[i].first), raw_comms_[i].second});
+    }
+  }
+
+  // ---- pass A: calls and user regions of one task ----
+
+  void pass_a(std::size_t k, Definitions& d) {
+    const RawTask& rt = tasks_[k];
+    TaskCalls& tc = calls_[k];
+    std::int64_t open = -1;             // open call
+    std::int64_t open_plain = -1;       // open call of an MPI function waitlab does not model
+    std::vector<RegionId> stack;        // user regions
+    for (const RawLine& ln : rt.lines) {
+      const std::int64_t t = ln.time;
+      const RawPair* pairs = rt.pairs.data() + ln.first;
+      bool has_exit = false;
+      for (std::uint32_t i = 0; i < ln.count; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
+      for (std::uint32_t i = 0; i < ln.count; ++i) {
+        const std::int64_t type = pairs[i].type;
+        const std::int64_t v = pairs[i].value;
+        RCall* c = open >= 0 ? &tc.calls[static_cast<std::size_t>(open)] : nullptr;
+        if (is_mpi_type(type)) {
+          if (v != 0) {
+            // A call while another is open: the open one ends here.
+            if (c) c->t_leave = t;
+            if (open_plain >= 0) tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
+            open = open_plain = -1;
+            const MpiOp op = call_op(type, v);
+            if (op != MpiOp::None) {
+              RCall nc;
+              nc.op = op;
+              nc.t_enter = t;
+              nc.comp_first = static_cast<std::uint32_t>(tc.comps.size());
+              open = static_cast<std::int64_t>(tc.calls.size());
+              tc.items.push_back(Item{t, static_cast<std::uint32_t>(tc.calls.size()), Item::Call});
+              tc.calls.push_back(nc);
+            } else {
+              open_plain = plain_region(d, type, v);
+              tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Enter});
+            }
+          } else if (c) {
+            c->t_leave = t;
+            open = -1;
+          } else if (open_plain >= 0) {
+            tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
+            open_plain = -1;
+          } else {
+            ++st_.skipped_events;
+          }
+          continue;
+        }
+        switch (type) {
+          case kPrvUserFunction:
+            if (has_exit) break;  // the exact exit follows on this line
+            if (open >= 0 || open_plain >= 0) {
+              ++st_.skipped_events;
+            } else if (v != 0) {
+              const RegionId id = user_region(d, v);
+              stack.push_back(id);
+              tc.items.push_back(Item{t, id, Item::Enter});
+            } else if (!stack.empty()) {
+              tc.items.push_back(Item{t, stack.back(), Item::Leave});
+              stack.pop_back();
+            } else {
+              ++st_.skipped_events;
+            }
+            break;
+          case kPrvUserExit:
+            if (open >= 0 || open_plain >= 0 || v <= 0) {
+              ++st_.skipped_events;
+            } else {
+              const RegionId id = user_region(d, v);
+              const auto it = std::find(stack.rbegin(), stack.rend(), id);
+              if (it != stack.rend()) stack.erase(std::next(it).base());
+              tc.items.push_back(Item{t, id, Item::Leave});
+            }
+            break;
+          case kPrvCollSendSize:
+          case kPrvCollRecvSize:
+          case kPrvCollRoot:
+          case kPrvCollComm:
+            if (!c) {
+              ++st_.skipped_events;
+            } else if (type == kPrvCollSendSize) {
+              c->coll_sent = v;
+            } else if (type == kPrvCollRecvSize) {
+              c->coll_recv = v;
+            } else if (type == kPrvCollRoot) {
+              c->root_flag = v != 0;
+            } else {
+              c->coll_comm = v;
+            }
+            break;
+          case kPrvRequestCompleted:
+            if (c && waits(c->op) && v > 0) {
+              tc.comps.push_back(Completion{t, v - 1});
+              ++c->comp_count;
+            } else {
+              ++st_.skipped_events;
+            }
+            break;
+          case kPrvRequestStarted:
+            if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
+              c->req = v - 1;
+              c->t_req = t;
+            } else {
+              ++st_.skipped_events;
+            }
+            break;
+          default:  // the descriptors of a call
+            if (!c) {
+              ++st_.skipped_events;
+            } else if (type == kPrvRecvSource) {
+              c->recv_src = v;
+            } else if (type == kPrvRecvTag) {
+              c->recv_tag = v;
+            } else if (type == kPrvRecvSize) {
+              c->recv_size = v;
+            } else if (type == kPrvSendDest) {
+              c->send_dest = v;
+            } else if (type == kPrvSendTag) {
+              c->send_tag = v;
+            } else {
+              ++st_.skipped_events;
+            }
+            break;
+        }
+      }
+    }
+  }
+
+  // ---- pass B: communication records onto calls ----
+
+  struct CallIndex {
+    std::vector<std::uint32_t> calls;  // in program (= time) order
+    FreeSlots free;
+    explicit CallIndex(std::vector<std::uint32_t> c) : calls(std::move(c)), free(calls.size()) {}
+  };
+
+  template <typename Fits>
+  std::int64_t take(CallIndex& idx, const std::vector<RCall>& calls, std::int64_t time, Fits fits) {
+    const auto& v = idx.calls;
+    auto lo = std::lower_bound(v.begin(), v.end(), time,
+                               [&](std::uint32_t c, std::int64_t t) { return calls[c].t_enter < t; });
+    // A call entered at the logical time, the first free one that fits.
+    for (std::size_t q = idx.free.find(static_cast<std::size_t>(lo - v.begin()));
+         q < v.size() && calls[v[q]].t_enter == time; q = idx.free.find(q + 1)) {
+      if (fits(calls[v[q]])) {
+        idx.free.take(q);
+        return v[q];
+      }
+    }
+    // Otherwise the call that contains the logical time, if free and fitting.
+    if (lo != v.begin()) {
+      const std::size_t q = static_cast<std::size_t>(lo - v.begin()) - 1;
+      const RCall& c = calls[v[q]];
+      if (idx.free.find(q) == q && (c.t_leave < 0 || c.t_leave >= time) && fits(c)) {
+        idx.free.take(q);
+        return v[q];
+      }
+    }
+    return -1;
+  }
+
+  void pass_b() {
+    const std::size_t n = calls_.size();
+    std::vector<CallIndex> snd, rcv;
+    snd.reserve(n);
+    rcv.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      std::vector<std::uint32_t> s, r;
+      const auto& calls = calls_[k].calls;
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (sends(calls[i].op)) s.push_back(static_cast<std::uint32_t>(i));
+        if (receives(calls[i].op)) r.push_back(static_cast<std::uint32_t>(i));
+      }
+      snd.emplace_back(std::move(s));
+      rcv.emplace_back(std::move(r));
+    }
+    for (std::size_t i = 0; i < comms_.size(); ++i) {
+      const RawComm& m = comms_[i];
+      auto& scalls = calls_[static_cast<std::size_t>(m.stask)].calls;
+      const std::int64_t sc = take(snd[static_cast<std::size_t>(m.stask)], scalls, m.lsend, [&](const RCall& c) {
+        return (c.send_dest == kUnset || c.send_dest == m.rtask + 1) && (c.send_tag == kUnset || c.send_tag == m.tag);
+      });
+      if (sc >= 0) scalls[static_cast<std::size_t>(sc)].send_rec = static_cast<std::int64_t>(i);
+      else ++st_.unmatched_comms;
+      auto& rcalls = calls_[static_cast<std::size_t>(m.rtask)].calls;
+      const std::int64_t rc = take(rcv[static_cast<std::size_t>(m.rtask)], rcalls, m.lrecv, [&](const RCall& c) {
+        return (c.recv_src == kUnset || c.recv_src == 0 || c.recv_src == m.stask + 1) &&
+               (c.recv_tag == kUnset || c.recv_tag == m.tag);
+      });
+      if (rc >= 0) rcalls[static_cast<std::size_t>(rc)].recv_rec = static_cast<std::int64_t>(i);
+      else ++st_.unmatched_comms;
+    }
+  }
+
+  // ---- pass C: communicators and roots of collectives ----
+
+  void pass_c(const Definitions& d) {
+    struct Entry {
+      CommId comm;
+      std::uint32_t seq;
+      std::uint32_t task;
+      std::uint32_t call;
+      auto key() const { return std::tie(comm, seq, task); }
+    };
+    std::vector<Entry> entries;
+    std::vector<std::uint32_t> seq(d.comms.size());
+    for (std::size_t k = 0; k < calls_.size(); ++k) {
+      std::fill(seq.begin(), seq.end(), 0u);
+      auto& calls = calls_[k].calls;
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        RCall& c = calls[i];
+        if (!is_collective(c.op)) continue;
+        if (c.coll_comm != kUnset) {
+          const auto it = comm_ids_.find(c.coll_comm);
+          if (it != comm_ids_.end()) c.comm = it->second;
+          else ++st_.unknown_communicators;
+        }
+        entries.push_back(Entry{c.comm, seq[c.comm]++, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(i)});
+      }
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key() < b.key(); });
+    for (std::size_t i = 0; i < entries.size();) {
+      std::size_t j = i;
+      Rank root = kNoRank;
+      while (j < entries.size() && entries[j].comm == entries[i].comm && entries[j].seq == entries[i].seq) {
+        if (root == kNoRank && calls_[entries[j].task].calls[entries[j].call].root_flag)
+          root = static_cast<Rank>(entries[j].task);
+        ++j;
+      }
+      for (std::size_t q = i; q < j; ++q) calls_[entries[q].task].calls[entries[q].call].root = root;
+      i = j;
+    }
+  }
+
+  // ---- pass D: the events of one task ----
+
+  struct Request {
+    bool is_send = false;
+    Rank peer = kNoRank;
+    std::int32_t tag = 0;
+    std::uint64_t bytes = 0;
+    std::int64_t ready = 0;  // fallback: physical receive time of an Irecv's message
+    std::uint64_t order = 0;
+  };
+
+  Time seconds(std::int64_t ticks) const { return static_cast<double>(ticks) / header_.ticks_per_second; }
+
+  static std::int32_t tag32(std::int64_t v) {
+    return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, std::numeric_limits<std::int32_t>::min(),
+                                                              std::numeric_limits<std::int32_t>::max()));
+  }
+  static std::uint64_t size64(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v); }
+
+  void pass_d(std::size_t k, Definitions& d, std::vector<Event>& out) {
+    TaskCalls& tc = calls_[k];
+    const bool explicit_requests = st_.waitlab_events;
+    std::unordered_map<std::int64_t, Request> pending;  // explicit: by request id
+    std::vector<std::pair<std::int64_t, Request>> isends, irecvs;  // fallback, in posting order
+    std::int64_t next_req = 0;
+    std::uint64_t order = 0;
+    struct Inner {
+      std::int64_t time;
+      Event e;
+    };
+    std::vector<Inner> inner;
+    out.reserve(tc.items.size() * 3);
+    for (const Item& it : tc.items) {
+      if (it.kind != Item::Call) {
+        out.push_back(make_event(seconds(it.time), it.kind == Item::Enter ? EventKind::Enter : EventKind::Leave,
+                                 MpiOp::None, it.ref));
+        continue;
+      }
+      const RCall& c = tc.calls[it.ref];
+      const MpiOp op = c.op;
+      const RegionId region = mpi_region(d, op);
+      const std::int64_t lo = c.t_enter;
+      const std::int64_t hi = c.t_leave < 0 ? std::numeric_limits<std::int64_t>::max() : c.t_leave;
+      inner.clear();
+      const auto add = [&](std::int64_t t, Event e) {
+        t = std::clamp(t, lo, hi);
+        inner.push_back(Inner{t, e});
+      };
+      const RawComm* sm = c.send_rec >= 0 ? &comms_[static_cast<std::size_t>(c.send_rec)] : nullptr;
+      const RawComm* rm = c.recv_rec >= 0 ? &comms_[static_cast<std::size_t>(c.recv_rec)] : nullptr;
+      if (sm && op != MpiOp::Isend)
+        add(sm->psend, make_event(0, EventKind::Send, op, kCommWorld, sm->rtask, sm->tag, size64(sm->size)));
+      if (rm && op != MpiOp::Irecv)
+        add(rm->precv, make_event(0, EventKind::Recv, op, kCommWorld, rm->stask, rm->tag, size64(rm->size)));
+      if (op == MpiOp::Isend && (sm || (explicit_requests && c.req != kUnset))) {
+        Request q;
+        q.is_send = true;
+        q.peer = sm ? sm->rtask : (c.send_dest > 0 ? static_cast<Rank>(c.send_dest - 1) : kNoRank);
+        q.tag = sm ? sm->tag : (c.send_tag != kUnset ? tag32(c.send_tag) : 0);
+        q.bytes = sm ? size64(sm->size) : 0;
+        q.order = order++;
+        const bool known = explicit_requests && c.req != kUnset;
+        const std::int64_t id = known ? c.req : next_req++;
+        const std::int64_t t = known ? c.t_req : sm->psend;
+        add(t, make_event(0, EventKind::IsendStart, op, kCommWorld, q.peer, q.tag, q.bytes, static_cast<std::uint64_t>(id)));
+        if (explicit_requests) pending[id] = q;
+        else isends.emplace_back(id, q);
+      }
+      if (op == MpiOp::Irecv && (rm || (explicit_requests && c.req != kUnset))) {
+        Request q;
+        q.peer = rm ? rm->stask : kNoRank;
+        q.tag = rm ? rm->tag : 0;
+        q.bytes = rm ? size64(rm->size) : 0;
+        q.ready = rm ? rm->precv : 0;
+        q.order = order++;
+        // The posted source, tag and size: waitlab's descriptors, else the message's.
+        const Rank posted_peer = c.recv_src == kUnset ? q.peer
+                                 : c.recv_src > 0     ? static_cast<Rank>(c.recv_src - 1)
+                                                      : kNoRank;
+        const std::int32_t posted_tag = c.recv_tag == kUnset ? q.tag : tag32(c.recv_tag);
+        const std::uint64_t posted_size = c.recv_size == kUnset ? q.bytes : size64(c.recv_size);
+        if (!rm) {
+          q.peer = posted_peer;
+          q.tag = posted_tag;
+        }
+        const bool known = explicit_requests && c.req != kUnset;
+        const std::int64_t id = known ? c.req : next_req++;
+        const std::int64_t t = known ? c.t_req : lo;
+        add(t, make_event(0, EventKind::IrecvPost, op, kCommWorld, posted_peer, posted_tag, posted_size,
+                          static_cast<std::uint64_t>(id)));
+        if (explicit_requests) pending[id] = q;
+        else irecvs.emplace_back(id, q);
+      }
+      if (waits(op)) {
+        const auto complete = [&](std::int64_t t, std::int64_t id, const Request& q) {
+          add(t, make_event(0, q.is_send ? EventKind::IsendComplete : EventKind::IrecvComplete, op, kCommWorld, q.peer,
+                            q.tag, q.bytes, static_cast<std::uint64_t>(id)));
+        };
+        if (explicit_requests) {
+          for (std::uint32_t i = 0; i < c.comp_count; ++i) {
+            const Completion& cp = tc.comps[c.comp_first + i];
+            const auto p = pending.find(cp.req);
+            if (p == pending.end()) {
+              ++st_.skipped_events;
+              continue;
+            }
+            complete(cp.time, cp.req, p->second);
+            pending.erase(p);
+          }
+        } else {
+          // Fallback: receives whose message arrived by the end of this call, then sends.
+          std::vector<std::pair<std::int64_t, std::pair<std::int64_t, Request>>> done;  // (time, request)
+          for (auto r = irecvs.begin(); r != irecvs.end();) {
+            if (r->second.ready <= hi && (op == MpiOp::Waitall || done.empty())) {
+              done.emplace_back(std::max(r->second.ready, lo), *r);
+              r = irecvs.erase(r);
+            } else {
+              ++r;
+            }
+          }
+          if (op == MpiOp::Waitall || done.empty()) {
+            const std::size_t m = op == MpiOp::Waitall ? isends.size() : std::min<std::size_t>(1, isends.size());
+            for (std::size_t q = 0; q < m; ++q) done.emplace_back(c.t_leave < 0 ? lo : c.t_leave, isends[q]);
+            isends.erase(isends.begin(), isends.begin() + static_cast<std::ptrdiff_t>(m));
+          }
+          std::stable_sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.first, a.second.second.order) < std::tie(b.first, b.second.second.order);
+          });
+          for (const auto& [t, req] : done) complete(t, req.first, req.second);
+        }
+      }
+      if (is_collective(op)) {
+        add(lo, make_event(0, EventKind::CollBegin, op, c.comm));
+        if (c.t_leave >= 0)
+          add(c.t_leave, make_event(0, EventKind::CollEnd, op, c.comm, c.root, 0, size64(c.coll_sent),
+                                    size64(c.coll_recv)));
+      }
+      std::stable_sort(inner.begin(), inner.end(), [](const Inner& a, const Inner& b) { return a.time < b.time; });
+      out.push_back(make_event(seconds(lo), EventKind::Enter, op, region));
+      for (Inner& x : inner) {
+        x.e.time = seconds(x.time);
+        out.push_back(x.e);
+      }
+      if (c.t_leave >= 0) out.push_back(make_event(seconds(c.t_leave), EventKind::Leave, op, region));
+    }
+  }
+
+  static constexpr RegionId kNoRegion = std::numeric_limits<RegionId>::max();
+
+  std::string path_;
+  ParaverReadStats& st_;
+  Pcf pcf_;
+  Header header_;
+  std::vector<RawTask> tasks_;
+  std::vector<RawComm> comms_;
+  std::vector<std::pair<std::int64_t, std::vector<Rank>>> raw_comms_;  // (Paraver id, members)
+  std::unordered_map<std::int64_t, CommId> comm_ids_;
+  std::vector<TaskCalls> calls_;
+  std::unordered_map<std::int64_t, RegionId> user_;
+  std::map<std::pair<std::int64_t, std::int64_t>, RegionId> plain_;
+  std::array<RegionId, static_cast<std::size_t>(MpiOp::Count_)> mpi_regions_ = [] {
+    std::array<RegionId, static_cast<std::size_t>(MpiOp::Count_)> a{};
+    a.fill(kNoRegion);
+    return a;
+  }();
+};
+
+}  // namespace
+
+std::vector<std::string> write_paraver(const Trace& trace, const std::string& prv_path) {
+  validate(trace, prv_path);
+  Losses loss;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> sends_of;
+  const std::vector<CommRec> msgs = pair_messages(trace, loss, sends_of);
+  const std::string base = base_of(prv_path);
+  write_file_atomic(base + ".pcf", [&](std::ostream& os) { write_pcf(os, trace); });
+  write_file_atomic(base + ".row", [&](std::ostream& os) { write_row(os, trace.ranks()); });
+  write_file_atomic(prv_path, [&](std::ostream& os) { write_prv(os, trace, msgs, sends_of); });
+  return describe(trace, loss);
+}
+
+Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats) {
+  ParaverReadStats st;
+  Reader reader(prv_path, st);
+  Trace t = reader.read();
+  if (stats) *stats = st;
+  return t;
+}
+
+}  // namespace waitlab::trace

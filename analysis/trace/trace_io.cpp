@@ -1,0 +1,110 @@
+#include "analysis/trace/trace_io.hpp"
+
+#include <filesystem>
+
+#include "analysis/trace/error.hpp"
+#include "analysis/trace/otf2.hpp"
+#include "analysis/trace/paraver.hpp"
+#include "analysis/trace/wlt.hpp"
+
+namespace waitlab::trace {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string_view format_name(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::Wlt:
+      return "wlt";
+    case TraceFormat::Otf2:
+      return "OTF2";
+    case TraceFormat::Paraver:
+      return "Paraver";
+    case TraceFormat::Ti:
+      return "TI";
+  }
+  return "?";
+}
+
+TraceFormat format_of_input(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(fs::path(path) / "traces.otf2", ec)) return TraceFormat::Otf2;
+    throw InputError(path + ": a directory without traces.otf2 (expected a .wlt file, an OTF2 archive, a Paraver "
+                            ".prv file or a TI trace)");
+  }
+  if (ends_with(path, ".wlt")) return TraceFormat::Wlt;
+  if (ends_with(path, ".otf2")) return TraceFormat::Otf2;
+  if (ends_with(path, ".prv")) return TraceFormat::Paraver;
+  if (!fs::exists(path, ec))
+    throw InputError(path + ": no such trace (expected a .wlt file, an OTF2 archive, a Paraver .prv file or a TI "
+                            "trace)");
+  return TraceFormat::Ti;
+}
+
+TraceFormat format_of_output(const std::string& path) {
+  if (ends_with(path, ".wlt")) return TraceFormat::Wlt;
+  if (ends_with(path, ".prv")) return TraceFormat::Paraver;
+  if (ends_with(path, ".ti") || ends_with(path, ".txt")) return TraceFormat::Ti;
+  return TraceFormat::Otf2;
+}
+
+std::string otf2_anchor(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) ? (fs::path(path) / "traces.otf2").string() : path;
+}
+
+Trace read_trace(const std::string& path) {
+  switch (format_of_input(path)) {
+    case TraceFormat::Wlt:
+      return read_wlt(path);
+    case TraceFormat::Otf2:
+      return read_otf2(otf2_anchor(path));
+    case TraceFormat::Paraver:
+      return read_paraver(path);
+    case TraceFormat::Ti:
+      break;
+  }
+  throw InputError(path + ": read as a time-independent (TI) trace, which has no times: replay it (`waitlab replay " +
+                   path + "`) and analyse the simulated trace, or convert it (`waitlab convert`) to give it logical "
+                   "times");
+}
+
+std::vector<std::string> write_trace(const Trace& t, const std::string& path) {
+  std::vector<std::string> lost;
+  switch (format_of_output(path)) {
+    case TraceFormat::Wlt:
+      write_wlt(t, path);
+      return lost;
+    case TraceFormat::Paraver:
+      return write_paraver(t, path);
+    case TraceFormat::Ti:
+      throw InputError(path + ": TI traces are written from action streams (waitlab convert does it)");
+    case TraceFormat::Otf2:
+      break;
+  }
+  write_otf2(t, path);
+  std::size_t truth = 0;
+  for (const auto& l : t.locations) truth += l.truth.size();
+  if (truth > 0)
+    lost.push_back("the ground truth of " + std::to_string(truth) +
+                   " compute intervals (nominal and injected time by cause): OTF2 has no such record");
+  if (!t.attributes.empty())
+    lost.push_back(std::to_string(t.attributes.size()) + " trace attributes (scenario, platform, seed, ...)");
+  bool irecv_details = false;
+  for (const auto& l : t.locations)
+    for (const auto& e : l.events)
+      irecv_details = irecv_details || (e.kind == EventKind::IrecvPost && (e.peer != kNoRank || e.bytes));
+  if (irecv_details)
+    lost.push_back("the source, tag and size of MPI_Irecv requests at posting (OTF2 has them at completion)");
+  return lost;
+}
+
+}  // namespace waitlab::trace

@@ -1,0 +1,37 @@
+// waitlab::trace — trace files in and out by name: the native .wlt file, OTF2 archives,
+// Paraver .prv traces and SimGrid time-independent (TI) traces.
+//
+// Promise: format_of_input(path) names the format of an existing trace: `X.wlt` (native),
+// an OTF2 archive given as its anchor file (`.../traces.otf2`) or as the archive's
+// directory, `X.prv` (Paraver, with X.pcf and X.row beside it when present), and any other
+// regular file is taken for a TI trace (an index of rank files or a single trace file; its
+// reader says so if it is not one). format_of_output(path): `.wlt`, `.prv`, `.ti`/`.txt`
+// (a TI index, rank files in "<path>_files/"), anything else an OTF2 archive directory.
+// read_trace() reads the timed formats (wlt, OTF2, Paraver) into a Trace; a TI trace has no
+// times, and read_trace() refuses it with an InputError that says what to do instead
+// (replay it, or convert it with logical times). write_trace() writes the timed formats and
+// returns what the target cannot hold (one line each; empty if nothing). Everything is
+// written atomically (temporary names renamed when complete).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::trace {
+
+enum class TraceFormat { Wlt, Otf2, Paraver, Ti };
+std::string_view format_name(TraceFormat f);  // "wlt", "OTF2", "Paraver", "TI"
+
+TraceFormat format_of_input(const std::string& path);  // throws InputError for a missing path
+TraceFormat format_of_output(const std::string& path);
+
+// The OTF2 anchor for an archive given as its directory or anchor.
+std::string otf2_anchor(const std::string& path);
+
+Trace read_trace(const std::string& path);
+std::vector<std::string> write_trace(const Trace& trace, const std::string& path);
+
+}  // namespace waitlab::trace

@@ -1,0 +1,1083 @@
+#include "models/replay.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/trace/error.hpp"
+
+namespace waitlab::models {
+
+using trace::EventKind;
+using trace::MpiOp;
+using trace::TiOp;
+using trace::TiRecord;
+
+namespace {
+
+// Counts of approximations, written as notes at the end.
+class Notes {
+ public:
+  void add(const std::string& what, std::uint64_t n = 1) { counts_[what] += n; }
+  void flush(ReplayReport* report) const {
+    if (!report) return;
+    for (const auto& [what, n] : counts_) report->notes.push_back(std::to_string(n) + " × " + what);
+  }
+
+ private:
+  std::map<std::string, std::uint64_t> counts_;
+};
+
+class ReplayWorkload : public Workload {
+ public:
+  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<std::vector<Action>> actions, int iterations)
+      : name_(std::move(name)), defs_(std::move(defs)), actions_(std::move(actions)), iterations_(iterations) {}
+  std::string name() const override { return name_; }
+  int ranks() const override { return static_cast<int>(actions_.size()); }
+  int iterations() const override { return iterations_; }
+  const trace::Definitions& definitions() const override { return defs_; }
+  std::unique_ptr<ActionStream> stream(Rank r) const override {
+    return std::make_unique<Stream>(actions_[static_cast<std::size_t>(r)]);
+  }
+
+ private:
+  class Stream : public ActionStream {
+   public:
+    explicit Stream(const std::vector<Action>& a) : a_(a) {}
+    bool next(Action& out) override {
+      if (pos_ >= a_.size()) return false;
+      out = a_[pos_++];
+      return true;
+    }
+
+   private:
+    const std::vector<Action>& a_;
+    std::size_t pos_ = 0;
+  };
+  std::string name_;
+  trace::Definitions defs_;
+  std::vector<std::vector<Action>> actions_;
+  int iterations_;
+};
+
+// Request slots of one rank: the engine names requests by slot; a slot is free again once
+// its request completed.
+class Slots {
+ public:
+  std::int32_t take() {
+    if (!free_.empty()) {
+      const auto s = free_.back();
+      free_.pop_back();
+      return s;
+    }
+    return next_++;
+  }
+  void give_back(std::int32_t s) { free_.push_back(s); }
+
+ private:
+  std::vector<std::int32_t> free_;
+  std::int32_t next_ = 0;
+};
+
+// Builds one rank's actions: compute intervals with their region, scale and iteration.
+class RankBuilder {
+ public:
+  RankBuilder(Rank rank, const ReplayOptions& o, trace::Definitions& defs, std::vector<Action>& out)
+      : rank_(rank), o_(o), defs_(defs), out_(out) {}
+
+  void compute(double amount, bool flops, trace::RegionId region) {
+    if (!(amount > 0)) return;
+    double f = 1;
+    for (const auto& s : o_.scales)
+      if (s.applies(defs_.regions[region].name, rank_)) f *= s.factor;
+    Action a;
+    a.kind = ActionKind::Compute;
+    a.region = region;
+    if (!flops && o_.speed > 0) {
+      a.flops = true;
+      a.amount = amount * f * o_.speed;
+    } else {
+      a.flops = flops;
+      a.amount = amount * f;
+    }
+    a.iteration = o_.iteration_region.empty() ? intervals_++ : region_iteration_;
+    iterations_ = std::max(iterations_, a.iteration + 1);
+    out_.push_back(a);
+  }
+  void enter(trace::RegionId region) {
+    if (!o_.iteration_region.empty() && defs_.regions[region].name == o_.iteration_region) ++region_iteration_;
+    Action a;
+    a.kind = ActionKind::Enter;
+    a.region = region;
+    out_.push_back(a);
+  }
+  void leave(trace::RegionId region) {
+    Action a;
+    a.kind = ActionKind::Leave;
+    a.region = region;
+    out_.push_back(a);
+  }
+  void push(const Action& a) { out_.push_back(a); }
+  int iterations() const { return iterations_; }
+
+ private:
+  Rank rank_;
+  const ReplayOptions& o_;
+  trace::Definitions& defs_;
+  std::vector<Action>& out_;
+  std::int32_t intervals_ = 0;
+  std::int32_t region_iteration_ = -1;
+  std::int32_t iterations_ = 0;
+};
+
+Action p2p(ActionKind k, Rank peer, std::int32_t tag, std::uint64_t bytes) {
+  Action a;
+  a.kind = k;
+  a.peer = peer;
+  a.tag = tag;
+  a.bytes = bytes;
+  return a;
+}
+
+Action coll(ActionKind k, std::uint64_t bytes, Rank root = 0) {
+  Action a;
+  a.kind = k;
+  a.bytes = bytes;
+  a.root = root < 0 ? 0 : root;
+  return a;
+}
+
+std::string at(Rank r, std::size_t event) {
+  return "rank " + std::to_string(r) + ", event " + std::to_string(event);
+}
+
+// ---------------------------------------------------------------- timed traces ----
+
+struct TraceConverter {
+  const trace::Trace& t;
+  const ReplayOptions& o;
+  trace::Definitions defs;                 // the workload's user regions
+  std::vector<trace::RegionId> region_map; // trace region id -> workload region id (user regions)
+  Notes notes;
+  int iterations = 0;
+
+  TraceConverter(const trace::Trace& tr, const ReplayOptions& opt) : t(tr), o(opt) {
+    region_map.assign(t.defs.regions.size(), 0);
+    for (std::size_t i = 0; i < t.defs.regions.size(); ++i)
+      if (t.defs.regions[i].op == MpiOp::None) region_map[i] = defs.region(t.defs.regions[i].name);
+  }
+
+  trace::RegionId main_region() { return defs.region("main"); }
+
+  std::vector<Action> rank(Rank r) {
+    const auto& ev = t.locations[static_cast<std::size_t>(r)].events;
+    std::vector<Action> out;
+    RankBuilder b(r, o, defs, out);
+    Slots slots;
+    std::unordered_map<std::uint64_t, std::int32_t> slot_of;  // trace request id -> slot
+    std::vector<std::int32_t> outstanding;                    // slots, in posting order
+    std::unordered_map<std::uint64_t, std::size_t> irecv_done;  // request id -> IrecvComplete index
+    bool irecv_lookup = false;
+    std::vector<trace::RegionId> stack;  // workload region ids of open user regions
+    bool started = false;
+    double last = 0;
+
+    const auto gap_to = [&](double time) {
+      if (!started) return;
+      b.compute(time - last, false, stack.empty() ? main_region() : stack.back());
+      last = time;
+    };
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      const auto& e = ev[i];
+      if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) {
+        notes.add("communication events outside any MPI call ignored");
+        continue;
+      }
+      const auto& region = t.defs.regions[e.ref];
+      if (region.op == MpiOp::None) {
+        if (!started) {
+          started = true;
+          last = e.time;
+        }
+        gap_to(e.time);
+        const auto w = region_map[e.ref];
+        if (e.kind == EventKind::Enter) {
+          stack.push_back(w);
+          b.enter(w);
+        } else if (!stack.empty() && stack.back() == w) {
+          stack.pop_back();
+          b.leave(w);
+        } else {
+          notes.add("region exits without a matching entry ignored");
+        }
+        continue;
+      }
+      if (e.kind == EventKind::Leave) {
+        notes.add("MPI call exits without a matching entry ignored");
+        continue;
+      }
+      // An MPI call: find its Leave (nested MPI regions, as PMPI layers write them, are inside).
+      std::size_t end = i + 1;
+      for (int depth = 1; end < ev.size(); ++end) {
+        const auto& x = ev[end];
+        if (x.kind == EventKind::Enter && t.defs.regions[x.ref].op != MpiOp::None) ++depth;
+        if (x.kind == EventKind::Leave && t.defs.regions[x.ref].op != MpiOp::None && --depth == 0) break;
+      }
+      if (end >= ev.size()) {
+        notes.add("MPI calls never left (the trace ends inside them) not replayed");
+        break;
+      }
+      if (region.op == MpiOp::Init) {
+        started = true;
+        last = ev[end].time;
+        i = end;
+        continue;
+      }
+      if (region.op == MpiOp::Finalize) {
+        gap_to(e.time);
+        break;
+      }
+      if (!started) {
+        started = true;
+        last = e.time;
+      }
+      gap_to(e.time);
+      call(r, i, end, region.op, b, slots, slot_of, outstanding, irecv_done, irecv_lookup);
+      last = ev[end].time;
+      i = end;
+    }
+    while (!stack.empty()) {
+      b.leave(stack.back());
+      stack.pop_back();
+      notes.add("regions still open at the end closed");
+    }
+    if (!outstanding.empty()) {
+      Action a;
+      a.kind = ActionKind::Waitall;
+      b.push(a);
+      notes.add("ranks with requests never completed: a final MPI_Waitall added");
+    }
+    iterations = std::max(iterations, b.iterations());
+    return out;
+  }
+
+  void call(Rank r, std::size_t enter, std::size_t leave, MpiOp op, RankBuilder& b, Slots& slots,
+            std::unordered_map<std::uint64_t, std::int32_t>& slot_of, std::vector<std::int32_t>& outstanding,
+            std::unordered_map<std::uint64_t, std::size_t>& irecv_done, bool& irecv_lookup) {
+    const auto& ev = t.locations[static_cast<std::size_t>(r)].events;
+    const trace::Event* send = nullptr;
+    const trace::Event* recv = nullptr;
+    const trace::Event* coll_end = nullptr;
+    std::vector<std::uint64_t> completions;
+    for (std::size_t k = enter + 1; k < leave; ++k) {
+      const auto& x = ev[k];
+      switch (x.kind) {
+        case EventKind::Send:
+          send = &x;
+          break;
+        case EventKind::Recv:
+          recv = &x;
+          break;
+        case EventKind::IsendStart: {
+          if (slot_of.count(x.aux)) {
+            notes.add("requests reused before completion ignored");
+            break;
+          }
+          const auto s = slots.take();
+          slot_of[x.aux] = s;
+          outstanding.push_back(s);
+          Action a = p2p(ActionKind::Isend, x.peer, x.tag, x.bytes);
+          a.request = s;
+          comm_check(x, r, k);
+          b.push(a);
+          break;
+        }
+        case EventKind::IrecvPost: {
+          if (slot_of.count(x.aux)) {
+            notes.add("requests reused before completion ignored");
+            break;
+          }
+          Rank src = x.peer;
+          std::int32_t tag = x.tag;
+          std::uint64_t bytes = x.bytes;
+          if (src == trace::kNoRank) {
+            if (!irecv_lookup) {
+              for (std::size_t j = 0; j < ev.size(); ++j)
+                if (ev[j].kind == EventKind::IrecvComplete) irecv_done.emplace(ev[j].aux, j);
+              irecv_lookup = true;
+            }
+            // The completion after this posting that carries the same request id.
+            const auto it = irecv_done.find(x.aux);
+            std::size_t j = it == irecv_done.end() ? ev.size() : it->second;
+            if (j < k) {  // request ids reused: search forward
+              j = ev.size();
+              for (std::size_t m = k + 1; m < ev.size(); ++m)
+                if (ev[m].kind == EventKind::IrecvComplete && ev[m].aux == x.aux) {
+                  j = m;
+                  break;
+                }
+            }
+            if (j >= ev.size()) {
+              notes.add("MPI_Irecv requests never completed not replayed");
+              break;
+            }
+            src = ev[j].peer;
+            tag = ev[j].tag;
+            bytes = ev[j].bytes;
+          }
+          const auto s = slots.take();
+          slot_of[x.aux] = s;
+          outstanding.push_back(s);
+          Action a = p2p(ActionKind::Irecv, src, tag, bytes);
+          a.request = s;
+          comm_check(x, r, k);
+          b.push(a);
+          break;
+        }
+        case EventKind::IsendComplete:
+        case EventKind::IrecvComplete:
+          completions.push_back(x.aux);
+          break;
+        case EventKind::CollEnd:
+          coll_end = &x;
+          break;
+        default:
+          break;
+      }
+    }
+    switch (op) {
+      case MpiOp::Send:
+      case MpiOp::Ssend:
+        if (!send) return missing(op);
+        comm_check(*send, r, enter);
+        b.push(p2p(op == MpiOp::Send ? ActionKind::Send : ActionKind::Ssend, send->peer, send->tag, send->bytes));
+        return;
+      case MpiOp::Recv:
+        if (!recv) return missing(op);
+        comm_check(*recv, r, enter);
+        b.push(p2p(ActionKind::Recv, recv->peer, recv->tag, recv->bytes));
+        return;
+      case MpiOp::Sendrecv: {
+        if (!send || !recv) return missing(op);
+        comm_check(*send, r, enter);
+        Action a = p2p(ActionKind::Sendrecv, send->peer, send->tag, send->bytes);
+        a.peer2 = recv->peer;
+        a.tag2 = recv->tag;
+        a.bytes2 = recv->bytes;
+        b.push(a);
+        return;
+      }
+      case MpiOp::Isend:
+      case MpiOp::Irecv:
+        return;  // pushed above
+      default:
+        break;
+    }
+    if (!completions.empty()) {
+      std::vector<std::int32_t> done;
+      for (auto id : completions) {
+        const auto it = slot_of.find(id);
+        if (it == slot_of.end()) {
+          notes.add("completions of unknown requests ignored");
+          continue;
+        }
+        done.push_back(it->second);
+        slot_of.erase(it);
+      }
+      if (done.empty()) return;
+      std::vector<std::int32_t> sorted_done = done, sorted_out = outstanding;
+      std::sort(sorted_done.begin(), sorted_done.end());
+      std::sort(sorted_out.begin(), sorted_out.end());
+      if (done.size() > 1 && sorted_done == sorted_out) {
+        Action a;
+        a.kind = ActionKind::Waitall;
+        b.push(a);
+      } else {
+        if (done.size() > 1) notes.add("MPI_Waitall on some of the outstanding requests replayed as one MPI_Wait each");
+        for (auto s : done) {
+          Action a;
+          a.kind = ActionKind::Wait;
+          a.request = s;
+          b.push(a);
+        }
+      }
+      for (auto s : done) {
+        outstanding.erase(std::find(outstanding.begin(), outstanding.end(), s));
+        slots.give_back(s);
+      }
+      return;
+    }
+    if (trace::is_collective(op)) {
+      if (!coll_end) return missing(op);
+      const auto& comm = t.defs.comms[coll_end->ref];
+      if (coll_end->ref != trace::kCommWorld && comm.members.size() != t.ranks())
+        throw InputError(at(r, enter) + ": " + std::string(trace::mpi_name(op)) + " on communicator '" + comm.name +
+                         "' (" + std::to_string(comm.members.size()) + " of " + std::to_string(t.ranks()) +
+                         " ranks): the engine replays collectives on MPI_COMM_WORLD only");
+      const std::uint64_t sent = coll_end->bytes;
+      const std::uint64_t got = coll_end->aux;
+      const Rank root = coll_end->peer;
+      const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
+      switch (op) {
+        case MpiOp::Barrier:
+          b.push(coll(ActionKind::Barrier, 0));
+          return;
+        case MpiOp::Bcast:
+          b.push(coll(ActionKind::Bcast, std::max(sent, got), root));
+          return;
+        case MpiOp::Reduce:
+          b.push(coll(ActionKind::Reduce, sent, root));
+          return;
+        case MpiOp::Allreduce:
+          b.push(coll(ActionKind::Allreduce, sent));
+          return;
+        case MpiOp::Gather:
+          b.push(coll(ActionKind::Gather, sent, root));
+          return;
+        case MpiOp::Scatter:
+          b.push(coll(ActionKind::Scatter, got, root));
+          return;
+        case MpiOp::Allgather:
+          b.push(coll(ActionKind::Allgather, sent));
+          return;
+        case MpiOp::Alltoall:
+          b.push(coll(ActionKind::Alltoall, sent / p));
+          return;
+        default:
+          notes.add(std::string(trace::mpi_name(op)) + " calls replayed as MPI_Allreduce of their send size");
+          b.push(coll(ActionKind::Allreduce, sent));
+          return;
+      }
+    }
+    if (op == MpiOp::Wait || op == MpiOp::Waitall) notes.add("MPI_Wait/MPI_Waitall calls completing no request skipped");
+  }
+
+  void missing(MpiOp op) {
+    notes.add(std::string(trace::mpi_name(op)) + " calls without their communication record skipped");
+  }
+
+  void comm_check(const trace::Event& e, Rank r, std::size_t k) {
+    (void)r;
+    (void)k;
+    if (e.ref != trace::kCommWorld) notes.add("point-to-point messages on other communicators replayed on MPI_COMM_WORLD");
+  }
+};
+
+// ---------------------------------------------------------------- TI traces ----
+
+// The p2p key SMPI's replayer files requests under.
+struct Key {
+  Rank src, dst;
+  std::int32_t tag;
+  bool operator==(const Key&) const = default;
+};
+
+// Every collective record of every rank, by instance: the k-th collective of each rank.
+bool is_ti_collective(TiOp op) {
+  return op >= TiOp::Barrier && op <= TiOp::Exscan;
+}
+
+struct TiConverter {
+  const trace::TiTrace& ti;
+  const ReplayOptions& o;
+  trace::Definitions defs;
+  Notes notes;
+  int iterations = 0;
+  // Resolved sources of ANY_SOURCE receives, per rank in program order.
+  std::vector<std::deque<Rank>> any_sources;
+  // Per collective instance: the size every rank uses (for the v-collectives).
+  std::vector<std::uint64_t> instance_bytes;
+
+  TiConverter(const trace::TiTrace& t, const ReplayOptions& opt) : ti(t), o(opt) {
+    defs.region("main");
+    resolve_any_source();
+    harmonise_collectives();
+  }
+
+  std::string where(Rank r, const TiRecord& rec) const {
+    const std::string file = ti.files.size() == ti.ranks.size() ? ti.files[static_cast<std::size_t>(r)]
+                             : ti.files.empty()                 ? std::string("TI trace")
+                                                                : ti.files.front();
+    return file + ":" + std::to_string(rec.line) + " (rank " + std::to_string(r) + ")";
+  }
+
+  // Sends to each (receiver, tag) per source, minus the receives that name that source: what
+  // is left is what the ANY_SOURCE receives of that receiver and tag take, round robin over
+  // the sources in rank order.
+  void resolve_any_source() {
+    const auto n = ti.ranks.size();
+    any_sources.assign(n, {});
+    bool any = false;
+    for (const auto& rank : ti.ranks)
+      for (const auto& rec : rank)
+        any = any || ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer == trace::kAnySource) ||
+              (rec.op == TiOp::Sendrecv && rec.peer2 == trace::kAnySource);
+    if (!any) return;
+    std::map<std::tuple<Rank, std::int32_t, Rank>, std::int64_t> left;  // (dst, tag, src) -> sends - receives
+    for (std::size_t s = 0; s < n; ++s)
+      for (const auto& rec : ti.ranks[s]) {
+        const auto src = static_cast<Rank>(s);
+        if (rec.op == TiOp::Send || rec.op == TiOp::Ssend || rec.op == TiOp::Isend || rec.op == TiOp::Issend)
+          ++left[{rec.peer, rec.tag, src}];
+        if (rec.op == TiOp::Sendrecv) ++left[{rec.peer, 0, src}];
+        if ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer != trace::kAnySource)
+          --left[{src, rec.tag, rec.peer}];
+        if (rec.op == TiOp::Sendrecv && rec.peer2 != trace::kAnySource) --left[{src, 0, rec.peer2}];
+      }
+    for (std::size_t d = 0; d < n; ++d) {
+      std::map<std::int32_t, std::size_t> turn;  // per tag: where the round robin stands
+      for (const auto& rec : ti.ranks[d]) {
+        const bool any_recv =
+            ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer == trace::kAnySource) ||
+            (rec.op == TiOp::Sendrecv && rec.peer2 == trace::kAnySource);
+        if (!any_recv) continue;
+        const std::int32_t tag = rec.op == TiOp::Sendrecv ? 0 : rec.tag;
+        const auto dst = static_cast<Rank>(d);
+        Rank chosen = trace::kNoRank;
+        for (std::size_t k = 0; k < n && chosen == trace::kNoRank; ++k) {
+          const auto src = static_cast<Rank>((turn[tag] + k) % n);
+          auto it = left.find({dst, tag, src});
+          if (it != left.end() && it->second > 0) {
+            --it->second;
+            chosen = src;
+            turn[tag] = (static_cast<std::size_t>(src) + 1) % n;
+          }
+        }
+        if (chosen == trace::kNoRank)
+          throw InputError(where(dst, rec) + ": a receive from MPI_ANY_SOURCE (-333) with tag " + std::to_string(tag) +
+                           " that no send to rank " + std::to_string(d) + " is left for");
+        any_sources[d].push_back(chosen);
+        notes.add("MPI_ANY_SOURCE receives given the source of a send left over for them (round robin)");
+      }
+    }
+  }
+
+  // v-collectives carry their own sizes per rank: the replay uses one size per instance, the
+  // largest any member sends or receives. Also checks that the ranks agree on the sequence.
+  void harmonise_collectives() {
+    std::vector<std::vector<const TiRecord*>> seq(ti.ranks.size());
+    std::size_t instances = 0;
+    for (std::size_t r = 0; r < ti.ranks.size(); ++r) {
+      for (const auto& rec : ti.ranks[r])
+        if (is_ti_collective(rec.op)) seq[r].push_back(&rec);
+      instances = std::max(instances, seq[r].size());
+    }
+    instance_bytes.assign(instances, 0);
+    for (std::size_t r = 0; r < seq.size(); ++r) {
+      if (seq[r].size() != instances) {
+        const TiRecord* last = seq[r].empty() ? nullptr : seq[r].back();
+        throw InputError((last ? where(static_cast<Rank>(r), *last) : "rank " + std::to_string(r)) + ": rank " +
+                         std::to_string(r) + " calls " + std::to_string(seq[r].size()) +
+                         " collectives, other ranks " + std::to_string(instances) +
+                         " (every collective of a TI trace is on MPI_COMM_WORLD)");
+      }
+      for (std::size_t k = 0; k < instances; ++k) {
+        const auto& rec = *seq[r][k];
+        const auto& first = *seq[0][k];
+        if (rec.op != first.op)
+          throw InputError(where(static_cast<Rank>(r), rec) + ": collective " + std::to_string(k) + " is '" +
+                           std::string(trace::ti_op_name(rec.op)) + "' here but '" +
+                           std::string(trace::ti_op_name(first.op)) + "' on rank 0 (" + where(0, first) + ")");
+        std::uint64_t m = std::max(rec.bytes, rec.bytes2);
+        for (auto c : rec.counts) m = std::max(m, c);
+        instance_bytes[k] = std::max(instance_bytes[k], m);
+      }
+    }
+  }
+
+  std::vector<Action> rank(Rank r) {
+    std::vector<Action> out;
+    RankBuilder b(r, o, defs, out);
+    const trace::RegionId main = defs.region("main");
+    Slots slots;
+    std::vector<std::pair<Key, std::int32_t>> outstanding;  // in posting order
+    std::size_t instance = 0;
+    auto& any = any_sources[static_cast<std::size_t>(r)];
+    const auto source = [&](Rank peer) {
+      if (peer != trace::kAnySource) return peer;
+      const Rank s = any.front();
+      any.pop_front();
+      return s;
+    };
+    const auto post = [&](ActionKind k, Rank peer, const TiRecord& rec, Key key) {
+      Action a = p2p(k, peer, rec.tag, rec.bytes);
+      a.request = slots.take();
+      outstanding.emplace_back(key, a.request);
+      b.push(a);
+    };
+    const auto complete = [&](std::size_t idx) {
+      Action a;
+      a.kind = ActionKind::Wait;
+      a.request = outstanding[idx].second;
+      slots.give_back(a.request);
+      outstanding.erase(outstanding.begin() + static_cast<std::ptrdiff_t>(idx));
+      b.push(a);
+    };
+    for (const auto& rec : ti.ranks[static_cast<std::size_t>(r)]) {
+      switch (rec.op) {
+        case TiOp::Compute:
+          b.compute(rec.amount, true, main);
+          break;
+        case TiOp::Sleep:
+          b.compute(rec.amount, false, main);
+          break;
+        case TiOp::Send:
+          b.push(p2p(ActionKind::Send, rec.peer, rec.tag, rec.bytes));
+          break;
+        case TiOp::Ssend:
+          b.push(p2p(ActionKind::Ssend, rec.peer, rec.tag, rec.bytes));
+          break;
+        case TiOp::Isend:
+        case TiOp::Issend:
+          if (rec.op == TiOp::Issend) notes.add("MPI_Issend replayed as MPI_Isend (the engine has no Issend)");
+          post(ActionKind::Isend, rec.peer, rec, Key{r, rec.peer, rec.tag});
+          break;
+        case TiOp::Recv:
+          b.push(p2p(ActionKind::Recv, source(rec.peer), rec.tag, rec.bytes));
+          break;
+        case TiOp::Irecv:
+          // SMPI files an ANY_SOURCE request under the source it was traced with (-333).
+          post(ActionKind::Irecv, source(rec.peer), rec, Key{rec.peer, r, rec.tag});
+          break;
+        case TiOp::Wait: {
+          if (outstanding.empty()) {
+            notes.add("wait records with no outstanding request skipped (completed by an earlier test, as SMPI assumes)");
+            break;
+          }
+          std::size_t idx = 0;
+          if (rec.peer2 != trace::kNoRank) {
+            const Key key{rec.peer, rec.peer2, rec.tag};
+            idx = outstanding.size();
+            for (std::size_t k = 0; k < outstanding.size(); ++k)
+              if (outstanding[k].first == key) {
+                idx = k;
+                break;
+              }
+            if (idx == outstanding.size()) {
+              notes.add("wait records with no outstanding request skipped (completed by an earlier test, as SMPI assumes)");
+              break;
+            }
+          }
+          complete(idx);
+          break;
+        }
+        case TiOp::Test:
+          notes.add("test records replayed as no-ops (a later wait or waitall completes the request)");
+          break;
+        case TiOp::Waitall:
+          if (outstanding.empty()) break;
+          {
+            Action a;
+            a.kind = ActionKind::Waitall;
+            b.push(a);
+            for (auto& [k, s] : outstanding) slots.give_back(s);
+            outstanding.clear();
+          }
+          break;
+        case TiOp::Waitany:
+          if (outstanding.empty()) break;
+          notes.add("waitAny/waitsome records replayed as MPI_Wait on the oldest outstanding request");
+          complete(0);
+          break;
+        case TiOp::Testany:
+          notes.add("testany/testall/testsome records replayed as no-ops");
+          break;
+        case TiOp::CommNoop:
+          break;
+        case TiOp::Sendrecv: {
+          Action a = p2p(ActionKind::Sendrecv, rec.peer, 0, rec.bytes);
+          a.peer2 = source(rec.peer2);
+          a.tag2 = 0;
+          a.bytes2 = rec.bytes2;
+          b.push(a);
+          break;
+        }
+        default: {
+          const std::uint64_t common = instance_bytes[instance++];
+          collective(rec, common, b);
+          break;
+        }
+      }
+    }
+    if (!outstanding.empty()) {
+      Action a;
+      a.kind = ActionKind::Waitall;
+      b.push(a);
+      notes.add("ranks with requests never waited for: a final MPI_Waitall added");
+    }
+    iterations = std::max(iterations, b.iterations());
+    return out;
+  }
+
+  void collective(const TiRecord& rec, std::uint64_t common, RankBuilder& b) {
+    const trace::RegionId main = defs.region("main");
+    switch (rec.op) {
+      case TiOp::Barrier:
+        b.push(coll(ActionKind::Barrier, 0));
+        break;
+      case TiOp::Bcast:
+        b.push(coll(ActionKind::Bcast, rec.bytes, rec.root));
+        break;
+      case TiOp::Reduce:
+        b.push(coll(ActionKind::Reduce, rec.bytes, rec.root));
+        break;
+      case TiOp::Allreduce:
+        b.push(coll(ActionKind::Allreduce, rec.bytes));
+        break;
+      case TiOp::Gather:
+        b.push(coll(ActionKind::Gather, rec.bytes, rec.root));
+        break;
+      case TiOp::Scatter:
+        b.push(coll(ActionKind::Scatter, rec.bytes2, rec.root));
+        break;
+      case TiOp::Allgather:
+        b.push(coll(ActionKind::Allgather, rec.bytes));
+        break;
+      case TiOp::Alltoall:
+        b.push(coll(ActionKind::Alltoall, rec.bytes));
+        break;
+      case TiOp::Gatherv:
+        notes.add("gatherv replayed as MPI_Gather of the instance's largest per-rank size");
+        b.push(coll(ActionKind::Gather, common, rec.root));
+        break;
+      case TiOp::Scatterv:
+        notes.add("scatterv replayed as MPI_Scatter of the instance's largest per-rank size");
+        b.push(coll(ActionKind::Scatter, common, rec.root));
+        break;
+      case TiOp::Allgatherv:
+        notes.add("allgatherv replayed as MPI_Allgather of the instance's largest per-rank size");
+        b.push(coll(ActionKind::Allgather, common));
+        break;
+      case TiOp::Alltoallv:
+        notes.add("alltoallv replayed as MPI_Alltoall of the instance's largest per-pair size");
+        b.push(coll(ActionKind::Alltoall, common));
+        break;
+      case TiOp::ReduceScatter: {
+        std::uint64_t sum = 0;
+        for (auto c : rec.counts) sum += c;
+        notes.add("reducescatter replayed as MPI_Allreduce of the whole vector");
+        b.push(coll(ActionKind::Allreduce, sum));
+        break;
+      }
+      case TiOp::Scan:
+      case TiOp::Exscan:
+        notes.add("scan/exscan replayed as MPI_Allreduce of the same size");
+        b.push(coll(ActionKind::Allreduce, rec.bytes));
+        break;
+      default:
+        break;
+    }
+    // SMPI's replayer executes a reduction's flops after the collective.
+    if ((rec.op == TiOp::Reduce || rec.op == TiOp::Allreduce || rec.op == TiOp::ReduceScatter ||
+         rec.op == TiOp::Scan || rec.op == TiOp::Exscan) &&
+        rec.amount > 0)
+      b.compute(rec.amount, true, main);
+  }
+};
+
+std::string scale_error(const std::string& where, const std::string& text, const std::string& why) {
+  return where + ": compute scale '" + text + "': " + why +
+         " (expected FACTOR, REGION=FACTOR, @RANKS=FACTOR or REGION@RANKS=FACTOR; RANKS is N or N-M)";
+}
+
+}  // namespace
+
+ComputeScale parse_compute_scale(const std::string& text, const std::string& where) {
+  ComputeScale s;
+  std::string factor = text;
+  const auto eq = text.rfind('=');
+  if (eq != std::string::npos) {
+    factor = text.substr(eq + 1);
+    std::string target = text.substr(0, eq);
+    const auto atp = target.find('@');
+    if (atp != std::string::npos) {
+      const std::string ranks = target.substr(atp + 1);
+      target = target.substr(0, atp);
+      const auto dash = ranks.find('-');
+      const std::string a = ranks.substr(0, dash);
+      const std::string z = dash == std::string::npos ? a : ranks.substr(dash + 1);
+      long long lo = 0, hi = 0;
+      const auto ra = std::from_chars(a.data(), a.data() + a.size(), lo);
+      const auto rz = std::from_chars(z.data(), z.data() + z.size(), hi);
+      if (a.empty() || z.empty() || ra.ec != std::errc() || ra.ptr != a.data() + a.size() || rz.ec != std::errc() ||
+          rz.ptr != z.data() + z.size() || lo < 0 || hi < lo || hi > (1 << 30))
+        throw InputError(scale_error(where, text, "bad rank range '" + ranks + "'"));
+      s.first = static_cast<Rank>(lo);
+      s.last = static_cast<Rank>(hi);
+    }
+    if (target.empty() && atp == std::string::npos) throw InputError(scale_error(where, text, "nothing before '='"));
+    s.region = target;
+  }
+  double f = 0;
+  const auto r = std::from_chars(factor.data(), factor.data() + factor.size(), f);
+  if (factor.empty() || r.ec != std::errc() || r.ptr != factor.data() + factor.size() || !std::isfinite(f) || f < 0)
+    throw InputError(scale_error(where, text, "the factor must be a finite number >= 0"));
+  s.factor = f;
+  return s;
+}
+
+std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string& name, const ReplayOptions& o,
+                                       ReplayReport* report) {
+  if (t.ranks() == 0) throw InputError(name + ": the trace has no ranks to replay");
+  TraceConverter c(t, o);
+  std::vector<std::vector<Action>> actions(t.ranks());
+  std::uint64_t n = 0;
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    actions[r] = c.rank(static_cast<Rank>(r));
+    n += actions[r].size();
+  }
+  c.notes.flush(report);
+  if (report) report->actions = n;
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations);
+}
+
+std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name, const ReplayOptions& o,
+                                    ReplayReport* report) {
+  if (ti.ranks.empty()) throw InputError(name + ": the TI trace has no ranks to replay");
+  TiConverter c(ti, o);
+  std::vector<std::vector<Action>> actions(ti.ranks.size());
+  std::uint64_t n = 0;
+  for (std::size_t r = 0; r < ti.ranks.size(); ++r) {
+    actions[r] = c.rank(static_cast<Rank>(r));
+    n += actions[r].size();
+  }
+  c.notes.flush(report);
+  if (report) report->actions = n;
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations);
+}
+
+trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std::string>* lost) {
+  trace::TiTrace ti;
+  ti.ranks.resize(static_cast<std::size_t>(w.ranks()));
+  std::uint64_t regions = 0;
+  std::uint64_t seconds = 0;
+  for (Rank r = 0; r < w.ranks(); ++r) {
+    auto& out = ti.ranks[static_cast<std::size_t>(r)];
+    std::unordered_map<std::int32_t, Key> requests;  // slot -> (src, dst, tag)
+    auto s = w.stream(r);
+    Action a;
+    while (s->next(a)) {
+      TiRecord rec;
+      switch (a.kind) {
+        case ActionKind::Enter:
+        case ActionKind::Leave:
+          ++regions;
+          continue;
+        case ActionKind::Compute:
+          rec.op = TiOp::Compute;
+          rec.amount = a.flops ? a.amount : a.amount * speed;
+          if (!a.flops) ++seconds;
+          break;
+        case ActionKind::Send:
+        case ActionKind::Ssend:
+        case ActionKind::Recv:
+        case ActionKind::Isend:
+        case ActionKind::Irecv:
+          rec.op = a.kind == ActionKind::Send    ? TiOp::Send
+                   : a.kind == ActionKind::Ssend ? TiOp::Ssend
+                   : a.kind == ActionKind::Recv  ? TiOp::Recv
+                   : a.kind == ActionKind::Isend ? TiOp::Isend
+                                                 : TiOp::Irecv;
+          rec.peer = a.peer;
+          rec.tag = a.tag;
+          rec.bytes = a.bytes;
+          if (a.kind == ActionKind::Isend) requests[a.request] = Key{r, a.peer, a.tag};
+          if (a.kind == ActionKind::Irecv) requests[a.request] = Key{a.peer, r, a.tag};
+          break;
+        case ActionKind::Wait: {
+          rec.op = TiOp::Wait;
+          const auto it = requests.find(a.request);
+          if (it != requests.end()) {
+            rec.peer = it->second.src;
+            rec.peer2 = it->second.dst;
+            rec.tag = it->second.tag;
+            requests.erase(it);
+          }
+          break;
+        }
+        case ActionKind::Waitall:
+          rec.op = TiOp::Waitall;
+          rec.count = static_cast<std::uint32_t>(requests.size());
+          requests.clear();
+          break;
+        case ActionKind::Sendrecv:
+          rec.op = TiOp::Sendrecv;
+          rec.peer = a.peer;
+          rec.bytes = a.bytes;
+          rec.peer2 = a.peer2;
+          rec.bytes2 = a.bytes2;
+          break;
+        case ActionKind::Barrier:
+          rec.op = TiOp::Barrier;
+          break;
+        case ActionKind::Bcast:
+        case ActionKind::Reduce:
+          rec.op = a.kind == ActionKind::Bcast ? TiOp::Bcast : TiOp::Reduce;
+          rec.bytes = a.bytes;
+          rec.root = a.root;
+          break;
+        case ActionKind::Allreduce:
+          rec.op = TiOp::Allreduce;
+          rec.bytes = a.bytes;
+          break;
+        case ActionKind::Gather:
+        case ActionKind::Scatter:
+          rec.op = a.kind == ActionKind::Gather ? TiOp::Gather : TiOp::Scatter;
+          rec.bytes = rec.bytes2 = a.bytes;
+          rec.root = a.root;
+          break;
+        case ActionKind::Allgather:
+        case ActionKind::Alltoall:
+          rec.op = a.kind == ActionKind::Allgather ? TiOp::Allgather : TiOp::Alltoall;
+          rec.bytes = rec.bytes2 = a.bytes;
+          break;
+      }
+      out.push_back(std::move(rec));
+    }
+  }
+  if (lost) {
+    if (regions) lost->push_back(std::to_string(regions) + " region entries and exits: TI has no regions");
+    if (seconds)
+      lost->push_back(std::to_string(seconds) + " compute intervals in seconds written as flops at " +
+                      std::to_string(speed) + " flop/s");
+  }
+  return ti;
+}
+
+trace::Trace logical_trace(const Workload& w, double speed) {
+  trace::Trace t;
+  t.defs = w.definitions();
+  const auto user = t.defs.regions.size();
+  (void)user;
+  trace::Communicator world{"MPI_COMM_WORLD", {}};
+  for (Rank r = 0; r < w.ranks(); ++r) world.members.push_back(r);
+  t.defs.comms.push_back(world);
+  t.locations.resize(static_cast<std::size_t>(w.ranks()));
+  const auto ranks = static_cast<std::uint64_t>(w.ranks());
+  for (Rank r = 0; r < w.ranks(); ++r) {
+    auto& loc = t.locations[static_cast<std::size_t>(r)];
+    loc.rank = r;
+    auto& ev = loc.events;
+    double now = 0;
+    std::uint64_t next_request = 0;
+    std::unordered_map<std::int32_t, std::pair<std::uint64_t, Action>> open;  // slot -> (request id, posting)
+    const auto call = [&](MpiOp op, auto&& body) {
+      ev.push_back(trace::make_event(now, EventKind::Enter, op, t.defs.mpi_region(op)));
+      body();
+      ev.push_back(trace::make_event(now, EventKind::Leave, op, t.defs.mpi_region(op)));
+    };
+    const auto complete = [&](std::int32_t slot) {
+      const auto it = open.find(slot);
+      if (it == open.end()) return;
+      const auto& [id, a] = it->second;
+      if (a.kind == ActionKind::Isend)
+        ev.push_back(trace::make_event(now, EventKind::IsendComplete, MpiOp::None, trace::kCommWorld, a.peer, a.tag,
+                                       a.bytes, id));
+      else
+        ev.push_back(trace::make_event(now, EventKind::IrecvComplete, MpiOp::None, trace::kCommWorld, a.peer, a.tag,
+                                       a.bytes, id));
+      open.erase(it);
+    };
+    call(MpiOp::Init, [] {});
+    auto s = w.stream(r);
+    Action a;
+    while (s->next(a)) {
+      const MpiOp op = action_op(a.kind);
+      switch (a.kind) {
+        case ActionKind::Enter:
+        case ActionKind::Leave:
+          ev.push_back(trace::make_event(now, a.kind == ActionKind::Enter ? EventKind::Enter : EventKind::Leave,
+                                         MpiOp::None, a.region));
+          break;
+        case ActionKind::Compute:
+          now += a.flops ? a.amount / speed : a.amount;
+          break;
+        case ActionKind::Send:
+        case ActionKind::Ssend:
+          call(op, [&] {
+            ev.push_back(trace::make_event(now, EventKind::Send, op, trace::kCommWorld, a.peer, a.tag, a.bytes));
+          });
+          break;
+        case ActionKind::Recv:
+          call(op, [&] {
+            ev.push_back(trace::make_event(now, EventKind::Recv, op, trace::kCommWorld, a.peer, a.tag, a.bytes));
+          });
+          break;
+        case ActionKind::Isend:
+        case ActionKind::Irecv:
+          call(op, [&] {
+            const auto id = next_request++;
+            open[a.request] = {id, a};
+            ev.push_back(trace::make_event(now, a.kind == ActionKind::Isend ? EventKind::IsendStart : EventKind::IrecvPost,
+                                           op, trace::kCommWorld, a.peer, a.tag, a.bytes, id));
+          });
+          break;
+        case ActionKind::Wait:
+          call(op, [&] { complete(a.request); });
+          break;
+        case ActionKind::Waitall:
+          call(op, [&] {
+            std::vector<std::pair<std::uint64_t, std::int32_t>> order;
+            for (const auto& [slot, v] : open) order.emplace_back(v.first, slot);
+            std::sort(order.begin(), order.end());
+            for (const auto& [id, slot] : order) complete(slot);
+          });
+          break;
+        case ActionKind::Sendrecv:
+          call(op, [&] {
+            ev.push_back(trace::make_event(now, EventKind::Send, op, trace::kCommWorld, a.peer, a.tag, a.bytes));
+            ev.push_back(trace::make_event(now, EventKind::Recv, op, trace::kCommWorld, a.peer2, a.tag2, a.bytes2));
+          });
+          break;
+        default: {
+          // The engine's byte convention for collectives (sim/simulation.cpp).
+          const bool rooted = a.kind == ActionKind::Bcast || a.kind == ActionKind::Reduce ||
+                              a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter;
+          const bool root = rooted && a.root == r;
+          const std::uint64_t b = a.bytes;
+          std::uint64_t sent = b, got = b;
+          switch (a.kind) {
+            case ActionKind::Barrier:
+              sent = got = 0;
+              break;
+            case ActionKind::Bcast:
+              sent = root ? b : 0;
+              got = root ? 0 : b;
+              break;
+            case ActionKind::Reduce:
+              got = root ? b : 0;
+              break;
+            case ActionKind::Gather:
+              got = root ? b * ranks : 0;
+              break;
+            case ActionKind::Scatter:
+              sent = root ? b * ranks : 0;
+              break;
+            case ActionKind::Allgather:
+              got = b * ranks;
+              break;
+            case ActionKind::Alltoall:
+              sent = got = b * ranks;
+              break;
+            default:
+              break;
+          }
+          call(op, [&] {
+            ev.push_back(trace::make_event(now, EventKind::CollBegin, op, trace::kCommWorld));
+            ev.push_back(trace::make_event(now, EventKind::CollEnd, op, trace::kCommWorld,
+                                           rooted ? a.root : trace::kNoRank, 0, sent, got));
+          });
+          break;
+        }
+      }
+    }
+    call(MpiOp::Finalize, [] {});
+  }
+  t.attributes.push_back({"times", "logical: compute at its duration, MPI calls take no time"});
+  return t;
+}
+
+}  // namespace waitlab::models

@@ -1,0 +1,71 @@
+// waitlab::models — replaying measured traces: a Trace or a TI trace as a Workload.
+//
+// Promise: replay_trace() turns a timed trace into per-rank action streams the engine runs
+// like a synthetic workload: the time between MPI calls becomes compute (seconds, or flops
+// at `speed` flop/s) in the innermost user region around it ("main" outside every region),
+// user regions become Enter/Leave actions (so compute keeps its call path), and every MPI
+// call becomes the same call with the peers, tags, sizes, roots and requests the trace
+// recorded (an MPI_Irecv's source, tag and size come from its completion when its posting
+// does not hold them). MPI_Init and MPI_Finalize are the engine's; time before MPI_Init's
+// end and after MPI_Finalize's start is not replayed. replay_ti() does the same for a TI
+// trace (compute in flops, sleep in seconds; requests found by (source, destination, tag)
+// as SMPI's replayer finds them; MPI_ANY_SOURCE receives resolved from the sends left
+// over for them; v-collectives, scans and reduce-scatter replayed as their nearest
+// collective with the largest per-rank size of the instance). What cannot be replayed
+// exactly is listed in ReplayReport::notes (one line each, with counts); what cannot be
+// replayed at all (a collective on a sub-communicator: the engine runs every collective on
+// MPI_COMM_WORLD; ANY_SOURCE receives no send is left for) throws InputError naming the
+// rank and the event or file:line.
+// Compute scales (`--compute-scale`) multiply the compute of a region and/or a rank range.
+// Iterations: the n-th instance of `iteration_region` on a rank is iteration n; without it,
+// the n-th compute interval of a rank is iteration n (so a delay perturbation can target it).
+// ti_from_workload() writes any workload's actions as TI records (regions dropped, compute
+// as flops at `speed`); logical_trace() gives a workload logical times (compute takes its
+// seconds, or flops at `speed`; MPI calls take no time), for converting TI to timed formats.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/trace/ti.hpp"
+#include "analysis/trace/trace.hpp"
+#include "models/workload.hpp"
+
+namespace waitlab::models {
+
+struct ComputeScale {
+  std::string region;  // "" = every region
+  Rank first = 0;      // rank range [first, last]; last < 0 = every rank
+  Rank last = -1;
+  double factor = 1;
+  bool applies(const std::string& region_name, Rank r) const {
+    return (region.empty() || region == region_name) && (last < 0 || (r >= first && r <= last));
+  }
+};
+
+// "0.5" (everything), "solve=0.5" (region), "@0-15=2" (ranks 0..15), "solve@3=1.5" (both).
+// Throws InputError naming `where` for anything else or a negative or non-finite factor.
+ComputeScale parse_compute_scale(const std::string& text, const std::string& where);
+
+struct ReplayOptions {
+  std::vector<ComputeScale> scales;
+  std::string iteration_region;  // "" = every compute interval is an iteration
+  double speed = 0;              // > 0: compute becomes flops at this speed; 0: seconds
+};
+
+struct ReplayReport {
+  std::vector<std::string> notes;  // approximations, one line each
+  std::uint64_t actions = 0;       // actions of every rank
+};
+
+std::unique_ptr<Workload> replay_trace(const trace::Trace& trace, const std::string& name,
+                                       const ReplayOptions& options, ReplayReport* report = nullptr);
+std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name,
+                                    const ReplayOptions& options, ReplayReport* report = nullptr);
+
+trace::TiTrace ti_from_workload(const Workload& workload, double speed, std::vector<std::string>* lost = nullptr);
+trace::Trace logical_trace(const Workload& workload, double speed);
+
+}  // namespace waitlab::models
