@@ -266,7 +266,7 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
     }
   }
   if (to == TraceFormat::Otf2) written = trace::otf2_anchor(out_path);
-  if (to == TraceFormat::Ti) written = out_path + " (rank files in " + out_path + "_files/)";
+  if (to == TraceFormat::Ti) written = out_path + " + " + out_path + "_files/";
   out << "wrote " << written << " (" << trace::format_name(to) << ", " << ranks << " ranks, " << count << ")\n";
   for (const auto& l : lost) out << "not in the output: " << l << "\n";
   return lost;

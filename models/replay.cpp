@@ -150,6 +150,12 @@ Action coll(ActionKind k, std::uint64_t bytes, Rank root = 0) {
   return a;
 }
 
+std::string number(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 std::string at(Rank r, std::size_t event) {
   return "rank " + std::to_string(r) + ", event " + std::to_string(event);
 }
@@ -942,7 +948,7 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
     if (regions) lost->push_back(std::to_string(regions) + " region entries and exits: TI has no regions");
     if (seconds)
       lost->push_back(std::to_string(seconds) + " compute intervals in seconds written as flops at " +
-                      std::to_string(speed) + " flop/s");
+                      number(speed) + " flop/s");
   }
   return ti;
 }

@@ -1,0 +1,103 @@
+// Replay fidelity against SimGrid itself: a small MPI program compiled with smpicc and traced
+// with `smpirun -trace-ti` on 16 ranks; `waitlab replay` of that trace under SMPI's default
+// semantics must end at the simulated time `smpirun -replay` reaches on the same platform
+// (within 0.1 %), and the TI trace waitlab writes of its own replay must replay under
+// `smpirun -replay` to the same time.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace waitlab::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class SmpiReplay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("waitlab_smpi_replay_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "platform.xml")
+        << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+           "<platform version=\"4.1\">\n"
+           "  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-15\" speed=\"1Gf\" bw=\"10GBps\" "
+           "lat=\"1us\" loopback_bw=\"50GBps\" loopback_lat=\"0.1us\"/>\n</platform>\n";
+    std::ofstream hosts(dir_ / "hosts");
+    for (int i = 0; i < 16; ++i) hosts << "node-" << i << "\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `cmd` in the test directory; returns its exit status, output in `out`.
+  int sh(const std::string& cmd, std::string& out) const {
+    const std::string full = "cd '" + dir_.string() + "' && " + cmd + " > out.txt 2>&1";
+    const int status = std::system(full.c_str());
+    out = slurp(dir_ / "out.txt");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  // `smpirun -replay` of an index on the 16-node platform: the simulated time it prints.
+  double smpi_replay(const std::string& index) const {
+    std::string out;
+    const int rc = sh("smpirun -np 16 -platform platform.xml -hostfile hosts -replay '" + index +
+                          "' --cfg=smpi/display-timing:yes --cfg=smpi/host-speed:1Gf",
+                      out);
+    EXPECT_EQ(rc, 0) << out;
+    std::smatch m;
+    const std::regex re("Simulated time: ([0-9.eE+-]+) seconds");
+    if (!std::regex_search(out, m, re)) {
+      ADD_FAILURE() << "no simulated time in smpirun's output:\n" << out;
+      return -1;
+    }
+    return std::stod(m[1]);
+  }
+  double waitlab_replay(const std::string& trace, const std::string& out_dir) const {
+    std::string out;
+    const int rc = sh(std::string("'") + WAITLAB_BINARY + "' replay '" + trace +
+                          "' --platform platform.xml --set run.semantics=smpi-default --no-progress --out '" +
+                          out_dir + "'",
+                      out);
+    EXPECT_EQ(rc, 0) << out;
+    const auto j = nlohmann::json::parse(slurp(dir_ / out_dir / "summary.json"));
+    return j["simulated_time_s"].get<double>();
+  }
+  fs::path dir_;
+};
+
+TEST_F(SmpiReplay, RingAndAllreduceEndWhereSmpirunReplayEnds) {
+  std::string out;
+  ASSERT_EQ(sh("smpicc -O1 '" + std::string(WAITLAB_SOURCE_DIR) + "/tests/data/ti/ring_allreduce.c' -o ring", out), 0)
+      << out;
+  ASSERT_EQ(sh("smpirun -np 16 -platform platform.xml -hostfile hosts -trace-ti --cfg=tracing/filename:ring.ti "
+               "--cfg=smpi/host-speed:1Gf ./ring",
+               out),
+            0)
+      << out;
+  const double smpi = smpi_replay("ring.ti");
+  ASSERT_GT(smpi, 0);
+  const double ours = waitlab_replay("ring.ti", "replay");
+  EXPECT_LT(std::abs(ours - smpi) / smpi, 1e-3) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
+
+  // waitlab's TI writer: its trace of the replay replays under SMPI to the same end.
+  ASSERT_EQ(sh(std::string("'") + WAITLAB_BINARY + "' convert replay/trace.wlt ours.ti", out), 0) << out;
+  const double again = smpi_replay("ours.ti");
+  EXPECT_LT(std::abs(again - smpi) / smpi, 1e-3) << "smpirun -replay of waitlab's TI " << again << " s, of SMPI's "
+                                                 << smpi << " s";
+}
+
+}  // namespace
+}  // namespace waitlab::app
