@@ -24,11 +24,16 @@ bool parse_clock_mode(const std::string& text, ClockOptions::Mode& mode) {
 
 const char* clock_mode_name(ClockOptions::Mode mode) {
   switch (mode) {
-    case ClockOptions::Mode::Auto: return "auto";
-    case ClockOptions::Mode::None: return "none";
-    case ClockOptions::Mode::Linear: return "linear";
-    case ClockOptions::Mode::Clamp: return "clamp";
-    case ClockOptions::Mode::LinearAndClamp: return "linear+clamp";
+    case ClockOptions::Mode::Auto:
+      return "auto";
+    case ClockOptions::Mode::None:
+      return "none";
+    case ClockOptions::Mode::Linear:
+      return "linear";
+    case ClockOptions::Mode::Clamp:
+      return "clamp";
+    case ClockOptions::Mode::LinearAndClamp:
+      return "linear+clamp";
   }
   return "?";
 }
@@ -50,14 +55,21 @@ enum class Dep : std::uint8_t {
 
 Dep dependency(MpiOp op) {
   switch (op) {
-    case MpiOp::Init: case MpiOp::Barrier: case MpiOp::Allreduce: case MpiOp::Alltoall:
-    case MpiOp::Allgather: case MpiOp::ReduceScatter:
+    case MpiOp::Init:
+    case MpiOp::Barrier:
+    case MpiOp::Allreduce:
+    case MpiOp::Alltoall:
+    case MpiOp::Allgather:
+    case MpiOp::ReduceScatter:
       return Dep::All;
-    case MpiOp::Bcast: case MpiOp::Scatter:
+    case MpiOp::Bcast:
+    case MpiOp::Scatter:
       return Dep::FromRoot;
-    case MpiOp::Reduce: case MpiOp::Gather:
+    case MpiOp::Reduce:
+    case MpiOp::Gather:
       return Dep::ToRoot;
-    case MpiOp::Scan: case MpiOp::Exscan:
+    case MpiOp::Scan:
+    case MpiOp::Exscan:
       return Dep::Prefix;
     default:
       return Dep::None;
@@ -75,31 +87,42 @@ struct Graph {
     Kind kind;
   };
 
-  std::vector<std::uint32_t> send_ev, recv_ev;         // per message; kNone if not found
-  std::vector<std::uint32_t> begin_ev, end_ev, inst;   // per member
-  std::vector<Dep> dep;                                // per instance
-  std::vector<std::uint32_t> root;                     // per instance: root member or kNone
-  std::vector<std::vector<Point>> points;              // per rank, by event
+  std::vector<std::uint32_t> send_ev, recv_ev;        // per message; kNone if not found
+  std::vector<std::uint32_t> begin_ev, end_ev, inst;  // per member
+  std::vector<Dep> dep;                               // per instance
+  std::vector<std::uint32_t> root;                    // per instance: root member or kNone
+  std::vector<std::vector<Point>> points;             // per rank, by event
   bool any_prefix = false;
 
   bool constrained(std::uint32_t k) const {
     const std::uint32_t i = inst[k];
     switch (dep[i]) {
-      case Dep::All: return count(i) >= 2;
-      case Dep::FromRoot: return root[i] != kNone && k != root[i];
-      case Dep::ToRoot: return root[i] != kNone && k == root[i] && count(i) >= 2;
-      case Dep::Prefix: return k > first(i);
-      case Dep::None: return false;
+      case Dep::All:
+        return count(i) >= 2;
+      case Dep::FromRoot:
+        return root[i] != kNone && k != root[i];
+      case Dep::ToRoot:
+        return root[i] != kNone && k == root[i] && count(i) >= 2;
+      case Dep::Prefix:
+        return k > first(i);
+      case Dep::None:
+        return false;
     }
     return false;
   }
   bool releases(std::uint32_t k) const {  // does member k's begin matter to another member?
     const std::uint32_t i = inst[k];
     switch (dep[i]) {
-      case Dep::All: case Dep::ToRoot: return count(i) >= 2;
-      case Dep::FromRoot: return root[i] != kNone && k == root[i];
-      case Dep::Prefix: return count(i) >= 2;  // the prefix passes a member once it began
-      case Dep::None: return false;
+      case Dep::All:
+        return count(i) >= 2;
+      case Dep::ToRoot:
+        return root[i] != kNone && count(i) >= 2;
+      case Dep::FromRoot:
+        return root[i] != kNone && k == root[i];
+      case Dep::Prefix:
+        return count(i) >= 2;  // the prefix passes a member once it began
+      case Dep::None:
+        return false;
     }
     return false;
   }
@@ -315,8 +338,12 @@ std::uint64_t count_violations(const Trace& trace, const Matching& m, const Grap
     const Time r = trace.locations[msg.receiver].events[g.recv_ev[id]].time;
     if (r < s + lmin) ++v;
   }
-  const auto begin = [&](std::uint32_t k) { return trace.locations[m.members[k].rank].events[g.begin_ev[k]].time; };
-  const auto end = [&](std::uint32_t k) { return trace.locations[m.members[k].rank].events[g.end_ev[k]].time; };
+  const auto begin = [&](std::uint32_t k) {
+    return trace.locations[m.members[k].rank].events[g.begin_ev[k]].time;
+  };
+  const auto end = [&](std::uint32_t k) {
+    return trace.locations[m.members[k].rank].events[g.end_ev[k]].time;
+  };
   for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
     const std::uint32_t first = g.first(i), last = first + g.count(i);
     switch (g.dep[i]) {
@@ -636,8 +663,8 @@ ClockReport correct_clocks(Trace& trace, const ClockOptions& options) {
     rep.method = "linear";
   }
   // Auto clamps only what the linear correction left; LinearAndClamp and Clamp always run.
-  const bool clamp = mode == M::Clamp ||
-                     (mode == M::LinearAndClamp && (options.mode != M::Auto || rep.violations_after_linear > 0));
+  const bool clamp = mode == M::Clamp || (mode == M::LinearAndClamp &&
+                                          (options.mode != M::Auto || rep.violations_after_linear > 0));
   if (clamp) {
     Clamp(trace, m, g, lmin, rep).run();
     rep.violations_after = count_violations(trace, m, g, lmin);

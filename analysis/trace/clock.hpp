@@ -44,9 +44,9 @@ struct ClockReport {
   std::uint64_t violations_after = 0;         // 0 after clamping (unless constraints_dropped)
   std::uint64_t ranks_linear = 0;             // ranks whose timeline the linear correction changed
   std::uint64_t events_moved = 0;             // events the clamping moved
-  double max_offset = 0;  // largest |offset| of a rank's clock to rank 0's at MPI_Init, s
-  double max_drift = 0;   // largest |rate − 1| of a rank's clock relative to rank 0's
-  double max_shift = 0;   // largest forward shift the clamping applied, s
+  double max_offset = 0;                      // largest |offset| of a rank's clock to rank 0's at MPI_Init, s
+  double max_drift = 0;                       // largest |rate − 1| of a rank's clock relative to rank 0's
+  double max_shift = 0;                       // largest forward shift the clamping applied, s
   // Happened-before constraints the clamping had to ignore to break a dependency cycle
   // (only an inconsistent matching has one); 0 for a sound trace.
   std::uint64_t constraints_dropped = 0;

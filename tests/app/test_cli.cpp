@@ -411,5 +411,96 @@ TEST_F(Cli, ConvertToOtf2AndBack) {
   EXPECT_FALSE(fs::exists("x.wlt"));
 }
 
+// `waitlab replay`: a run's own trace replayed on the run's platform ends where the run ended;
+// compute scales and perturbations apply as in a scenario; summary.json says it was a replay.
+TEST_F(Cli, ReplayReproducesARunAndAppliesScalesAndPerturbations) {
+  const std::string scenario = write("heat.yaml",
+                                     "platform: {type: cluster, nodes: 4, cores: 4}\n"
+                                     "workload: {type: heat1d, ranks: 16, iterations: 20}\n")
+                                   .string();
+  const Result run = waitlab("run '" + scenario + "' --no-progress --out '" + (dir_ / "run").string() + "'");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string wlt = (dir_ / "run" / "trace.wlt").string();
+  const auto base = nlohmann::json::parse(slurp(dir_ / "run" / "summary.json"))["simulated_time_s"].get<double>();
+
+  const Result same = waitlab("replay '" + wlt + "' --scenario '" + scenario + "' --no-progress --out '" +
+                              (dir_ / "same").string() + "'");
+  ASSERT_EQ(same.code, 0) << same.err;
+  const auto j = nlohmann::json::parse(slurp(dir_ / "same" / "summary.json"));
+  EXPECT_NEAR(j["simulated_time_s"].get<double>(), base, 1e-12);
+  EXPECT_EQ(j["workload"]["type"], "trace");
+  EXPECT_EQ(j["replay_notes"].size(), 0u);
+  EXPECT_EQ(j["ranks"], 16);
+
+  // Half the compute in region `compute`: 20 iterations of 1 ms become 0.5 ms each.
+  const Result half = waitlab("replay '" + wlt + "' --scenario '" + scenario +
+                              "' --compute-scale compute=0.5 --no-progress --out '" + (dir_ / "half").string() + "'");
+  ASSERT_EQ(half.code, 0) << half.err;
+  const auto h = nlohmann::json::parse(slurp(dir_ / "half" / "summary.json"))["simulated_time_s"].get<double>();
+  EXPECT_NEAR(base - h, 20 * 0.5e-3, 1e-9);
+
+  // A delay of 5 ms on rank 3 in its 4th compute interval (iteration 3), on the default platform.
+  const Result delayed = waitlab("replay '" + wlt + "' --no-progress --out '" + (dir_ / "delayed").string() +
+                                 "' --set perturbations[0].type=delay --set perturbations[0].rank=3"
+                                 " --set perturbations[0].iteration=3 --set perturbations[0].duration=5ms");
+  ASSERT_EQ(delayed.code, 0) << delayed.err;
+  const auto d = nlohmann::json::parse(slurp(dir_ / "delayed" / "summary.json"));
+  EXPECT_EQ(d["platform"]["type"], "cluster");
+  EXPECT_NEAR(d["injected"]["by_cause"]["delay"]["total_s"].get<double>(), 5e-3, 1e-15);
+  EXPECT_NE(delayed.out.find("scenario        replay-trace"), std::string::npos) << delayed.out;
+
+  const Result bad = waitlab("replay '" + wlt + "' --compute-scale compute=-1 --out '" + (dir_ / "bad").string() + "'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "waitlab: error: --compute-scale: compute scale 'compute=-1': the factor must be a finite number "
+                     ">= 0 (expected FACTOR, REGION=FACTOR, @RANKS=FACTOR or REGION@RANKS=FACTOR; RANKS is N or N-M)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
+// convert between every pair the formats allow, saying what each target cannot hold; bad
+// input of each reader is exit code 2 with one line naming the file and the position.
+TEST_F(Cli, ConvertTiAndParaverAndTheirBadInput) {
+  const std::string smpi = kSource + "/tests/data/ti/smpi_calls.ti";
+  const Result ti2otf = waitlab("convert '" + smpi + "' '" + (dir_ / "calls").string() + "'");
+  ASSERT_EQ(ti2otf.code, 0) << ti2otf.err;
+  EXPECT_NE(ti2otf.out.find("(OTF2, 4 ranks, 215 TI records"), std::string::npos) << ti2otf.out;
+  EXPECT_NE(ti2otf.out.find("not in the output: times: TI has none; the output's are logical"), std::string::npos)
+      << ti2otf.out;
+  EXPECT_NE(ti2otf.out.find("approximated: 4 × gatherv replayed as MPI_Gather"), std::string::npos) << ti2otf.out;
+
+  const std::string scenario = write("h.yaml",
+                                     "platform: {type: cluster, nodes: 8, cores: 1}\n"
+                                     "workload: {type: halo2d, ranks: 8, px: 4, py: 2, iterations: 5}\n")
+                                   .string();
+  ASSERT_EQ(waitlab("run '" + scenario + "' --no-progress --out '" + (dir_ / "run").string() + "'").code, 0);
+  const std::string wlt = (dir_ / "run" / "trace.wlt").string();
+  const Result to_prv = waitlab("convert '" + wlt + "' '" + (dir_ / "h.prv").string() + "'");
+  ASSERT_EQ(to_prv.code, 0) << to_prv.err;
+  EXPECT_TRUE(fs::exists(dir_ / "h.pcf"));
+  EXPECT_TRUE(fs::exists(dir_ / "h.row"));
+  const Result back = waitlab("convert '" + (dir_ / "h.prv").string() + "' '" + (dir_ / "back.wlt").string() + "'");
+  ASSERT_EQ(back.code, 0) << back.err;
+  const Result to_ti = waitlab("convert '" + (dir_ / "h.prv").string() + "' '" + (dir_ / "h.ti").string() + "'");
+  ASSERT_EQ(to_ti.code, 0) << to_ti.err;
+  EXPECT_NE(to_ti.out.find("not in the output: timestamps and MPI call durations"), std::string::npos) << to_ti.out;
+  EXPECT_TRUE(fs::exists(dir_ / "h.ti_files" / "rank-7.txt"));
+
+  const auto one_line = [](const Result& r) { return std::count(r.err.begin(), r.err.end(), '\n') == 1; };
+  const std::string bad_ti = write("bad.ti", "0 init\n0 compute 100\n0 jump 3\n").string();
+  const Result ti = waitlab("convert '" + bad_ti + "' '" + (dir_ / "x.wlt").string() + "'");
+  EXPECT_EQ(ti.code, 2);
+  EXPECT_TRUE(one_line(ti)) << ti.err;
+  EXPECT_EQ(ti.err.rfind("waitlab: error: " + bad_ti + ":3: unknown action 'jump'", 0), 0u) << ti.err;
+  const std::string bad_prv = write("bad.prv", "#Paraver (01/01/26 at 00:00):100_ns:0:1:2(1:1,1:1),0\n1:1:1:9:1:0:10:1\n").string();
+  const Result prv = waitlab("analyze '" + bad_prv + "' --out '" + (dir_ / "a").string() + "'");
+  EXPECT_EQ(prv.code, 2);
+  EXPECT_TRUE(one_line(prv)) << prv.err;
+  EXPECT_EQ(prv.err.rfind("waitlab: error: " + bad_prv + ":2:", 0), 0u) << prv.err;
+  const Result ti_analyze = waitlab("analyze '" + smpi + "'");
+  EXPECT_EQ(ti_analyze.code, 2);
+  EXPECT_NE(ti_analyze.err.find("has no times: replay it"), std::string::npos) << ti_analyze.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.wlt"));
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+}
+
 }  // namespace
 }  // namespace waitlab::app

@@ -31,13 +31,17 @@ class Builder {
   Builder& leave(Rank r, double t, const std::string& region) {
     return ev(r, make_event(t * kUs, EventKind::Leave, MpiOp::None, t_.defs.region(region)));
   }
-  Builder& call(Rank r, MpiOp op, double enter, double leave) { return mpi(r, op, enter).mpi_leave(r, op, leave); }
+  Builder& call(Rank r, MpiOp op, double enter, double leave) {
+    return mpi(r, op, enter).mpi_leave(r, op, leave);
+  }
   Builder& send(Rank r, double enter, double leave, Rank dst, int tag = 0) {
-    mpi(r, MpiOp::Send, enter).ev(r, make_event(enter * kUs, EventKind::Send, MpiOp::None, kCommWorld, dst, tag, 8));
+    mpi(r, MpiOp::Send, enter)
+        .ev(r, make_event(enter * kUs, EventKind::Send, MpiOp::None, kCommWorld, dst, tag, 8));
     return mpi_leave(r, MpiOp::Send, leave);
   }
   Builder& recv(Rank r, double enter, double at, double leave, Rank src, int tag = 0) {
-    mpi(r, MpiOp::Recv, enter).ev(r, make_event(at * kUs, EventKind::Recv, MpiOp::None, kCommWorld, src, tag, 8));
+    mpi(r, MpiOp::Recv, enter)
+        .ev(r, make_event(at * kUs, EventKind::Recv, MpiOp::None, kCommWorld, src, tag, 8));
     return mpi_leave(r, MpiOp::Recv, leave);
   }
   Builder& isend(Rank r, double enter, double leave, Rank dst, int tag, std::uint64_t req) {
@@ -100,7 +104,7 @@ Trace consistent_pair() {
   Builder b(2);
   for (Rank r : {0, 1}) b.enter(r, 0, "main").call(r, MpiOp::Init, 10, 100);
   b.truth(0, 100, 2000).truth(1, 100, 1000);
-  b.send(0, 2000, 2010, 1).recv(1, 1000, 2020, 2020, 0);   // late sender, 20 µs latency
+  b.send(0, 2000, 2010, 1).recv(1, 1000, 2020, 2020, 0);        // late sender, 20 µs latency
   b.send(1, 2100, 2105, 0, 4).recv(0, 2050, 2101, 2101, 1, 4);  // 1 µs after the send
   b.coll(0, MpiOp::Barrier, 3000, 3600).coll(1, MpiOp::Barrier, 3500, 3600);
   b.coll(1, MpiOp::Allreduce, 4000, 4400).coll(0, MpiOp::Allreduce, 4300, 4400);
@@ -264,7 +268,7 @@ TEST(ClockClamp, AChainIsFixedTransitivelyInHappenedBeforeOrder) {
   Builder b(3);
   for (Rank r : {0, 1, 2}) b.call(r, MpiOp::Init, 10, 100);
   b.send(2, 2000, 2001, 1).recv(1, 1500, 1998, 1998, 2);
-  b.send(1, 2010, 2011, 0).recv(0, 1500, 2011, 2011, 1);  // 1 µs after the send as measured
+  b.send(1, 2010, 2011, 0).recv(0, 1500, 2011, 2011, 1);    // 1 µs after the send as measured
   b.send(0, 2100, 2101, 2).recv(2, 2050, 2100.5, 2102, 0);  // 0.5 µs after the send as measured
   const Trace orig = b.trace();
   Trace t = orig;
@@ -275,21 +279,24 @@ TEST(ClockClamp, AChainIsFixedTransitivelyInHappenedBeforeOrder) {
   EXPECT_EQ(rep.violations_after, 0u);
   const std::size_t r1 = index_of(orig, 1, EventKind::Recv);
   const std::size_t r0 = index_of(orig, 0, EventKind::Recv);
-  expect_shifted_from(t, orig, 1, r1, 2 * kUs);                  // to its send at 2000
-  expect_shifted_from(t, orig, 0, r0, 1 * kUs);                  // to rank 1's send, now at 2012
+  expect_shifted_from(t, orig, 1, r1, 2 * kUs);  // to its send at 2000
+  expect_shifted_from(t, orig, 0, r0, 1 * kUs);  // to rank 1's send, now at 2012
   EXPECT_EQ(t.locations[0].events[r0].time, t.locations[1].events[index_of(orig, 1, EventKind::Send)].time);
   // Rank 0's send moved to 2100 + 1 = 2101 > 2100.5: rank 2's receive follows it too.
   const std::size_t r2 = index_of(orig, 2, EventKind::Recv);
   EXPECT_EQ(t.locations[2].events[r2].time, t.locations[0].events[index_of(orig, 0, EventKind::Send)].time);
   expect_shifted_from(t, orig, 2, r2, 0.5 * kUs);
-  EXPECT_EQ(rep.events_moved, 5u + 5u + 2u);  // rank 1 from its Recv, rank 0 from its Recv, rank 2's Recv and Leave
+  EXPECT_EQ(rep.events_moved,
+            5u + 5u + 2u);  // rank 1 from its Recv, rank 0 from its Recv, rank 2's Recv and Leave
   EXPECT_NEAR(rep.max_shift, 2 * kUs, kTol);
 }
 
 TEST(ClockClamp, AllreduceEndBeforeAnotherMembersBeginIsFixed) {
   Builder b(3);
   for (Rank r : {0, 1, 2}) b.call(r, MpiOp::Init, 10, 100);
-  b.coll(0, MpiOp::Allreduce, 3000, 3100).coll(1, MpiOp::Allreduce, 3105, 3200).coll(2, MpiOp::Allreduce, 2000, 3150);
+  b.coll(0, MpiOp::Allreduce, 3000, 3100)
+      .coll(1, MpiOp::Allreduce, 3105, 3200)
+      .coll(2, MpiOp::Allreduce, 2000, 3150);
   for (Rank r : {0, 1, 2}) b.enter(r, 3300, "after").leave(r, 3400, "after");
   const Trace orig = b.trace();
   Trace t = orig;
@@ -312,9 +319,13 @@ TEST(ClockClamp, RootedCollectivesFollowTheirRoot) {
   Builder b(3);
   for (Rank r : {0, 1, 2}) b.call(r, MpiOp::Init, 10, 100);
   // Bcast from 1: rank 2 ends before the root began; rank 0 is fine; the root has no bound.
-  b.coll(0, MpiOp::Bcast, 1000, 1300, 1).coll(1, MpiOp::Bcast, 1200, 1210, 1).coll(2, MpiOp::Bcast, 1000, 1150, 1);
+  b.coll(0, MpiOp::Bcast, 1000, 1300, 1)
+      .coll(1, MpiOp::Bcast, 1200, 1210, 1)
+      .coll(2, MpiOp::Bcast, 1000, 1150, 1);
   // Reduce to 0: the root ends before rank 2 began; non-roots have no bound.
-  b.coll(0, MpiOp::Reduce, 2000, 2050, 0).coll(1, MpiOp::Reduce, 2000, 2010, 0).coll(2, MpiOp::Reduce, 2060, 2070, 0);
+  b.coll(0, MpiOp::Reduce, 2000, 2050, 0)
+      .coll(1, MpiOp::Reduce, 2000, 2010, 0)
+      .coll(2, MpiOp::Reduce, 2060, 2070, 0);
   const Trace orig = b.trace();
   Trace t = orig;
   ClockOptions opt;
@@ -382,7 +393,8 @@ TEST(ClockAuto, AConsistentTraceIsLeftBitIdentical) {
   EXPECT_EQ(rep.max_shift, 0.0);
   EXPECT_EQ(rep.method, "none");
   // Clamping alone, or both, leave it bit-identical too (Init and Finalize end together).
-  for (const auto mode : {ClockOptions::Mode::Clamp, ClockOptions::Mode::LinearAndClamp, ClockOptions::Mode::None}) {
+  for (const auto mode :
+       {ClockOptions::Mode::Clamp, ClockOptions::Mode::LinearAndClamp, ClockOptions::Mode::None}) {
     Trace u = orig;
     ClockOptions opt;
     opt.mode = mode;
