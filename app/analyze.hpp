@@ -56,9 +56,10 @@ void print_analysis_summary(const AnalysisReport& report, std::ostream& out);
 
 // `waitlab analyze TRACE [--out DIR] [--analyses ...]`
 struct AnalyzeArgs {
-  std::string trace;                   // .wlt or OTF2 (app/trace_io.hpp)
+  std::string trace;                   // .wlt, OTF2 or Paraver (analysis/trace/trace_io.hpp)
   std::string out_dir;                 // default: <trace's directory>/analysis
   std::vector<std::string> analyses;   // default: all
+  std::string clock_correction = "auto";  // docs/clock-correction.md
 };
 void analyze_command(const AnalyzeArgs& args, std::ostream& out);
 

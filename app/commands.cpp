@@ -369,9 +369,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
 
   AnalyzeArgs analyze_args;
   auto* analyze = cli.add_subcommand(
-      "analyze", "Run the trace analyses on a .wlt trace; write DIR/summary.json and one CSV per table");
-  analyze->add_option("trace", analyze_args.trace, "Trace: a .wlt file or an OTF2 archive (anchor .otf2 or its directory)")
+      "analyze", "Run the trace analyses on a trace (.wlt, OTF2, Paraver); write DIR/summary.json and one CSV per table");
+  analyze->add_option("trace", analyze_args.trace,
+                      "Trace: a .wlt file, an OTF2 archive (anchor .otf2 or its directory) or a Paraver .prv file")
       ->required();
+  analyze->add_option("--clock-correction", analyze_args.clock_correction,
+                      "Clock-skew correction before analysing: auto (default: only if receives precede their sends), "
+                      "none, linear, clamp, linear+clamp (docs/clock-correction.md)");
   analyze->add_option("--out,-o", analyze_args.out_dir, "Output directory (default: <trace's directory>/analysis)");
   analyze->add_option("--analyses,-a", analyze_args.analyses,
                       "Analyses to run: waitstate, delay, critpath or all (default: all; comma-separated or repeated)")

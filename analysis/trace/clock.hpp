@@ -2,7 +2,8 @@
 //
 // Promise: correct_clocks(trace) makes a measured trace obey the clock condition — no
 // receive completes before its send started, no synchronising collective ends on a rank
-// before the other members began it — by two corrections, applied in place:
+// before the other members began it (MPI_Finalize is none: it need not synchronise) — by
+// two corrections, applied in place:
 //   - linear: per rank, an affine map t' = a_r + b_r·t that puts the rank's Leave of
 //     MPI_Init and of MPI_Finalize on rank 0's (offset and constant drift);
 //   - clamp: the forward part of Scalasca's controlled logical clock: events are visited in

@@ -78,6 +78,8 @@ Matching Matching::build(const Trace& trace) {
     after.resize(ev.size());
     pending.clear();
     stack.clear();
+    const std::size_t sends_start = sends.size();
+    const std::size_t recvs_start = recvs.size();
     bool in_call = false;
     std::uint32_t cur = 0;  // index of the open MPI call
     Time coll_begin = 0;
@@ -163,7 +165,29 @@ Matching Matching::build(const Trace& trace) {
       after[i] = stack.empty() ? kNoCallPath : stack.back();
     }
     m.unmatched.unbalanced_regions += stack.size();
-    if (in_call) calls.pop_back();  // an MPI call never left: not a call
+    if (in_call) {
+      // An MPI call never left (the trace ends inside it) is not a call: what it posted,
+      // completed or took part in goes with it, counted as unmatched.
+      const auto involves = [&](const Side& x) { return x.call == cur || x.done_call == cur; };
+      const auto drop = [&](std::vector<Side>& v, std::size_t from) {
+        const auto before = v.size();
+        v.erase(std::remove_if(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(), involves), v.end());
+        return before - v.size();
+      };
+      m.unmatched.sends += drop(sends, sends_start);
+      m.unmatched.receives += drop(recvs, recvs_start);
+      for (auto& per_comm : coll)
+        while (!per_comm[r].empty() && per_comm[r].back().call == cur) {
+          per_comm[r].pop_back();
+          ++m.unmatched.collective_calls;
+        }
+      std::erase_if(pending, [&](const auto& kv) {
+        if (kv.second.call != cur) return false;
+        ++m.unmatched.requests;
+        return true;
+      });
+      calls.pop_back();
+    }
     // Requests never completed: their sends stay unmatched (done_call unknown).
     m.unmatched.requests += pending.size();
   }

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -57,6 +59,64 @@ class QuietErrors {
   std::string first_;
 };
 
+// Chunk memory for OTF2's write buffers, reused from one location to the next. OTF2 clears
+// every chunk it gets; with its own malloc'd chunks that meant faulting in fresh pages for
+// every location (the write time of an 8192-rank trace went mostly to page faults). A buffer
+// holds at most kChunksPerBuffer chunks: refusing the next one makes OTF2 flush the buffer
+// (pre_flush says OTF2_FLUSH) and give its chunks back through free_all.
+class ChunkPool {
+ public:
+  static constexpr std::size_t kChunksPerBuffer = 16;
+  ChunkPool() = default;
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+  ~ChunkPool() {
+    for (void* p : owned_) std::free(p);
+  }
+  static const OTF2_MemoryCallbacks* callbacks() {
+    static const OTF2_MemoryCallbacks cb = {&ChunkPool::allocate, &ChunkPool::free_all};
+    return &cb;
+  }
+
+ private:
+  struct Held {
+    std::vector<std::pair<void*, std::uint64_t>> chunks;
+  };
+  static void* allocate(void* self, OTF2_FileType, OTF2_LocationRef, void** per_buffer, uint64_t size) {
+    auto& pool = *static_cast<ChunkPool*>(self);
+    auto* held = static_cast<Held*>(*per_buffer);
+    if (!held) {
+      held = &pool.buffers_.emplace_back();
+      *per_buffer = held;
+    }
+    if (held->chunks.size() >= kChunksPerBuffer) return nullptr;
+    auto& spare = pool.free_[size];
+    void* p = nullptr;
+    if (!spare.empty()) {
+      p = spare.back();
+      spare.pop_back();
+    } else {
+      p = std::malloc(size);
+      if (!p) return nullptr;
+      pool.owned_.push_back(p);
+    }
+    held->chunks.emplace_back(p, size);
+    return p;
+  }
+  static void free_all(void* self, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool final) {
+    auto& pool = *static_cast<ChunkPool*>(self);
+    auto* held = static_cast<Held*>(*per_buffer);
+    if (!held) return;
+    for (const auto& [p, size] : held->chunks) pool.free_[size].push_back(p);
+    held->chunks.clear();
+    if (final) *per_buffer = nullptr;
+  }
+
+  std::vector<void*> owned_;                             // every chunk, freed with the pool
+  std::map<std::uint64_t, std::vector<void*>> free_;     // spare chunks by size
+  std::deque<Held> buffers_;                             // per OTF2 buffer (stable addresses)
+};
+
 class Writer {
  public:
   Writer(const Trace& t, std::string where) : t_(t), where_(std::move(where)) {
@@ -101,6 +161,7 @@ class Writer {
  private:
   void body(OTF2_Archive* archive) {
     check(OTF2_Archive_SetFlushCallbacks(archive, &kFlush, nullptr), "flush callbacks");
+    check(OTF2_Archive_SetMemoryCallbacks(archive, ChunkPool::callbacks(), &chunks_), "memory callbacks");
     check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
     check(OTF2_Archive_SetCreator(archive, "waitlab"), "creator");
     const std::size_t n = t_.ranks();
@@ -283,6 +344,7 @@ class Writer {
   }
 
   QuietErrors quiet_;
+  ChunkPool chunks_;  // outlives the archive, whose buffers it holds
   const Trace& t_;
   std::string where_;
   Time begin_ = 0;

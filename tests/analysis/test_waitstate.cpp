@@ -202,6 +202,38 @@ TEST(Matching, UnmatchedIsCountedAndTheRestAnalysed) {
   EXPECT_DOUBLE_EQ(value(a, Pattern::LateSender, "MPI_Recv", 1), 1.0);
 }
 
+// A trace cut inside MPI calls (a rank killed, a buffer not flushed): those calls are not
+// calls, and nothing that matched refers to them.
+TEST(Matching, CallsNeverLeftTakeTheirCommunicationWithThem) {
+  TraceBuilder b(2, 1.0);
+  b.isend(0, 1, 1, 1, 3, 9).send(0, 2, 2, 1, 4);
+  b.recv(1, 1, 3, 3, 0, 3).recv(1, 4, 4, 4, 0, 4);
+  b.coll(0, MpiOp::Barrier, 5, 6).coll(1, MpiOp::Barrier, 5, 6);
+  auto t = b.trace();
+  // Rank 0 dies inside the MPI_Wait that completes its Isend; rank 1 inside an MPI_Allreduce.
+  auto& e0 = t.locations[0].events;
+  e0.push_back(trace::make_event(7, EventKind::Enter, MpiOp::None, t.defs.mpi_region(MpiOp::Wait)));
+  e0.push_back(trace::make_event(8, EventKind::IsendComplete, MpiOp::None, 0, 1, 3, 8, 9));
+  auto& e1 = t.locations[1].events;
+  e1.push_back(trace::make_event(7, EventKind::Enter, MpiOp::None, t.defs.mpi_region(MpiOp::Allreduce)));
+  e1.push_back(trace::make_event(7, EventKind::CollBegin, MpiOp::Allreduce, 0));
+  e1.push_back(trace::make_event(8, EventKind::CollEnd, MpiOp::Allreduce, 0, trace::kNoRank, 0, 8, 8));
+  const auto m = trace::Matching::build(t);
+  ASSERT_EQ(m.calls[0].size(), 3u);  // Isend, Send, Barrier
+  ASSERT_EQ(m.calls[1].size(), 3u);  // Recv, Recv, Barrier
+  ASSERT_EQ(m.messages.size(), 1u);  // the blocking send; the Isend never completed
+  EXPECT_EQ(m.unmatched.sends, 1u);
+  EXPECT_EQ(m.unmatched.receives, 1u);
+  EXPECT_EQ(m.unmatched.collective_calls, 1u);
+  EXPECT_EQ(m.unmatched.unbalanced_regions, 2u);
+  for (const auto& msg : m.messages) {
+    EXPECT_LT(msg.send_done_call, m.calls[msg.sender].size());
+    EXPECT_LT(msg.recv_done_call, m.calls[msg.receiver].size());
+  }
+  for (const auto& mem : m.members) EXPECT_LT(mem.call, m.calls[mem.rank].size());
+  EXPECT_EQ(m.collectives.size(), 1u);  // the barrier
+}
+
 TEST(Matching, FifoPerChannelAndCallPaths) {
   TraceBuilder b(2, 1.0);
   b.enter(0, 0, "main").enter(0, 0, "solve");
