@@ -7,8 +7,6 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -59,64 +57,6 @@ class QuietErrors {
   std::string first_;
 };
 
-// Chunk memory for OTF2's write buffers, reused from one location to the next. OTF2 clears
-// every chunk it gets; with its own malloc'd chunks that meant faulting in fresh pages for
-// every location (the write time of an 8192-rank trace went mostly to page faults). A buffer
-// holds at most kChunksPerBuffer chunks: refusing the next one makes OTF2 flush the buffer
-// (pre_flush says OTF2_FLUSH) and give its chunks back through free_all.
-class ChunkPool {
- public:
-  static constexpr std::size_t kChunksPerBuffer = 16;
-  ChunkPool() = default;
-  ChunkPool(const ChunkPool&) = delete;
-  ChunkPool& operator=(const ChunkPool&) = delete;
-  ~ChunkPool() {
-    for (void* p : owned_) std::free(p);
-  }
-  static const OTF2_MemoryCallbacks* callbacks() {
-    static const OTF2_MemoryCallbacks cb = {&ChunkPool::allocate, &ChunkPool::free_all};
-    return &cb;
-  }
-
- private:
-  struct Held {
-    std::vector<std::pair<void*, std::uint64_t>> chunks;
-  };
-  static void* allocate(void* self, OTF2_FileType, OTF2_LocationRef, void** per_buffer, uint64_t size) {
-    auto& pool = *static_cast<ChunkPool*>(self);
-    auto* held = static_cast<Held*>(*per_buffer);
-    if (!held) {
-      held = &pool.buffers_.emplace_back();
-      *per_buffer = held;
-    }
-    if (held->chunks.size() >= kChunksPerBuffer) return nullptr;
-    auto& spare = pool.free_[size];
-    void* p = nullptr;
-    if (!spare.empty()) {
-      p = spare.back();
-      spare.pop_back();
-    } else {
-      p = std::malloc(size);
-      if (!p) return nullptr;
-      pool.owned_.push_back(p);
-    }
-    held->chunks.emplace_back(p, size);
-    return p;
-  }
-  static void free_all(void* self, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool final) {
-    auto& pool = *static_cast<ChunkPool*>(self);
-    auto* held = static_cast<Held*>(*per_buffer);
-    if (!held) return;
-    for (const auto& [p, size] : held->chunks) pool.free_[size].push_back(p);
-    held->chunks.clear();
-    if (final) *per_buffer = nullptr;
-  }
-
-  std::vector<void*> owned_;                             // every chunk, freed with the pool
-  std::map<std::uint64_t, std::vector<void*>> free_;     // spare chunks by size
-  std::deque<Held> buffers_;                             // per OTF2 buffer (stable addresses)
-};
-
 class Writer {
  public:
   Writer(const Trace& t, std::string where) : t_(t), where_(std::move(where)) {
@@ -161,7 +101,6 @@ class Writer {
  private:
   void body(OTF2_Archive* archive) {
     check(OTF2_Archive_SetFlushCallbacks(archive, &kFlush, nullptr), "flush callbacks");
-    check(OTF2_Archive_SetMemoryCallbacks(archive, ChunkPool::callbacks(), &chunks_), "memory callbacks");
     check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
     check(OTF2_Archive_SetCreator(archive, "waitlab"), "creator");
     const std::size_t n = t_.ranks();
@@ -216,8 +155,10 @@ class Writer {
             break;
         }
         check(code, "event record");
-        ++counts[r];
       }
+      // The location's record count as OTF2 keeps it (with any record OTF2 adds itself, such
+      // as BufferFlush): the number readers get back.
+      check(OTF2_EvtWriter_GetNumberOfEvents(w, &counts[r]), "count the events");
       check(OTF2_Archive_CloseEvtWriter(archive, w), "close an event writer");
     }
     check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
@@ -344,7 +285,6 @@ class Writer {
   }
 
   QuietErrors quiet_;
-  ChunkPool chunks_;  // outlives the archive, whose buffers it holds
   const Trace& t_;
   std::string where_;
   Time begin_ = 0;
@@ -1071,9 +1011,10 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     std::vector<Event>& events = t.locations[r].events;
     // Reserve what the definitions announce, bounded by the event file's size (a record
     // takes at least one byte), so that a corrupt count cannot allocate much.
+    const std::uint64_t announced = d.locations.at(loc).events;
     std::error_code ec;
     const std::uintmax_t bytes = fs::file_size(file(loc, ".evt"), ec);
-    if (!ec) events.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(d.locations.at(loc).events, bytes)));
+    if (!ec) events.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(announced, bytes)));
     OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader, loc);
     if (!er) {
       error = where(r, ".evt") + ": cannot read the events";
@@ -1081,8 +1022,11 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     }
     s.start(&events, static_cast<Rank>(r));
     OTF2_Reader_RegisterEvtCallbacks(reader, er, ecb, &s);
+    // At most one record more than the definitions announce: past the end of a truncated
+    // file, OTF2 may go on decoding whatever its read buffer held before (seen: forever).
+    const std::uint64_t limit = announced > 0 ? announced + 1 : OTF2_UNDEFINED_UINT64;
     std::uint64_t read = 0;
-    const OTF2_ErrorCode code = OTF2_Reader_ReadAllLocalEvents(reader, er, &read);
+    const OTF2_ErrorCode code = OTF2_Reader_ReadLocalEvents(reader, er, limit, &read);
     OTF2_Reader_CloseEvtReader(reader, er);
     records += read;
     if (!s.error.empty()) {
@@ -1090,6 +1034,9 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     } else if (code != OTF2_SUCCESS) {
       error = where(r, ".evt") + ": corrupt or truncated events after event " + std::to_string(read) + " (" +
               OTF2_Error_GetDescription(code) + ")";
+    } else if (announced > 0 && read != announced) {
+      error = where(r, ".evt") + ": corrupt or truncated events: " + std::to_string(read) + (read > announced ? "+" : "") +
+              " records where the definitions announce " + std::to_string(announced);
     }
     s.compact();
     if (events.capacity() - events.size() > events.size() / 4 + 1024) events.shrink_to_fit();

@@ -49,8 +49,10 @@
 // peer, tag and size of an Irecv request or the size of an Isend completion: those fields read
 // as 0 / kNoRank; the `op` of non-collective records is the enclosing MPI call's, as the engine
 // records it. A missing or corrupt archive (anchor, global or local definitions, a truncated
-// event file) throws InputError naming the archive, the rank and file, and OTF2's reason.
-// Only this file includes OTF2's headers.
+// event file, a location with another number of records than its definition announces)
+// throws InputError naming the archive, the rank and file, and OTF2's reason.
+// Only otf2.cpp (and tests/trace/test_otf2_scorep.cpp, which writes Score-P-shaped archives)
+// includes OTF2's headers.
 #pragma once
 
 #include <cstdint>

@@ -67,7 +67,8 @@ struct Loc {
 
 class ScorepArchive {
  public:
-  explicit ScorepArchive(fs::path dir) : dir_(std::move(dir)) {}
+  // `miscount`: the definition of rank 1's location announces one record too many.
+  explicit ScorepArchive(fs::path dir, bool miscount = false) : dir_(std::move(dir)), miscount_(miscount) {}
   fs::path anchor() const { return dir_ / "traces.otf2"; }
 
   void write() {
@@ -85,6 +86,7 @@ class ScorepArchive {
       master(l, r);
       if (testing::Test::HasFatalFailure()) return;
       OK(OTF2_EvtWriter_GetNumberOfEvents(l.w, &events_[static_cast<OTF2_LocationRef>(r)]));
+      if (miscount_ && r == 1) ++events_[1];
       OK(OTF2_Archive_CloseEvtWriter(a, l.w));
       Loc t{OTF2_Archive_GetEvtWriter(a, kThread | static_cast<std::uint64_t>(r)), l.mapped};
       worker(t);
@@ -426,6 +428,7 @@ class ScorepArchive {
   }
 
   fs::path dir_;
+  bool miscount_ = false;
   std::map<OTF2_LocationRef, std::uint64_t> events_;  // per location written
   std::map<std::string, OTF2_StringRef> strings_;
   std::vector<std::string> order_;
@@ -695,6 +698,16 @@ TEST_F(Otf2Scorep, DamagedArchivesAreInputErrorsNamingTheFile) {
     fs::resize_file(def, fs::file_size(def) - 3);
     const std::string m = read_error(dir / "traces.otf2");
     EXPECT_EQ(m.rfind((dir / "traces.otf2").string() + ": rank 1 (traces/1.def): ", 0), 0u) << m;
+    fs::remove_all(dir);
+  }
+  {  // a location holding another number of records than its definition announces
+    const fs::path dir = scratch("miscount");
+    ScorepArchive a(dir, true);
+    a.write();
+    const std::string m = read_error(dir / "traces.otf2");
+    EXPECT_EQ(m.rfind((dir / "traces.otf2").string() + ": rank 1 (traces/1.evt): corrupt or truncated events: ", 0), 0u)
+        << m;
+    EXPECT_NE(m.find("where the definitions announce"), std::string::npos) << m;
     fs::remove_all(dir);
   }
   {  // local definitions missing: the events' local ids would be read unmapped
