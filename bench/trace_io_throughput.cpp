@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
     std::printf("synthetic trace: %zu ranks, %.0f events (%.1f MB in memory), built in %.2f s\n", t.ranks(), n,
                 n * sizeof(Event) / 1e6, build);
     std::printf("| format | on disk, MB | B/event | write s | M events/s | read s | M events/s | read peak B/event "
-                "| read held B/event |\n");
-    std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                "| read held B/event | items written |\n");
+    std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (const Format& f : kFormats) {
       if (only != "all" && only.find("," + std::string(f.name) + ",") == std::string::npos) continue;
       const std::string path = f.path(outdir);
@@ -234,8 +234,8 @@ int main(int argc, char** argv) {
           return 1;
         }
       }
-      std::printf("| %s | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f |\n", f.name, bytes / 1e6, bytes / n,
-                  write_s, n / write_s / 1e6, read_s, n / read_s / 1e6, peak / n, held / n);
+      std::printf("| %s | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %zu |\n", f.name, bytes / 1e6,
+                  bytes / n, write_s, n / write_s / 1e6, read_s, n / read_s / 1e6, peak / n, held / n, written);
       std::fflush(stdout);
       fs::remove_all(outdir);
       fs::create_directories(outdir);
