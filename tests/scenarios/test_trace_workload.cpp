@@ -1,0 +1,89 @@
+// `workload: {trace: PATH}`: a scenario that replays a trace file, the path relative to the
+// scenario, with its options checked like any workload's.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "analysis/trace/error.hpp"
+#include "models/action.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace waitlab::scenarios {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TraceWorkload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("waitlab_tw_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "traces");
+    std::ofstream(dir_ / "traces" / "pp.txt") << "0 init\n1 init\n0 compute 2e6\n0 send 1 3 64\n1 recv 0 3 64\n"
+                                                 "1 compute 1e6\n0 finalize\n1 finalize\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string scenario(const std::string& text) {
+    const auto p = dir_ / "s.yaml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(TraceWorkload, ShorthandRelativePathAndOptions) {
+  const auto s = load_scenario(scenario("platform: {type: cluster, nodes: 2, cores: 1}\n"
+                                        "workload: {trace: traces/pp.txt, compute_scale: \"@0=0.5,2\"}\n"));
+  EXPECT_EQ(s.workload.type, "trace");
+  const scenarios::Run run = prepare(s);
+  ASSERT_EQ(run.workload->ranks(), 2);
+  models::Action a;
+  auto r0 = run.workload->stream(0);
+  ASSERT_TRUE(r0->next(a));
+  EXPECT_EQ(a.kind, models::ActionKind::Compute);
+  EXPECT_TRUE(a.flops);
+  EXPECT_DOUBLE_EQ(a.amount, 2e6 * 0.5 * 2);
+  ASSERT_TRUE(r0->next(a));
+  EXPECT_EQ(a.kind, models::ActionKind::Send);
+  EXPECT_EQ(a.peer, 1);
+  EXPECT_EQ(a.bytes, 64u);
+  EXPECT_FALSE(r0->next(a));
+}
+
+TEST_F(TraceWorkload, ErrorsNameTheOption) {
+  const std::string f = (dir_ / "s.yaml").string();
+  const auto error = [&](const std::string& text) {
+    try {
+      (void)load_scenario(scenario(text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("platform: {type: cluster, nodes: 2, cores: 1}\nworkload: {trace: nope.ti}\n"),
+            f + ":2:12: option 'trace' of workload trace: no such file " + (dir_ / "nope.ti").string() +
+                " (a relative path is relative to the scenario file)");
+  EXPECT_EQ(error("platform: {type: cluster, nodes: 2, cores: 1}\n"
+                  "workload: {trace: traces/pp.txt, compute_scale: fast}\n"),
+            f + ":2:34: compute scale 'fast': the factor must be a finite number >= 0 (expected FACTOR, "
+                "REGION=FACTOR, @RANKS=FACTOR or REGION@RANKS=FACTOR; RANKS is N or N-M)");
+  EXPECT_EQ(error("platform: {type: cluster, nodes: 2, cores: 1}\n"
+                  "workload: {trace: traces/pp.txt, iterations: 3}\n")
+                .rfind(f + ":2:34: unknown option 'iterations'", 0),
+            0u);
+  // More ranks than cores surfaces when the trace is read (prepare), before anything runs.
+  const auto s = load_scenario(scenario("platform: {type: cluster, nodes: 1, cores: 1}\n"
+                                        "workload: {trace: traces/pp.txt}\n"));
+  try {
+    (void)prepare(s);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 ranks"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace waitlab::scenarios
