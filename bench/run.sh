@@ -70,8 +70,9 @@ YAML
     [ "$w" = heat1d ] && tiargs="$tiargs mode=blocking"
     index=$("$TI" "$w" "$WORK/ti-$w-$n" "$SPEED" $tiargs)
     t0=$(now)
-    timeout "$TIMEOUT" smpirun -np "$n" -platform "$xml" -hostfile "$WORK/hosts-$n.txt" -replay "$index" \
-      --cfg=smpi/display-timing:yes > "$WORK/smpi.log" 2>&1
+    # The index lists its rank files relative to its own directory: replay from there.
+    (cd "$(dirname "$index")" && timeout "$TIMEOUT" smpirun -np "$n" -platform "$xml" -hostfile "$WORK/hosts-$n.txt" -replay "$(basename "$index")" \
+      --cfg=smpi/display-timing:yes > "$WORK/smpi.log" 2>&1)
     rc=$?
     t1=$(now)
     rm -rf "$WORK/ti-$w-$n"
