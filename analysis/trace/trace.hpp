@@ -136,7 +136,8 @@ struct Region {
 
 struct Communicator {
   std::string name;
-  std::vector<Rank> members;  // member i has local rank i
+  std::vector<Rank> members;  // member i has local rank i (global ranks); empty for
+                              // MPI_COMM_SELF as OTF2 readers find it (each rank alone)
   bool operator==(const Communicator&) const = default;
 };
 
