@@ -297,7 +297,7 @@ struct TraceConverter {
           outstanding.push_back(s);
           Action a = p2p(ActionKind::Isend, x.peer, x.tag, x.bytes);
           a.request = s;
-          comm_check(x, r, k);
+          comm_check(x);
           b.push(a);
           break;
         }
@@ -339,7 +339,7 @@ struct TraceConverter {
           outstanding.push_back(s);
           Action a = p2p(ActionKind::Irecv, src, tag, bytes);
           a.request = s;
-          comm_check(x, r, k);
+          comm_check(x);
           b.push(a);
           break;
         }
@@ -358,17 +358,17 @@ struct TraceConverter {
       case MpiOp::Send:
       case MpiOp::Ssend:
         if (!send) return missing(op);
-        comm_check(*send, r, enter);
+        comm_check(*send);
         b.push(p2p(op == MpiOp::Send ? ActionKind::Send : ActionKind::Ssend, send->peer, send->tag, send->bytes));
         return;
       case MpiOp::Recv:
         if (!recv) return missing(op);
-        comm_check(*recv, r, enter);
+        comm_check(*recv);
         b.push(p2p(ActionKind::Recv, recv->peer, recv->tag, recv->bytes));
         return;
       case MpiOp::Sendrecv: {
         if (!send || !recv) return missing(op);
-        comm_check(*send, r, enter);
+        comm_check(*send);
         Action a = p2p(ActionKind::Sendrecv, send->peer, send->tag, send->bytes);
         a.peer2 = recv->peer;
         a.tag2 = recv->tag;
@@ -465,9 +465,7 @@ struct TraceConverter {
     notes.add(std::string(trace::mpi_name(op)) + " calls without their communication record skipped");
   }
 
-  void comm_check(const trace::Event& e, Rank r, std::size_t k) {
-    (void)r;
-    (void)k;
+  void comm_check(const trace::Event& e) {
     if (e.ref != trace::kCommWorld) notes.add("point-to-point messages on other communicators replayed on MPI_COMM_WORLD");
   }
 };
@@ -956,8 +954,6 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
 trace::Trace logical_trace(const Workload& w, double speed) {
   trace::Trace t;
   t.defs = w.definitions();
-  const auto user = t.defs.regions.size();
-  (void)user;
   trace::Communicator world{"MPI_COMM_WORLD", {}};
   for (Rank r = 0; r < w.ranks(); ++r) world.members.push_back(r);
   t.defs.comms.push_back(world);
