@@ -87,8 +87,7 @@ struct Graph {
     Kind kind;
   };
 
-  std::vector<std::uint32_t> send_ev, recv_ev;        // per message; kNone if not found
-  std::vector<std::uint32_t> begin_ev, end_ev, inst;  // per member
+  std::vector<std::uint32_t> inst;                    // per member: its instance
   std::vector<Dep> dep;                               // per instance
   std::vector<std::uint32_t> root;                    // per instance: root member or kNone
   std::vector<std::vector<Point>> points;             // per rank, by event
@@ -132,199 +131,45 @@ struct Graph {
   const std::vector<CollInstance>* instances = nullptr;
 };
 
-// A candidate event inside one call, keyed for pairing with the call's messages.
-struct Cand {
-  Rank peer;
-  std::uint32_t comm;
-  std::int32_t tag;
-  std::uint32_t event;
-  auto key() const { return std::tie(peer, comm, tag); }
-};
-
-// Messages bucketed by the call that holds one of their sides: items[offset[g]..offset[g+1])
-// are the messages of global call g (the calls of all ranks numbered one after the other),
-// in the order of Matching::messages (a counting sort, linear).
-struct Buckets {
-  std::vector<std::uint32_t> offset;
-  std::vector<std::uint32_t> items;
-};
-
-template <typename CallOf>
-Buckets bucket(const std::vector<std::size_t>& base, std::size_t messages, CallOf call_of) {
-  Buckets b;
-  b.offset.assign(base.back() + 2, 0);  // one slot per call, and one for invalid messages
-  for (std::size_t m = 0; m < messages; ++m) ++b.offset[call_of(m) + 1];
-  for (std::size_t g = 1; g < b.offset.size(); ++g) b.offset[g] += b.offset[g - 1];
-  b.items.resize(messages);
-  std::vector<std::uint32_t> next(b.offset.begin(), b.offset.end() - 1);
-  for (std::size_t m = 0; m < messages; ++m) b.items[next[call_of(m)]++] = static_cast<std::uint32_t>(m);
-  return b;
-}
-
 Graph build_graph(const Trace& trace, const Matching& m) {
   Graph g;
   g.instances = &m.collectives;
   const std::size_t n = trace.ranks();
   const std::size_t nm = m.messages.size();
-  std::vector<std::size_t> base(n + 1, 0);
-  for (std::size_t r = 0; r < n; ++r) base[r + 1] = base[r] + m.calls[r].size();
 
-  // A call index the matcher gives may be one past the rank's calls (a side recorded in a
-  // final MPI call that is never left, which the matcher then drops): such a message or
-  // member constrains nothing. Its bucket is the extra slot `base[n]`, never read.
-  const auto call_ok = [&](Rank r, std::uint32_t call) {
-    return r >= 0 && static_cast<std::size_t>(r) < n && call < m.calls[r].size();
-  };
-  const auto msg_ok = [&](std::size_t i) {
-    const Message& msg = m.messages[i];
-    return call_ok(msg.sender, msg.send_call) && call_ok(msg.receiver, msg.recv_done_call);
-  };
-  const Buckets sends = bucket(base, nm, [&](std::size_t i) {
-    return msg_ok(i) ? base[m.messages[i].sender] + m.messages[i].send_call : base[n];
-  });
-  const Buckets recvs = bucket(base, nm, [&](std::size_t i) {
-    return msg_ok(i) ? base[m.messages[i].receiver] + m.messages[i].recv_done_call : base[n];
-  });
-  g.send_ev.assign(nm, kNone);
-  g.recv_ev.assign(nm, kNone);
-
-  // Pairs the messages of one call with the call's events of the right kinds: events and
-  // messages are sorted by key (ties in event order / message order, i.e. posting order
-  // per channel) and the n-th of a key pairs with the n-th. A call almost always holds one.
-  std::vector<Cand> cands;
-  std::vector<std::pair<Cand, std::uint32_t>> msgs;  // key (event unused), message
-  const auto pair_up = [&](const std::vector<Event>& ev, const Call& call, EventKind k1, EventKind k2,
-                           std::vector<std::uint32_t>& out, bool peer_only) {
-    cands.clear();
-    for (std::uint32_t e = call.enter; e <= call.leave && e < ev.size(); ++e)
-      if (ev[e].kind == k1 || ev[e].kind == k2) cands.push_back(Cand{ev[e].peer, ev[e].ref, ev[e].tag, e});
-    const auto by_key = [peer_only](const Cand& a, const Cand& b) {
-      if (peer_only) return std::tie(a.peer, a.event) < std::tie(b.peer, b.event);
-      return std::tie(a.peer, a.comm, a.tag, a.event) < std::tie(b.peer, b.comm, b.tag, b.event);
-    };
-    std::sort(cands.begin(), cands.end(), by_key);
-    std::sort(msgs.begin(), msgs.end(), [&](const auto& a, const auto& b) {
-      return by_key(Cand{a.first.peer, a.first.comm, a.first.tag, a.second},
-                    Cand{b.first.peer, b.first.comm, b.first.tag, b.second});
-    });
-    std::size_t i = 0, j = 0;
-    while (i < msgs.size() && j < cands.size()) {
-      const Cand& a = msgs[i].first;
-      const Cand& c = cands[j];
-      const bool less = peer_only ? a.peer < c.peer : a.key() < c.key();
-      const bool greater = peer_only ? c.peer < a.peer : c.key() < a.key();
-      if (less) {
-        ++i;
-      } else if (greater) {
-        ++j;
-      } else {
-        out[msgs[i].second] = c.event;
-        ++i;
-        ++j;
-      }
-    }
-  };
-
-  // Sends first: a message's communicator and tag are read off its send event.
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& ev = trace.locations[r].events;
-    for (std::size_t c = 0; c < m.calls[r].size(); ++c) {
-      const std::size_t gc = base[r] + c;
-      if (sends.offset[gc] == sends.offset[gc + 1]) continue;
-      msgs.clear();
-      for (std::uint32_t p = sends.offset[gc]; p < sends.offset[gc + 1]; ++p) {
-        const std::uint32_t id = sends.items[p];
-        msgs.push_back({Cand{m.messages[id].receiver, 0, 0, 0}, id});
-      }
-      pair_up(ev, m.calls[r][c], EventKind::Send, EventKind::IsendStart, g.send_ev, true);
-    }
-  }
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& ev = trace.locations[r].events;
-    for (std::size_t c = 0; c < m.calls[r].size(); ++c) {
-      const std::size_t gc = base[r] + c;
-      if (recvs.offset[gc] == recvs.offset[gc + 1]) continue;
-      msgs.clear();
-      for (std::uint32_t p = recvs.offset[gc]; p < recvs.offset[gc + 1]; ++p) {
-        const std::uint32_t id = recvs.items[p];
-        const Message& msg = m.messages[id];
-        if (g.send_ev[id] == kNone) continue;
-        const Event& s = trace.locations[msg.sender].events[g.send_ev[id]];
-        msgs.push_back({Cand{msg.sender, s.ref, s.tag, 0}, id});
-      }
-      pair_up(ev, m.calls[r][c], EventKind::Recv, EventKind::IrecvComplete, g.recv_ev, false);
-    }
-  }
-
-  // Collective members: CollBegin/CollEnd inside the call (Enter/Leave for MPI_Init,
-  // MPI_Finalize, or when the call lacks them).
+  // Collective members: the matcher's CollBegin/CollEnd events (Enter/Leave for MPI_Init,
+  // MPI_Finalize, or a call without a CollBegin).
   const std::size_t nk = m.members.size();
-  g.begin_ev.assign(nk, kNone);
-  g.end_ev.assign(nk, kNone);
   g.inst.assign(nk, kNone);
   g.dep.assign(m.collectives.size(), Dep::None);
   g.root.assign(m.collectives.size(), kNone);
-  std::vector<std::uint32_t> member_of_call(base.back(), kNone);
   for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
     const CollInstance& ci = m.collectives[i];
     g.dep[i] = dependency(ci.op);
-    for (std::uint32_t k = ci.first; k < ci.first + ci.count; ++k)
-      if (!call_ok(m.members[k].rank, m.members[k].call)) g.dep[i] = Dep::None;
     g.any_prefix = g.any_prefix || g.dep[i] == Dep::Prefix;
     for (std::uint32_t k = ci.first; k < ci.first + ci.count; ++k) {
       g.inst[k] = i;
-      if (g.dep[i] == Dep::None) continue;  // constrains nothing: no events needed
-      const CollMember& mem = m.members[k];
-      const Call& call = m.calls[mem.rank][mem.call];
-      const auto& ev = trace.locations[mem.rank].events;
-      std::uint32_t b = call.enter, e = call.leave;
-      if (ci.op != MpiOp::Init && ci.op != MpiOp::Finalize) {
-        bool seen_begin = false;
-        for (std::uint32_t x = call.enter; x <= call.leave && x < ev.size(); ++x) {
-          if (ev[x].kind == EventKind::CollBegin && !seen_begin) {
-            b = x;
-            seen_begin = true;
-          } else if (ev[x].kind == EventKind::CollEnd) {
-            e = x;
-          }
-        }
-      }
-      g.begin_ev[k] = b;
-      g.end_ev[k] = e;
-      member_of_call[base[mem.rank] + mem.call] = k;
-      if (mem.rank == ci.root) g.root[i] = k;
+      if (g.dep[i] != Dep::None && m.members[k].rank == ci.root) g.root[i] = k;
     }
   }
 
-  // Per rank, call by call (calls are disjoint event ranges in program order), the points.
+  // Per rank, the points in event order (a message's two sides, a member's begin and end).
   g.points.resize(n);
-  std::vector<Graph::Point> local;
-  for (std::size_t r = 0; r < n; ++r) {
-    auto& pts = g.points[r];
-    for (std::size_t c = 0; c < m.calls[r].size(); ++c) {
-      const std::size_t gc = base[r] + c;
-      local.clear();
-      for (std::uint32_t p = sends.offset[gc]; p < sends.offset[gc + 1]; ++p) {
-        const std::uint32_t id = sends.items[p];
-        if (g.send_ev[id] != kNone && g.recv_ev[id] != kNone)
-          local.push_back({g.send_ev[id], id, Graph::kSend});
-      }
-      for (std::uint32_t p = recvs.offset[gc]; p < recvs.offset[gc + 1]; ++p) {
-        const std::uint32_t id = recvs.items[p];
-        if (g.send_ev[id] != kNone && g.recv_ev[id] != kNone)
-          local.push_back({g.recv_ev[id], id, Graph::kRecv});
-      }
-      const std::uint32_t k = member_of_call[gc];
-      if (k != kNone) {
-        if (g.releases(k)) local.push_back({g.begin_ev[k], k, Graph::kBegin});
-        if (g.constrained(k)) local.push_back({g.end_ev[k], k, Graph::kEnd});
-      }
-      std::sort(local.begin(), local.end(), [](const Graph::Point& a, const Graph::Point& b) {
-        return std::tie(a.event, a.kind, a.id) < std::tie(b.event, b.kind, b.id);
-      });
-      pts.insert(pts.end(), local.begin(), local.end());
-    }
+  for (std::uint32_t id = 0; id < nm; ++id) {
+    const Message& msg = m.messages[id];
+    g.points[static_cast<std::size_t>(msg.sender)].push_back({msg.send_event, id, Graph::kSend});
+    g.points[static_cast<std::size_t>(msg.receiver)].push_back({msg.recv_event, id, Graph::kRecv});
   }
+  for (std::uint32_t k = 0; k < nk; ++k) {
+    if (g.inst[k] == kNone || g.dep[g.inst[k]] == Dep::None) continue;
+    auto& pts = g.points[static_cast<std::size_t>(m.members[k].rank)];
+    if (g.releases(k)) pts.push_back({m.members[k].begin_event, k, Graph::kBegin});
+    if (g.constrained(k)) pts.push_back({m.members[k].end_event, k, Graph::kEnd});
+  }
+  for (auto& pts : g.points)
+    std::sort(pts.begin(), pts.end(), [](const Graph::Point& a, const Graph::Point& b) {
+      return std::tie(a.event, a.kind, a.id) < std::tie(b.event, b.kind, b.id);
+    });
   return g;
 }
 
@@ -332,17 +177,16 @@ Graph build_graph(const Trace& trace, const Matching& m) {
 std::uint64_t count_violations(const Trace& trace, const Matching& m, const Graph& g, double lmin) {
   std::uint64_t v = 0;
   for (std::size_t id = 0; id < m.messages.size(); ++id) {
-    if (g.send_ev[id] == kNone || g.recv_ev[id] == kNone) continue;
     const Message& msg = m.messages[id];
-    const Time s = trace.locations[msg.sender].events[g.send_ev[id]].time;
-    const Time r = trace.locations[msg.receiver].events[g.recv_ev[id]].time;
+    const Time s = trace.locations[msg.sender].events[msg.send_event].time;
+    const Time r = trace.locations[msg.receiver].events[msg.recv_event].time;
     if (r < s + lmin) ++v;
   }
   const auto begin = [&](std::uint32_t k) {
-    return trace.locations[m.members[k].rank].events[g.begin_ev[k]].time;
+    return trace.locations[m.members[k].rank].events[m.members[k].begin_event].time;
   };
   const auto end = [&](std::uint32_t k) {
-    return trace.locations[m.members[k].rank].events[g.end_ev[k]].time;
+    return trace.locations[m.members[k].rank].events[m.members[k].end_event].time;
   };
   for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
     const std::uint32_t first = g.first(i), last = first + g.count(i);
@@ -484,7 +328,7 @@ class Clamp {
   bool ready(const Graph::Point& p, double& bound) const {
     if (p.kind == Graph::kRecv) {
       const Rank s = m_.messages[p.id].sender;
-      const std::uint32_t e = g_.send_ev[p.id];
+      const std::uint32_t e = m_.messages[p.id].send_event;
       if (pos_[s] <= e) return false;
       bound = t_.locations[s].events[e].time;
       return true;

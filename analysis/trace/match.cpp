@@ -33,6 +33,7 @@ struct Side {
   CommId comm = 0;
   std::int32_t tag = 0;
   std::uint32_t order = 0;      // event index of Send/IsendStart, or Recv/IrecvPost
+  std::uint32_t event = 0;      // event index of Send/IsendStart, or Recv/IrecvComplete
   std::uint32_t call = 0;       // posting call
   std::uint32_t done_call = 0;  // completing call
   auto key() const { return std::tie(src, dst, comm, tag, order); }
@@ -54,6 +55,8 @@ struct RankColl {
   Rank root;
   Time begin;
   Time end;
+  std::uint32_t begin_event;
+  std::uint32_t end_event;
 };
 
 }  // namespace
@@ -83,6 +86,7 @@ Matching Matching::build(const Trace& trace) {
     bool in_call = false;
     std::uint32_t cur = 0;  // index of the open MPI call
     Time coll_begin = 0;
+    std::uint32_t coll_begin_event = 0;
     for (std::uint32_t i = 0; i < ev.size(); ++i) {
       const Event& e = ev[i];
       const bool communication = e.kind != EventKind::Enter && e.kind != EventKind::Leave;
@@ -99,9 +103,12 @@ Matching Matching::build(const Trace& trace) {
           const MpiOp op = e.ref < trace.defs.regions.size() ? trace.defs.regions[e.ref].op : MpiOp::None;
           if (op != MpiOp::None && !in_call) {
             in_call = true;
+            coll_begin = e.time;  // a collective without a CollBegin begins at its Enter
+            coll_begin_event = i;
             cur = static_cast<std::uint32_t>(calls.size());
             calls.push_back(Call{i, i, p, op});
-            if (op == MpiOp::Init || op == MpiOp::Finalize) coll[kCommWorld][r].push_back({cur, op, kNoRank, e.time, e.time});
+            if (op == MpiOp::Init || op == MpiOp::Finalize)
+              coll[kCommWorld][r].push_back({cur, op, kNoRank, e.time, e.time, i, i});
           }
           break;
         }
@@ -113,17 +120,19 @@ Matching Matching::build(const Trace& trace) {
           if (in_call && calls[cur].path == stack.back()) {
             in_call = false;
             calls[cur].leave = i;
-            if (calls[cur].op == MpiOp::Init || calls[cur].op == MpiOp::Finalize)
+            if (calls[cur].op == MpiOp::Init || calls[cur].op == MpiOp::Finalize) {
               coll[kCommWorld][r].back().end = e.time;
+              coll[kCommWorld][r].back().end_event = i;
+            }
           }
           stack.pop_back();
           break;
         case EventKind::Send:
-          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, cur, cur});
+          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, i, cur, cur});
           break;
         case EventKind::IsendStart:
           pending[e.aux] = PendingRequest{static_cast<std::uint32_t>(sends.size()), cur, i, true};
-          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, cur, kNoCallPath});
+          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, i, cur, kNoCallPath});
           break;
         case EventKind::IsendComplete: {
           const auto it = pending.find(e.aux);
@@ -136,7 +145,7 @@ Matching Matching::build(const Trace& trace) {
           break;
         }
         case EventKind::Recv:
-          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, i, cur, cur});
+          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, i, i, cur, cur});
           break;
         case EventKind::IrecvPost:
           pending[e.aux] = PendingRequest{0, cur, i, false};
@@ -147,16 +156,17 @@ Matching Matching::build(const Trace& trace) {
             ++m.unmatched.requests;
             break;
           }
-          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.order, it->second.call, cur});
+          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.order, i, it->second.call, cur});
           pending.erase(it);
           break;
         }
         case EventKind::CollBegin:
           coll_begin = e.time;
+          coll_begin_event = i;
           break;
         case EventKind::CollEnd:
           if (e.ref < coll.size()) {
-            coll[e.ref][r].push_back({cur, e.op, e.peer, coll_begin, e.time});
+            coll[e.ref][r].push_back({cur, e.op, e.peer, coll_begin, e.time, coll_begin_event, i});
           } else {
             ++m.unmatched.collective_calls;
           }
@@ -203,7 +213,7 @@ Matching Matching::build(const Trace& trace) {
     const Side& s = sends[i];
     const Side& rv = recvs[j];
     if (s.same_channel(rv)) {
-      m.messages.push_back(Message{s.src, s.dst, s.call, s.done_call, rv.call, rv.done_call});
+      m.messages.push_back(Message{s.src, s.dst, s.call, s.done_call, rv.call, rv.done_call, s.event, rv.event});
       ++i;
       ++j;
     } else if (std::tie(s.src, s.dst, s.comm, s.tag) < std::tie(rv.src, rv.dst, rv.comm, rv.tag)) {
@@ -253,7 +263,7 @@ Matching Matching::build(const Trace& trace) {
       inst.count = static_cast<std::uint32_t>(members.size());
       for (Rank g : members) {
         const RankColl& rc = coll[c][g][k];
-        m.members.push_back(CollMember{g, rc.call, rc.begin, rc.end});
+        m.members.push_back(CollMember{g, rc.call, rc.begin, rc.end, rc.begin_event, rc.end_event});
       }
       m.collectives.push_back(inst);
     }

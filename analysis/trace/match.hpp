@@ -7,7 +7,9 @@
 //     with its Enter/Leave event indices and call path;
 //   - every point-to-point message, matched by (source, destination, communicator, tag)
 //     in FIFO order of posting (MPI's non-overtaking rule), blocking or through requests
-//     completed by MPI_Wait/MPI_Waitall, with the calls that post and complete each side;
+//     completed by MPI_Wait/MPI_Waitall, with the calls that post and complete each side and
+//     the events that send and complete the receive (trace I/O and clock correction move or
+//     write those events);
 //   - every collective instance (the n-th collective call on a communicator, on each
 //     member), MPI_Init and MPI_Finalize included as instances on MPI_COMM_WORLD.
 // What does not match (a send never received, a request never completed, a member that
@@ -62,6 +64,8 @@ struct Message {
   std::uint32_t send_done_call = 0;  // completes the send (== send_call when blocking)
   std::uint32_t recv_post_call = 0;  // holds Recv / IrecvPost
   std::uint32_t recv_done_call = 0;  // holds Recv / IrecvComplete
+  std::uint32_t send_event = 0;      // event index of the Send / IsendStart (sender)
+  std::uint32_t recv_event = 0;      // event index of the Recv / IrecvComplete (receiver)
 };
 
 // One rank's part in a collective instance.
@@ -70,6 +74,8 @@ struct CollMember {
   std::uint32_t call = 0;  // index into Matching::calls[rank]
   Time begin = 0;          // CollBegin (Enter for MPI_Init/MPI_Finalize)
   Time end = 0;            // CollEnd (Leave for MPI_Init/MPI_Finalize)
+  std::uint32_t begin_event = 0;  // event indices of those two
+  std::uint32_t end_event = 0;
 };
 
 struct CollInstance {
