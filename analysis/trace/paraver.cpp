@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/match.hpp"
 #include "analysis/trace/error.hpp"
 
 namespace waitlab::trace {
@@ -238,18 +239,6 @@ struct CommRec {
   std::int32_t tag = 0;
 };
 
-struct Side {
-  Rank src = 0;
-  Rank dst = 0;
-  CommId comm = 0;
-  std::int32_t tag = 0;
-  std::uint32_t order = 0;  // event index of Send/IsendStart, or Recv/IrecvPost (as the matcher)
-  std::uint32_t event = 0;  // event index of Send/IsendStart/Recv/IrecvComplete
-  std::int64_t logical = 0;
-  std::int64_t physical = 0;
-  std::uint64_t bytes = 0;
-  auto key() const { return std::tie(src, dst, comm, tag, order); }
-};
 
 std::int64_t to_ns(Time t) {
   return static_cast<std::int64_t>(std::llround(t * 1e9));
@@ -518,32 +507,25 @@ bool shape_fits(EventKind k, MpiOp op) {
   }
 }
 
-// Pairs sends and receives (FIFO per channel, as the matcher) and counts what cannot be
-// written. Returns the messages; sends_of[r] lists (send event index, message) of rank r.
+// The messages, as the matcher pairs them, and a count of what cannot be written. Returns
+// the messages; sends_of[r] lists (send event index, message) of rank r.
 std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
                                    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>& sends_of) {
   const std::size_t n = t.ranks();
-  std::vector<Side> snd, rcv;
-  struct Post {
-    std::uint32_t index;
-    std::int64_t call_enter;
-  };
   struct Start {
     Rank peer;
     std::int32_t tag;
     std::uint64_t bytes;
   };
-  std::unordered_map<std::uint64_t, Post> posts;
+  std::unordered_map<std::uint64_t, bool> posts;
   std::unordered_map<std::uint64_t, Start> starts;
   // Per communicator, per rank: the root each collective call names (for the is-root check).
   std::vector<std::vector<std::vector<Rank>>> roots(t.defs.comms.size(), std::vector<std::vector<Rank>>(n));
   for (std::size_t r = 0; r < n; ++r) {
-    const Rank rank = static_cast<Rank>(r);
     const auto& ev = t.locations[r].events;
     posts.clear();
     starts.clear();
     int depth = 0;
-    std::int64_t call_enter = 0;
     Time call_begin = 0;
     MpiOp call_op = MpiOp::None;
     // Per call: events seen, to check the call's shape.
@@ -551,7 +533,6 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
     std::size_t call_first = 0;
     for (std::size_t i = 0; i < ev.size(); ++i) {
       const Event& e = ev[i];
-      const auto i32 = static_cast<std::uint32_t>(i);
       switch (e.kind) {
         case EventKind::Enter:
         case EventKind::Leave: {
@@ -565,7 +546,6 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
           }
           if (e.kind == EventKind::Enter) {
             if (depth == 0) {
-              call_enter = to_ns(e.time);
               call_begin = e.time;
               call_op = rop;
               n_send = n_recv = n_start = n_post = n_begin = n_end = 0;
@@ -621,11 +601,6 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
                 if (e.aux >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) ++loss.fields;
                 starts[e.aux] = Start{e.peer, e.tag, e.bytes};
               }
-              if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) {
-                ++loss.unmatched_sends;
-                break;
-              }
-              snd.push_back(Side{rank, e.peer, e.ref, e.tag, i32, i32, call_enter, to_ns(e.time), e.bytes});
               break;
             }
             case EventKind::Recv:
@@ -635,11 +610,6 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
               }
               if (e.ref != kCommWorld) ++loss.p2p_comm;
               if (e.aux != 0) ++loss.fields;
-              if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) {
-                ++loss.unmatched_recvs;
-                break;
-              }
-              rcv.push_back(Side{e.peer, rank, e.ref, e.tag, i32, i32, call_enter, to_ns(e.time), e.bytes});
               break;
             case EventKind::IrecvPost:
               if (n_post++ > 0) {
@@ -650,7 +620,7 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
                   e.aux >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
                   e.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
                 ++loss.fields;
-              posts[e.aux] = Post{i32, call_enter};
+              posts[e.aux] = true;
               break;
             case EventKind::IrecvComplete: {
               const auto it = posts.find(e.aux);
@@ -659,12 +629,6 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
                 break;
               }
               if (e.ref != kCommWorld) ++loss.p2p_comm;
-              if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) {
-                ++loss.unmatched_recvs;
-              } else {
-                rcv.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.index, i32, it->second.call_enter,
-                                   to_ns(e.time), e.bytes});
-              }
               posts.erase(it);
               break;
             }
@@ -713,34 +677,21 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
     }
   }
 
-  const auto by_key = [](const Side& a, const Side& b) { return a.key() < b.key(); };
-  std::sort(snd.begin(), snd.end(), by_key);
-  std::sort(rcv.begin(), rcv.end(), by_key);
+  const Matching m = Matching::build(t);
+  loss.unmatched_sends += m.unmatched.sends;
+  loss.unmatched_recvs += m.unmatched.receives;
   std::vector<CommRec> msgs;
+  msgs.reserve(m.messages.size());
   sends_of.assign(n, {});
-  std::size_t i = 0, j = 0;
-  while (i < snd.size() && j < rcv.size()) {
-    const Side& s = snd[i];
-    const Side& rv = rcv[j];
-    const auto cs = std::tie(s.src, s.dst, s.comm, s.tag);
-    const auto cr = std::tie(rv.src, rv.dst, rv.comm, rv.tag);
-    if (cs == cr) {
-      if (s.bytes != rv.bytes || s.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        ++loss.size_mismatch;
-      sends_of[static_cast<std::size_t>(s.src)].emplace_back(s.event, static_cast<std::uint32_t>(msgs.size()));
-      msgs.push_back(CommRec{s.src, s.dst, s.logical, s.physical, rv.logical, rv.physical, s.bytes, s.tag});
-      ++i;
-      ++j;
-    } else if (cs < cr) {
-      ++loss.unmatched_sends;
-      ++i;
-    } else {
-      ++loss.unmatched_recvs;
-      ++j;
-    }
+  for (const Message& msg : m.messages) {
+    const Event& s = t.locations[msg.sender].events[msg.send_event];
+    const Event& r = t.locations[msg.receiver].events[msg.recv_event];
+    if (s.bytes != r.bytes || s.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      ++loss.size_mismatch;
+    sends_of[static_cast<std::size_t>(msg.sender)].emplace_back(msg.send_event, static_cast<std::uint32_t>(msgs.size()));
+    msgs.push_back(CommRec{msg.sender, msg.receiver, to_ns(m.enter(t, msg.sender, msg.send_call)), to_ns(s.time),
+                           to_ns(m.enter(t, msg.receiver, msg.recv_post_call)), to_ns(r.time), s.bytes, s.tag});
   }
-  loss.unmatched_sends += snd.size() - i;
-  loss.unmatched_recvs += rcv.size() - j;
   for (auto& v : sends_of) std::sort(v.begin(), v.end());
   return msgs;
 }
