@@ -18,26 +18,14 @@
 #include "analysis/delay/delay.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
+#include "bench/bench_util.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace {
 
-// A field of /proc/self/status in bytes (VmRSS, VmHWM).
-double status_bytes(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return 1024.0 * std::stod(line.substr(field.size() + 1));
-  return 0;
-}
-
-template <typename F>
-double seconds(F&& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using waitlab::bench::seconds;
+using waitlab::bench::status_bytes;
 
 }  // namespace
 
