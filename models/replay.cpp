@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "analysis/trace/error.hpp"
@@ -176,7 +177,12 @@ struct TraceConverter {
       if (t.defs.regions[i].op == MpiOp::None) region_map[i] = defs.region(t.defs.regions[i].name);
   }
 
-  trace::RegionId main_region() { return defs.region("main"); }
+  // "main", for compute outside every region: added to the definitions on first use only.
+  trace::RegionId main_region() {
+    if (!main_id) main_id = defs.region("main");
+    return *main_id;
+  }
+  std::optional<trace::RegionId> main_id;
 
   std::vector<Action> rank(Rank r) {
     const auto& ev = t.locations[static_cast<std::size_t>(r)].events;
@@ -394,10 +400,8 @@ struct TraceConverter {
         slot_of.erase(it);
       }
       if (done.empty()) return;
-      std::vector<std::int32_t> sorted_done = done, sorted_out = outstanding;
-      std::sort(sorted_done.begin(), sorted_done.end());
-      std::sort(sorted_out.begin(), sorted_out.end());
-      if (done.size() > 1 && sorted_done == sorted_out) {
+      // `done` are distinct outstanding slots: as many as outstanding means all of them.
+      if (done.size() > 1 && done.size() == outstanding.size()) {
         Action a;
         a.kind = ActionKind::Waitall;
         b.push(a);
@@ -701,7 +705,7 @@ struct TiConverter {
         }
         default: {
           const std::uint64_t common = instance_bytes[instance++];
-          collective(rec, common, b);
+          collective(rec, common, b, main);
           break;
         }
       }
@@ -716,8 +720,7 @@ struct TiConverter {
     return out;
   }
 
-  void collective(const TiRecord& rec, std::uint64_t common, RankBuilder& b) {
-    const trace::RegionId main = defs.region("main");
+  void collective(const TiRecord& rec, std::uint64_t common, RankBuilder& b, trace::RegionId main) {
     switch (rec.op) {
       case TiOp::Barrier:
         b.push(coll(ActionKind::Barrier, 0));
