@@ -15,6 +15,7 @@
 #include "models/replay.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"
+#include "tests/temp_dir.hpp"
 #include "trace_builder.hpp"
 
 namespace waitlab::analysis {
@@ -27,17 +28,7 @@ using test::TraceBuilder;
 using trace::EventKind;
 using trace::MpiOp;
 
-class Replay : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("waitlab_replay_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using Replay = ::waitlab::test::TempDirTest;
 
 // A hot spot and random noise in a non-blocking 2D halo exchange on a two-level fat tree.
 const char* kHalo = R"(

@@ -15,24 +15,19 @@
 #include <sstream>
 #include <string>
 
+#include "tests/temp_dir.hpp"
+
 namespace waitlab::app {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::slurp;
 
-class SmpiReplay : public ::testing::Test {
+class SmpiReplay : public test::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("waitlab_smpi_replay_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     std::ofstream(dir_ / "platform.xml")
         << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
            "<platform version=\"4.1\">\n"
@@ -41,8 +36,6 @@ class SmpiReplay : public ::testing::Test {
     std::ofstream hosts(dir_ / "hosts");
     for (int i = 0; i < 16; ++i) hosts << "node-" << i << "\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `cmd` in the test directory; returns its exit status, output in `out`.
   int sh(const std::string& cmd, std::string& out) const {
     const std::string full = "cd '" + dir_.string() + "' && " + cmd + " > out.txt 2>&1";
@@ -75,7 +68,6 @@ class SmpiReplay : public ::testing::Test {
     const auto j = nlohmann::json::parse(slurp(dir_ / out_dir / "summary.json"));
     return j["simulated_time_s"].get<double>();
   }
-  fs::path dir_;
 };
 
 TEST_F(SmpiReplay, RingAndAllreduceEndWhereSmpirunReplayEnds) {

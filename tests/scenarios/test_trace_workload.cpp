@@ -9,29 +9,21 @@
 #include "analysis/trace/error.hpp"
 #include "models/action.hpp"
 #include "scenarios/scenario.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace waitlab::scenarios {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TraceWorkload : public ::testing::Test {
+class TraceWorkload : public test::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("waitlab_tw_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "traces");
-    std::ofstream(dir_ / "traces" / "pp.txt") << "0 init\n1 init\n0 compute 2e6\n0 send 1 3 64\n1 recv 0 3 64\n"
-                                                 "1 compute 1e6\n0 finalize\n1 finalize\n";
+    TempDirTest::SetUp();
+    write("traces/pp.txt", "0 init\n1 init\n0 compute 2e6\n0 send 1 3 64\n1 recv 0 3 64\n"
+                           "1 compute 1e6\n0 finalize\n1 finalize\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string scenario(const std::string& text) {
-    const auto p = dir_ / "s.yaml";
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  fs::path dir_;
+  std::string scenario(const std::string& text) { return write("s.yaml", text); }
 };
 
 TEST_F(TraceWorkload, ShorthandRelativePathAndOptions) {

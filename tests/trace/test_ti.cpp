@@ -9,6 +9,7 @@
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/ti.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace waitlab::trace {
 namespace {
@@ -17,20 +18,8 @@ namespace fs = std::filesystem;
 
 const std::string kData = std::string(WAITLAB_SOURCE_DIR) + "/tests/data/ti";
 
-class Ti : public ::testing::Test {
+class Ti : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("waitlab_ti_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
   std::string error_of(const std::string& text) {
     const std::string p = write("t.ti", text);
     try {
@@ -40,7 +29,6 @@ class Ti : public ::testing::Test {
     }
     return "no error";
   }
-  fs::path dir_;
 };
 
 std::vector<TiRecord> without(const std::vector<TiRecord>& v, TiOp op) {
