@@ -1,6 +1,6 @@
 // simulate(): one simulation per forked child (SimGrid 3.32 cannot run two engines in one
 // process). The child inherits the workload and perturbation objects, runs the simulation,
-// and writes a result file (status, message, statistics, then the trace as .wlt); the
+// and writes a result file (status, message, statistics, the online estimate, then the trace as .wlt); the
 // parent reads it back. The child's stdout goes to /dev/null and its stderr (SimGrid's
 // log) to a file whose tail explains a crash; progress lines go to the parent's stderr.
 #include "sim/engine.hpp"
@@ -66,6 +66,47 @@ T get(std::istream& in) {
   return v;
 }
 
+void put_string(std::ostream& out, const std::string& s) {
+  put(out, static_cast<std::uint64_t>(s.size()));
+  out.write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+std::string get_string(std::istream& in) {
+  std::string s(static_cast<std::size_t>(get<std::uint64_t>(in)), '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  return s;
+}
+
+// The online estimate, before the trace (parent and child are the same binary).
+void put_estimate(std::ostream& out, const std::optional<minprofile::Result>& e) {
+  put(out, static_cast<std::uint8_t>(e.has_value()));
+  if (!e) return;
+  put(out, e->percentile);
+  for (const bool c : e->computed) put(out, static_cast<std::uint8_t>(c));
+  put(out, static_cast<std::uint64_t>(e->ranks));
+  put(out, e->wall_time);
+  for (const double t : e->rank_time) put(out, t);
+  put(out, static_cast<std::uint64_t>(e->paths.size()));
+  for (const auto& p : e->paths) put_string(out, p);
+  put(out, static_cast<std::uint64_t>(e->rows.size()));
+  for (const auto& r : e->rows) put(out, r);
+}
+std::optional<minprofile::Result> get_estimate(std::istream& in) {
+  if (get<std::uint8_t>(in) == 0) return std::nullopt;
+  minprofile::Result e;
+  e.percentile = get<double>(in);
+  for (auto& c : e.computed) c = get<std::uint8_t>(in) != 0;
+  e.ranks = static_cast<std::size_t>(get<std::uint64_t>(in));
+  e.wall_time = get<double>(in);
+  e.rank_time.resize(e.ranks);
+  for (auto& t : e.rank_time) t = get<double>(in);
+  e.paths.resize(static_cast<std::size_t>(get<std::uint64_t>(in)));
+  for (auto& p : e.paths) p = get_string(in);
+  e.rows.resize(static_cast<std::size_t>(get<std::uint64_t>(in)));
+  for (auto& r : e.rows) r = get<minprofile::Row>(in);
+  if (!in) throw std::runtime_error("the simulation result ends inside the online estimate");
+  return e;
+}
+
 void write_result(const std::string& path, Status status, const std::string& message, const RunResult* r) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(kMagic, sizeof kMagic);
@@ -75,6 +116,7 @@ void write_result(const std::string& path, Status status, const std::string& mes
   if (r != nullptr) {
     put(out, r->stats.simulated_time);
     put(out, r->stats.mpi_operations);
+    put_estimate(out, r->estimate);
     trace::write_wlt(r->trace, out);
   }
   out.flush();
@@ -216,6 +258,7 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   RunResult r;
   r.stats.simulated_time = get<double>(in);
   r.stats.mpi_operations = get<std::uint64_t>(in);
+  r.estimate = get_estimate(in);
   r.trace = trace::read_wlt(in, result_path);
   // Warnings of a successful run (SimGrid's, unusual) are passed on rather than lost, except
   // AddressSanitizer's note that it cannot follow SimGrid's stack switches (ASan builds only).

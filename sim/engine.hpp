@@ -12,8 +12,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "analysis/minprofile/estimator.hpp"
 #include "analysis/trace/trace.hpp"
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
@@ -30,6 +32,11 @@ struct RunOptions {
   std::string collectives = "fast";         // "fast" (tree algorithms) or "mpi" (MPI-like set)
   Semantics semantics = Semantics::Waitlab;
   bool progress = false;                    // print progress (simulated time, ranks done) to stderr
+  // The online minimum-duration estimator (analysis/minprofile): fed at every MPI call's exit
+  // with what a PMPI wrapper sees (durations, no trace); MPI_Wait/MPI_Waitall first test
+  // their requests (no simulated time: smpi/test is 0) for the exclude_tested variant.
+  bool minprofile = false;
+  double minprofile_percentile = 5;         // the percentile variant's Q
 };
 
 struct RunStats {
@@ -41,6 +48,7 @@ struct RunStats {
 struct RunResult {
   trace::Trace trace;
   RunStats stats;
+  std::optional<minprofile::Result> estimate;  // with RunOptions::minprofile
 };
 
 // Simulates; throws InputError on bad input (unknown XML file, too few hosts, deadlock)

@@ -29,6 +29,7 @@
 #include <smpi/smpi.h>
 // clang-format on
 
+#include "analysis/minprofile/minprofile.hpp"
 #include "analysis/trace/error.hpp"
 #include "sim/platform_build.hpp"
 #include "sim/thread_cputime.hpp"
@@ -148,6 +149,7 @@ struct Outstanding {
   std::uint64_t bytes = 0;
   std::uint64_t seq = 0;  // FIFO position on its channel
   std::int64_t action = 0;
+  bool done = false;  // completed by the test at the entry of MPI_Wait/MPI_Waitall
   // Filled on completion:
   Rank source = trace::kNoRank;
   std::uint64_t received = 0;
@@ -218,6 +220,9 @@ class RankRunner {
   void finalize();
 
   void complete(Outstanding& o);  // blocks until o completed (eager sends: at once)
+  bool test_now(Outstanding& o);  // completes o if it is complete (no simulated time)
+  void received_into(Outstanding& o, const MPI_Status& st);
+  void test_at_entry(std::vector<Outstanding>& reqs);  // the estimator's test (RunOptions::minprofile)
   void record_completion(const Outstanding& o, double t, MpiOp op);
   void maybe_reap();
   bool waitlab() const;
@@ -254,6 +259,13 @@ class RankRunner {
   std::unordered_map<std::uint64_t, RecvChannel> recv_;
   bool finished_ = false;
 
+  // The online estimator: what a PMPI wrapper sees of the call in progress.
+  minprofile::RankProfile* profile_ = nullptr;  // null unless RunOptions::minprofile
+  analysis::CallFacts facts_;
+  trace::CallPathId path_ = trace::kNoCallPath;  // the user call path around the current point
+  std::vector<trace::CallPathId> path_stack_;
+  double begin_ = 0;
+
   // What blocks this rank right now, for the deadlock report.
   enum class Block { None, Call, Request, Drain };
   Block block_ = Block::None;
@@ -284,6 +296,7 @@ class Simulation {
     return id;
   }
   std::size_t user_regions() const { return user_regions_; }
+  trace::CallPaths& paths() { return paths_; }
   bool received(Rank dst, Rank src, std::int32_t tag, std::uint64_t seq) const {
     return runners_[static_cast<std::size_t>(dst)]->received(src, tag, seq);
   }
@@ -320,6 +333,8 @@ class Simulation {
   std::size_t user_regions_ = 0;
   Scratch send_scratch_;
   Scratch recv_scratch_;
+  trace::CallPaths paths_;                        // the online estimator's call paths
+  std::vector<minprofile::RankProfile> profiles_;  // per rank, with RunOptions::minprofile
   int finished_ = 0;
   std::string error_;
   bool input_error_ = false;
@@ -356,9 +371,11 @@ bool RankRunner::is_eager(std::uint64_t bytes) const {
 
 void RankRunner::enter(MpiOp op, double t) {
   event(EventKind::Enter, op, t, sim_.region(op));
+  if (profile_ != nullptr) facts_.begin(op, t);
 }
 void RankRunner::leave(MpiOp op, double t) {
   event(EventKind::Leave, op, t, sim_.region(op));
+  if (profile_ != nullptr) profile_->add(facts_.finish(sim_.paths().child(path_, sim_.region(op)), t));
 }
 
 std::string RankRunner::where() const {
@@ -433,6 +450,7 @@ void RankRunner::maybe_reap() {
 void RankRunner::run() {
   stack_top_ = static_cast<const char*>(__builtin_frame_address(0));
   const double t0 = now();
+  begin_ = t0;
   enter(MpiOp::Init, t0);
   block_ = Block::Call;
   check(MPI_Init(nullptr, nullptr), "MPI_Init");
@@ -464,6 +482,15 @@ void RankRunner::execute(const Action& a) {
       if (a.region >= sim_.user_regions() || sim_.defs().regions[a.region].op != MpiOp::None)
         bad("region id " + std::to_string(a.region) + " is not a user region of the workload");
       event(a.kind == ActionKind::Enter ? EventKind::Enter : EventKind::Leave, MpiOp::None, now(), a.region);
+      if (profile_ != nullptr) {
+        if (a.kind == ActionKind::Enter) {
+          path_stack_.push_back(path_);
+          path_ = sim_.paths().child(path_, a.region);
+        } else if (!path_stack_.empty()) {
+          path_ = path_stack_.back();
+          path_stack_.pop_back();
+        }
+      }
       return;
     case ActionKind::Compute:
       compute(a);
@@ -565,6 +592,7 @@ void RankRunner::send(const Action& a, bool synchronous) {
   const double t0 = now();
   enter(op, t0);
   event(EventKind::Send, op, t0, trace::kCommWorld, a.peer, a.tag, a.bytes);
+  if (profile_ != nullptr) facts_.message(false, a.peer, a.bytes);
   const std::uint64_t seq = next_send_seq(a.peer, a.tag);
   void* buf = sim_.send_buffer(a.bytes);
   if (!synchronous && is_eager(a.bytes)) {
@@ -596,6 +624,7 @@ void RankRunner::recv(const Action& a) {
   MPI_Get_count(&st, MPI_BYTE, &got);
   const double t = now();
   event(EventKind::Recv, MpiOp::Recv, t, trace::kCommWorld, a.peer, a.tag, static_cast<std::uint64_t>(got));
+  if (profile_ != nullptr) facts_.message(true, a.peer, static_cast<std::uint64_t>(got));
   leave(MpiOp::Recv, t);
 }
 
@@ -645,7 +674,38 @@ void RankRunner::irecv(const Action& a) {
   leave(MpiOp::Irecv, now());
 }
 
+void RankRunner::received_into(Outstanding& o, const MPI_Status& st) {
+  received_now(o.peer, o.tag, o.seq);
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  o.source = o.peer;
+  o.received = static_cast<std::uint64_t>(got);
+}
+
+bool RankRunner::test_now(Outstanding& o) {
+  if (o.done || (o.send && o.eager)) return true;  // eager sends complete locally
+  int flag = 0;
+  MPI_Status st;
+  check(MPI_Test(&o.req, &flag, &st), "MPI_Test");
+  if (flag == 0) return false;
+  o.done = true;
+  if (!o.send) received_into(o, st);
+  return true;
+}
+
+// What a profiler's MPI_Testall before MPI_Waitall reports: marks the Enter event (the last
+// event) and the call's facts when every request is already complete. smpi/test is 0: the
+// test costs no simulated time, so the run's timestamps do not change.
+void RankRunner::test_at_entry(std::vector<Outstanding>& reqs) {
+  if (profile_ == nullptr) return;
+  bool all = true;
+  for (auto& o : reqs) all = test_now(o) && all;
+  if (all) loc_.events.back().flags |= trace::kTestedComplete;
+  facts_.tested_complete(all);
+}
+
 void RankRunner::complete(Outstanding& o) {
+  if (o.done) return;
   if (o.send && o.eager) {
     // Completes locally, as SMPI's detached send; the engine reaps the request later.
     eager_.push_back(EagerSend{o.req, o.peer, o.tag, o.seq, o.action});
@@ -657,13 +717,7 @@ void RankRunner::complete(Outstanding& o) {
   block_request_ = o;
   check(MPI_Wait(&o.req, &st), "MPI_Wait");
   block_ = Block::None;
-  if (!o.send) {
-    received_now(o.peer, o.tag, o.seq);
-    int got = 0;
-    MPI_Get_count(&st, MPI_BYTE, &got);
-    o.source = o.peer;
-    o.received = static_cast<std::uint64_t>(got);
-  }
+  if (!o.send) received_into(o, st);
 }
 
 void RankRunner::record_completion(const Outstanding& o, double t, MpiOp op) {
@@ -671,6 +725,7 @@ void RankRunner::record_completion(const Outstanding& o, double t, MpiOp op) {
     event(EventKind::IsendComplete, op, t, trace::kCommWorld, o.peer, o.tag, o.bytes, o.id);
   else
     event(EventKind::IrecvComplete, op, t, trace::kCommWorld, o.source, o.tag, o.received, o.id);
+  if (profile_ != nullptr) facts_.message(!o.send, o.send ? o.peer : o.source, o.send ? o.bytes : o.received);
 }
 
 void RankRunner::wait(const Action& a) {
@@ -679,8 +734,10 @@ void RankRunner::wait(const Action& a) {
   if (it == outstanding_.end())
     bad("MPI_Wait on request slot " + std::to_string(a.request) + ", which has no outstanding request");
   enter(MpiOp::Wait, now());
-  Outstanding o = *it;
+  std::vector<Outstanding> one{*it};
   outstanding_.erase(it);
+  test_at_entry(one);
+  Outstanding& o = one.front();
   complete(o);
   const double t = now();
   record_completion(o, t, MpiOp::Wait);
@@ -689,6 +746,7 @@ void RankRunner::wait(const Action& a) {
 
 void RankRunner::waitall() {
   enter(MpiOp::Waitall, now());
+  test_at_entry(outstanding_);
   if (waitlab()) {
     // Sequential waits end at the same time as MPI_Waitall, without SMPI's loop of waitany
     // (quadratic in the number of requests).
@@ -702,7 +760,7 @@ void RankRunner::waitall() {
     block_ = Block::None;
     for (std::size_t i = 0; i < outstanding_.size(); ++i) {
       auto& o = outstanding_[i];
-      if (!o.send) {
+      if (!o.send && !o.done) {
         int got = 0;
         MPI_Get_count(&st[i], MPI_BYTE, &got);
         o.source = o.peer;
@@ -725,6 +783,7 @@ void RankRunner::sendrecv(const Action& a) {
   const double t0 = now();
   enter(MpiOp::Sendrecv, t0);
   event(EventKind::Send, MpiOp::Sendrecv, t0, trace::kCommWorld, a.peer, a.tag, a.bytes);
+  if (profile_ != nullptr) facts_.message(false, a.peer, a.bytes);
   // With itself on both sides SMPI copies locally, in no time and without messages.
   const bool local = a.peer == rank_ && a.peer2 == rank_;
   const std::uint64_t sseq = local ? 0 : next_send_seq(a.peer, a.tag);
@@ -750,6 +809,7 @@ void RankRunner::sendrecv(const Action& a) {
   const double t = now();
   event(EventKind::Recv, MpiOp::Sendrecv, t, trace::kCommWorld, a.peer2, a.tag2,
         static_cast<std::uint64_t>(got));
+  if (profile_ != nullptr) facts_.message(true, a.peer2, static_cast<std::uint64_t>(got));
   leave(MpiOp::Sendrecv, t);
 }
 
@@ -846,6 +906,7 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   e.bytes = sent;
   e.aux = got;
   loc_.events.push_back(e);
+  if (profile_ != nullptr) facts_.collective(root, sent + got);
   leave(op, t);
 }
 
@@ -866,7 +927,9 @@ void RankRunner::finalize() {
   const double t1 = now();
   check(MPI_Finalize(), "MPI_Finalize");
   block_ = Block::None;
-  leave(MpiOp::Finalize, t0 + (now() - t1));
+  const double end = t0 + (now() - t1);
+  leave(MpiOp::Finalize, end);
+  if (profile_ != nullptr) profile_->set_span(begin_, end);
 }
 
 std::string RankRunner::blocked() const {
@@ -1027,12 +1090,15 @@ RunResult Simulation::run() {
   tr.has_truth = true;
 
   runners_.reserve(static_cast<std::size_t>(n));
+  if (options_.minprofile)
+    profiles_.assign(static_cast<std::size_t>(n), minprofile::RankProfile(options_.minprofile_percentile));
   for (Rank r = 0; r < n; ++r) {
     auto& loc = tr.locations[static_cast<std::size_t>(r)];
     loc.rank = r;
     runners_.push_back(std::make_unique<RankRunner>(*this, r,
                                                     platform.rank_speed[static_cast<std::size_t>(r)],
                                                     workload_.stream(r), perturbations_.for_rank(r), loc));
+    if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
   }
   for (Rank r = 0; r < n; ++r) {
     RankRunner* runner = runners_[static_cast<std::size_t>(r)].get();
@@ -1094,6 +1160,12 @@ RunResult Simulation::run() {
       {"simulator", "waitlab on SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
                         std::to_string(SIMGRID_VERSION_MINOR)},
   };
+  if (options_.minprofile) {
+    tr.attributes.push_back({analysis::kTestedAttribute, "MPI_Wait/MPI_Waitall Enter events flag requests complete at entry"});
+    std::vector<std::string> names(paths_.size());
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = paths_.name(static_cast<trace::CallPathId>(i), tr.defs);
+    result_.estimate = minprofile::estimate(profiles_, names);
+  }
   return std::move(result_);
 }
 

@@ -538,7 +538,7 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
         case EventKind::Leave: {
           const Region& reg = t.defs.regions[e.ref];
           const MpiOp rop = reg.op;
-          if (e.op != rop || e.peer != kNoRank || e.tag != 0 || e.bytes != 0 || e.aux != 0 || e.reserved != 0)
+          if (e.op != rop || e.peer != kNoRank || e.tag != 0 || e.bytes != 0 || e.aux != 0 || e.flags != 0)
             ++loss.fields;
           if (rop == MpiOp::None) {
             if (depth > 0) ++loss.user_in_mpi;
@@ -587,7 +587,7 @@ std::vector<CommRec> pair_messages(const Trace& t, Losses& loss,
             ++loss.misplaced;
             break;
           }
-          if (e.op != call_op || e.reserved != 0) ++loss.fields;
+          if (e.op != call_op || e.flags != 0) ++loss.fields;
           switch (e.kind) {
             case EventKind::Send:
             case EventKind::IsendStart: {
@@ -972,7 +972,7 @@ std::vector<std::string> describe(const Trace& t, const Losses& l) {
   add(l.coll_time, "CollBegin/CollEnd events not at their call's Enter/Leave (read back there)");
   add(l.coll_root, "collective calls whose root Extrae's is-root flag cannot express (read back with another root)");
   add(l.requests, "request completions without a started request (lost)");
-  add(l.fields, "events with fields Paraver does not keep (op, reserved, unused or out-of-range fields)");
+  add(l.fields, "events with fields Paraver does not keep (op, flags, unused or out-of-range fields)");
   return out;
 }
 

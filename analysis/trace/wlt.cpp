@@ -9,7 +9,7 @@
 //   trailer  "WLTEND\0\0" (8)
 //
 // string = u32 length + bytes. Event record: f64 time, u64 bytes, u64 aux, u8 kind, u8 op,
-// u16 reserved, u32 ref, i32 peer, i32 tag. Truth record: f64 start, f64 end, f64 nominal,
+// u16 flags, u32 ref, i32 peer, i32 tag. Truth record: f64 start, f64 end, f64 nominal,
 // 3 × f64 injected, u32 region, i32 iteration.
 //
 // The records are exactly the in-memory structs on a little-endian host, so event and truth
@@ -56,7 +56,7 @@ constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read
 constexpr bool kBulk = std::endian::native == std::endian::little && sizeof(Event) == kEventBytes &&
                        offsetof(Event, time) == 0 && offsetof(Event, bytes) == 8 &&
                        offsetof(Event, aux) == 16 && offsetof(Event, kind) == 24 &&
-                       offsetof(Event, op) == 25 && offsetof(Event, reserved) == 26 &&
+                       offsetof(Event, op) == 25 && offsetof(Event, flags) == 26 &&
                        offsetof(Event, ref) == 28 && offsetof(Event, peer) == 32 &&
                        offsetof(Event, tag) == 36 && sizeof(ComputeTruth) == kTruthBytes &&
                        offsetof(ComputeTruth, start) == 0 && offsetof(ComputeTruth, end) == 8 &&
@@ -94,7 +94,7 @@ class Writer {
     uint(e.aux);
     uint(static_cast<std::uint8_t>(e.kind));
     uint(static_cast<std::uint8_t>(e.op));
-    uint(e.reserved);
+    uint(e.flags);
     uint(e.ref);
     i32(e.peer);
     i32(e.tag);
@@ -212,7 +212,7 @@ class Reader {
     e.aux = le<std::uint64_t>(b.data() + 16);
     e.kind = static_cast<EventKind>(b[24]);
     e.op = static_cast<MpiOp>(b[25]);
-    e.reserved = le<std::uint16_t>(b.data() + 26);
+    e.flags = le<std::uint16_t>(b.data() + 26);
     e.ref = le<std::uint32_t>(b.data() + 28);
     e.peer = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 32));
     e.tag = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 36));

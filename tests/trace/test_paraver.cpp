@@ -184,7 +184,7 @@ void expect_same_events(const Trace& back, const Trace& t, bool compare_aux = tr
       if (compare_aux) {
         EXPECT_EQ(a[i].aux, b[i].aux);
       }
-      EXPECT_EQ(a[i].reserved, b[i].reserved);
+      EXPECT_EQ(a[i].flags, b[i].flags);
     }
   }
 }

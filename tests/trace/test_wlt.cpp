@@ -57,7 +57,7 @@ Trace sample() {
     l.events.push_back(make_event(std::numeric_limits<double>::denorm_min(), EventKind::CollEnd, MpiOp::Allreduce,
                           kCommWorld, kNoRank, 0, std::numeric_limits<std::uint64_t>::max(), 8));
     l.events.push_back(make_event(-0.0, EventKind::Leave, MpiOp::Allreduce, allreduce));
-    l.events.back().reserved = 0xBEEF;  // kept as written, even if unused
+    l.events.back().flags = 0xBEEF;  // kept as written, even if unused
     ComputeTruth c;
     c.start = 1e-6;
     c.end = 0.1 + r;
@@ -110,7 +110,7 @@ TEST(Wlt, RoundTripIsExact) {
   // operator== on doubles would accept -0 == 0; the bits must survive too.
   EXPECT_TRUE(std::signbit(back.locations[0].events.back().time));
   EXPECT_EQ(back.locations[1].truth[0].injected[1], 1e-300);
-  EXPECT_EQ(back.locations[0].events.back().reserved, 0xBEEF);
+  EXPECT_EQ(back.locations[0].events.back().flags, 0xBEEF);
 }
 
 TEST(Wlt, RewriteIsByteIdentical) {
