@@ -261,7 +261,7 @@ class RankRunner {
 
   // The online estimator: what a PMPI wrapper sees of the call in progress.
   minprofile::RankProfile* profile_ = nullptr;  // null unless RunOptions::minprofile
-  analysis::CallFacts facts_;
+  minprofile::CallFacts facts_;
   trace::CallPathId path_ = trace::kNoCallPath;  // the user call path around the current point
   std::vector<trace::CallPathId> path_stack_;
   double begin_ = 0;

@@ -170,6 +170,7 @@ TEST(MinProfile, CsvAndJsonCarryEveryVariant) {
 namespace waitlab::analysis {
 namespace {
 
+using minprofile::classify;
 using minprofile::Pattern;
 using minprofile::Variant;
 using test::TraceBuilder;
