@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "analysis/minprofile/minprofile.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/clock.hpp"
@@ -28,6 +29,8 @@ const char* const kWaitstateCsv = "waitstates.csv";
 const char* const kDelayCsv = "delay.csv";
 const char* const kPathCsv = "critical_path.csv";
 const char* const kProfileCsv = "critical_path_profile.csv";
+const char* const kMinprofileCsv = "minprofile.csv";
+const char* const kMinprofileJson = "minprofile.json";
 
 template <typename F>
 auto timed(double& seconds, F&& f) {
@@ -85,6 +88,7 @@ std::vector<std::string> AnalysisSelection::names() const {
   if (waitstate) n.emplace_back("waitstate");
   if (delay) n.emplace_back("delay");
   if (critpath) n.emplace_back("critpath");
+  if (minprofile) n.emplace_back("minprofile");
   return n;
 }
 
@@ -100,11 +104,13 @@ AnalysisSelection parse_analyses(const std::vector<std::string>& names, const st
     sel.waitstate = sel.waitstate || n == "waitstate";
     sel.delay = sel.delay || n == "delay";
     sel.critpath = sel.critpath || n == "critpath";
+    sel.minprofile = sel.minprofile || n == "minprofile";
   }
   return sel;
 }
 
-AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel) {
+AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
+                            std::optional<minprofile::Result> online) {
   AnalysisReport r;
   r.selection = sel;
   if (!sel.any()) return r;
@@ -116,6 +122,9 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel)
   if (sel.delay) r.delay = timed(r.delay_seconds, [&] { return analysis::delay_costs(t, r.matching, *r.waits); });
   if (sel.critpath)
     r.critpath = timed(r.critpath_seconds, [&] { return analysis::critical_path(t, r.matching, *r.waits); });
+  if (sel.minprofile)
+    r.minprofile = online ? std::move(online)
+                          : timed(r.minprofile_seconds, [&] { return analysis::minprofile_estimate(t, r.matching); });
   return r;
 }
 
@@ -198,6 +207,13 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
   } else {
     j["critpath"] = nullptr;
   }
+  if (r.minprofile) {
+    // The call paths of minprofile.json, without its header.
+    const auto full = nlohmann::ordered_json::parse(minprofile::to_json(*r.minprofile, ""));
+    j["minprofile"] = {{"variants", full["variants"]}, {"call_paths", full["call_paths"]}};
+  } else {
+    j["minprofile"] = nullptr;
+  }
   return j;
 }
 
@@ -210,7 +226,9 @@ nlohmann::ordered_json analyses_host_json(const trace::Trace& t, const AnalysisR
   j["waitstate_s"] = r.waitstate_seconds;
   j["delay_s"] = r.delay_seconds;
   j["critpath_s"] = r.critpath_seconds;
-  const double all = r.match_seconds + r.waitstate_seconds + r.delay_seconds + r.critpath_seconds;
+  j["minprofile_s"] = r.minprofile_seconds;
+  const double all =
+      r.match_seconds + r.waitstate_seconds + r.delay_seconds + r.critpath_seconds + r.minprofile_seconds;
   j["events_per_second"] = rate(all);
   j["matching_bytes"] = r.matching.memory_bytes();
   return j;
@@ -248,6 +266,13 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
     for (const auto& s : r.critpath->segments)
       os << s.rank << ',' << csv(names[s.path]) << ',' << num(s.start) << ',' << num(s.end) << '\n';
   });
+  const auto source = [&](const std::string& text) {
+    return [&text](std::ostream& os) { os << text; };
+  };
+  const std::string mp_csv = r.minprofile ? minprofile::to_csv(*r.minprofile) : "";
+  const std::string mp_json = r.minprofile ? minprofile::to_json(*r.minprofile, "waitlab") : "";
+  table(kMinprofileCsv, r.minprofile.has_value(), source(mp_csv));
+  table(kMinprofileJson, r.minprofile.has_value(), source(mp_json));
   table(kProfileCsv, r.critpath.has_value(), [&](std::ostream& os) {
     os << "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s\n";
     for (const auto& p : r.critpath->profile)
@@ -286,6 +311,21 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
     for (const auto* e : top_delay(d, 5))
       out << fmt::format("  rank {:<6} {:<36} {:>12.6g} s short {:>12.6g} s long  ({})\n", e->rank, names[e->path],
                          e->short_term, e->long_term, analysis::delay_kind_name(e->kind));
+  }
+  if (r.minprofile) {
+    const auto& m = *r.minprofile;
+    auto totals = m.totals();
+    std::stable_sort(totals.begin(), totals.end(),
+                     [](const auto& a, const auto& b) { return a.waiting[0] > b.waiting[0]; });
+    double all = 0;
+    for (const auto& t : totals) all += t.waiting[0];
+    out << fmt::format("wait estimate   {} of {} ranks × {:.6g} s (minimum-duration estimator, paper variant)\n",
+                       percent(m.ranks > 0 && m.wall_time > 0 ? all / (static_cast<double>(m.ranks) * m.wall_time) : 0),
+                       m.ranks, m.wall_time);
+    for (std::size_t i = 0; i < totals.size() && i < 5 && totals[i].waiting[0] > 0; ++i)
+      out << fmt::format("  {:<44} {:>12.6g} s {:>8}  {}\n", m.paths[totals[i].path], totals[i].waiting[0],
+                         percent(m.ratio(totals[i], minprofile::Variant::Paper)),
+                         minprofile::pattern_name(totals[i].pattern));
   }
   if (r.critpath) {
     const auto& c = *r.critpath;

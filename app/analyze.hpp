@@ -17,6 +17,7 @@
 
 #include "analysis/critpath/critpath.hpp"
 #include "analysis/delay/delay.hpp"
+#include "analysis/minprofile/estimator.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 
@@ -26,8 +27,9 @@ struct AnalysisSelection {
   bool waitstate = false;
   bool delay = false;
   bool critpath = false;
-  bool any() const { return waitstate || delay || critpath; }
-  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath
+  bool minprofile = false;
+  bool any() const { return waitstate || delay || critpath || minprofile; }
+  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath, minprofile
 };
 
 // Parses names (models::select_analyses: comma-separated lists, `all`, delay and critpath
@@ -41,11 +43,15 @@ struct AnalysisReport {
   std::optional<analysis::WaitStateResult> waits;
   std::optional<analysis::DelayResult> delay;
   std::optional<analysis::CriticalPathResult> critpath;
+  std::optional<minprofile::Result> minprofile;
   // Host seconds per step (not deterministic: host.json only).
-  double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0;
+  double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0, minprofile_seconds = 0;
 };
 
-AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection);
+// `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
+// computing it from the trace (they are equal: tests/sim/test_minprofile_online.cpp).
+AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection,
+                            std::optional<minprofile::Result> online = std::nullopt);
 
 nlohmann::ordered_json analyses_json(const AnalysisReport& report);
 nlohmann::ordered_json analyses_host_json(const trace::Trace& trace, const AnalysisReport& report);

@@ -17,6 +17,7 @@
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/summary.hpp"
+#include "app/validate.hpp"
 #include "app/version.hpp"
 #include "models/perturbation.hpp"
 #include "models/replay.hpp"
@@ -142,7 +143,8 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const bool prebuilt = workload != nullptr;
   Outcome o = simulate_scenario(s, progress, std::move(workload));
   if (prebuilt) o.replay_notes = std::move(replay_notes);
-  const AnalysisReport report = run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"));
+  const AnalysisReport report =
+      run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate);
 
   const fs::path d(dir);
   const std::string summary = (d / "summary.json").string();
@@ -420,6 +422,22 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   replay->add_option("--out,-o", replay_args.out_dir, "Output directory (default: out/replay-<trace name>)");
   replay->add_flag("--no-progress", replay_no_progress, "Do not show progress on the terminal");
 
+  ValidateArgs validate_args;
+  bool validate_no_plot = false;
+  auto* validate_cmd = cli.add_subcommand(
+      "validate",
+      "Simulate scenarios and compare the minimum-duration wait-state estimator (what a PMPI profiler sees) with "
+      "the trace-based truth: DIR/validation.csv, validation.json, validation.png/.svg (docs/validation.md)");
+  validate_cmd->add_option("scenarios", validate_args.scenarios, "Scenario files")->required();
+  validate_cmd->add_option("--out,-o", validate_args.out_dir, "Output directory (default: out/validation)");
+  validate_cmd->add_option("--set,-s", validate_args.sets, "Override one value in every scenario (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  validate_cmd->add_option("--expected", validate_args.expected,
+                           "Compare validation.csv with this checked-in table (exit 3 if it differs)");
+  validate_cmd->add_flag("--update", validate_args.update, "With --expected: rewrite the table instead");
+  validate_cmd->add_flag("--no-plot", validate_no_plot, "Do not draw the scatter plot");
+
   cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
   auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
@@ -468,6 +486,11 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       replay_command(replay_args, out);
     } else if (analyze->parsed()) {
       analyze_command(analyze_args, out);
+    } else if (validate_cmd->parsed()) {
+      validate_args.plot = !validate_no_plot;
+      if (validate_args.update && validate_args.expected.empty()) throw InputError("--update needs --expected FILE");
+      const ValidateResult r = validate(validate_args, out);
+      if (r.compared && !r.differences.empty()) return 3;
     } else if (cli.got_subcommand("list")) {
       list_command(out);
     } else if (describe->parsed()) {

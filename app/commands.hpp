@@ -1,9 +1,11 @@
-// waitlab::app — the `waitlab` command line: run, check, list, describe.
+// waitlab::app — the `waitlab` command line: run, replay, convert, analyze, check, validate,
+// list, describe.
 //
-// Promise: every command is a function that tests can call; main() only parses the
-// arguments, calls one, and turns exceptions into exit codes: 0 success, 1 internal
-// failure, 2 bad input (InputError, bad arguments), 3 `check` found figures that differ
-// from the checked-in ones. Errors are one line "waitlab: error: ..." on `err`. Outputs
+// Promise: every command is a function that tests can call (analyze: app/analyze.hpp,
+// validate: app/validate.hpp); main() only parses the arguments, calls one, and turns
+// exceptions into exit codes: 0 success, 1 internal failure, 2 bad input (InputError, bad
+// arguments), 3 `check` or `validate --expected` found figures that differ from the
+// checked-in ones. Errors are one line "waitlab: error: ..." on `err`. Outputs
 // are written atomically; nothing host-dependent goes into summary.json (docs/cli.md).
 #pragma once
 

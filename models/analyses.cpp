@@ -23,6 +23,13 @@ void register_analyses(Registry& r) {
                   "The critical path (critical_path.csv), its profile and imbalance per call path "
                   "(critical_path_profile.csv), and the performance-impact split. Implies waitstate.",
                   {}));
+  r.add(make_spec(SpecKind::Analysis, "minprofile",
+                  "The minimum-duration wait-state estimator (paper 000): everything an MPI call lasts beyond the "
+                  "minimum of its category (function, log2 message size; local for point-to-point, global for "
+                  "collectives) counts as waiting, per call path × pattern × rank, with the variants per_peer, "
+                  "p5 and exclude_tested (minprofile.csv, minprofile.json). In `run` it is fed online during the "
+                  "simulation with what a PMPI profiler sees; in `analyze` it runs on the trace.",
+                  {}));
 }
 
 }  // namespace waitlab::models

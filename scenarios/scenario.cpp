@@ -818,6 +818,8 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
   r.options.collectives = s.run.collectives;
   r.options.semantics = s.run.semantics;
   r.options.progress = false;
+  r.options.minprofile =
+      std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), "minprofile") != s.outputs.analyses.end();
   return r;
 }
 

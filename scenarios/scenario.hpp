@@ -44,7 +44,9 @@ struct OutputConfig {
   std::string dir;       // default "out/<name>", relative to the working directory
   bool trace = true;     // write trace.wlt
   bool progress = true;  // show progress when stderr is a terminal
-  std::vector<std::string> analyses;  // analyses run on the simulated trace (waitstate, delay, critpath)
+  // Analyses run on the simulated trace (waitstate, delay, critpath, minprofile; minprofile
+  // also switches on the simulator's online estimator, RunOptions::minprofile).
+  std::vector<std::string> analyses;
 };
 
 struct Scenario {

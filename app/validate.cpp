@@ -1,0 +1,312 @@
+#include "app/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/error.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+#include "app/analyze.hpp"
+#include "app/plot.hpp"
+#include "app/summary.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace waitlab::app {
+
+namespace fs = std::filesystem;
+using minprofile::Pattern;
+using minprofile::Variant;
+using minprofile::kVariantCount;
+
+namespace {
+
+std::string num(double v) { return fmt::format("{}", v); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// Splits one CSV line (quoted fields as csv_field writes them).
+std::vector<std::string> csv_split(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::string function_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+double pct(double ratio) { return 100 * ratio; }
+double diff_pp(const ValidationRow& r, std::size_t v) { return 100 * (r.estimate_ratio[v] - r.truth_ratio); }
+double rel_diff(const ValidationRow& r, std::size_t v) {
+  return (r.estimate_ratio[v] - r.truth_ratio) / r.truth_ratio;
+}
+
+std::string variant(std::size_t v, double q) { return minprofile::variant_name(static_cast<Variant>(v), q); }
+
+std::string table_csv(const ValidateResult& res) {
+  std::string out = "scenario,call_path,function,pattern,calls,truth_pct,variant,estimate_pct,diff_pp,rel_diff\n";
+  for (const auto& r : res.rows)
+    for (std::size_t v = 0; v < kVariantCount; ++v) {
+      if (!r.computed[v]) continue;
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.scenario), csv_field(r.call_path),
+                         csv_field(r.function), minprofile::pattern_name(r.pattern), r.calls, num(pct(r.truth_ratio)),
+                         variant(v, res.percentile), num(pct(r.estimate_ratio[v])), num(diff_pp(r, v)),
+                         num(rel_diff(r, v)));
+    }
+  return out;
+}
+
+nlohmann::ordered_json table_json(const ValidateResult& res, const std::vector<std::string>& order) {
+  nlohmann::ordered_json j;
+  j["schema"] = "waitlab.validation";
+  j["threshold_pct"] = 100 * kValidationThreshold;
+  auto variants = nlohmann::ordered_json::array();
+  for (std::size_t v = 0; v < kVariantCount; ++v) variants.push_back(variant(v, res.percentile));
+  j["variants"] = variants;
+  auto scenarios = nlohmann::ordered_json::array();
+  for (const auto& name : order) {
+    nlohmann::ordered_json sc;
+    sc["scenario"] = name;
+    auto rows = nlohmann::ordered_json::array();
+    // Largest |difference| per (pattern, function) and variant.
+    std::map<std::string, nlohmann::ordered_json> worst;
+    for (const auto& r : res.rows) {
+      if (r.scenario != name) continue;
+      nlohmann::ordered_json row;
+      row["call_path"] = r.call_path;
+      row["pattern"] = minprofile::pattern_name(r.pattern);
+      row["calls"] = r.calls;
+      row["truth_s"] = r.truth_s;
+      row["truth_pct"] = pct(r.truth_ratio);
+      nlohmann::ordered_json est, dpp, rel;
+      const std::string group = std::string(minprofile::pattern_name(r.pattern)) + " " + r.function;
+      auto& w = worst[group];
+      for (std::size_t v = 0; v < kVariantCount; ++v) {
+        if (!r.computed[v]) continue;
+        const auto vn = variant(v, res.percentile);
+        est[vn] = pct(r.estimate_ratio[v]);
+        dpp[vn] = diff_pp(r, v);
+        rel[vn] = rel_diff(r, v);
+        auto& wv = w[vn];
+        if (wv.is_null() || std::abs(diff_pp(r, v)) > std::abs(wv["diff_pp"].get<double>()))
+          wv["diff_pp"] = diff_pp(r, v);
+        if (!wv.contains("rel_diff") || std::abs(rel_diff(r, v)) > std::abs(wv["rel_diff"].get<double>()))
+          wv["rel_diff"] = rel_diff(r, v);
+      }
+      row["estimate_pct"] = est;
+      row["diff_pp"] = dpp;
+      row["rel_diff"] = rel;
+      rows.push_back(row);
+    }
+    sc["call_paths"] = rows;
+    nlohmann::ordered_json wj;
+    for (auto& [k, v] : worst) wj[k] = v;
+    sc["largest_differences"] = wj;
+    scenarios.push_back(sc);
+  }
+  j["scenarios"] = scenarios;
+  return j;
+}
+
+void print_table(const ValidateResult& res, const std::string& name, std::size_t ranks, double wall,
+                 std::ostream& out) {
+  out << fmt::format("{} — {} ranks, {:.6g} s\n", name, ranks, wall);
+  std::string head = fmt::format("  {:<40} {:<15} {:>8}", "call path", "pattern", "truth");
+  for (std::size_t v = 0; v < kVariantCount; ++v) head += fmt::format(" {:>16}", variant(v, res.percentile));
+  out << head << "\n";
+  bool any = false;
+  for (const auto& r : res.rows) {
+    if (r.scenario != name) continue;
+    any = true;
+    std::string line = fmt::format("  {:<40} {:<15} {:>7.2f}%", r.call_path, minprofile::pattern_name(r.pattern),
+                                   pct(r.truth_ratio));
+    for (std::size_t v = 0; v < kVariantCount; ++v)
+      line += r.computed[v] ? fmt::format(" {:>7.2f}% {:>+6.2f}pp", pct(r.estimate_ratio[v]), diff_pp(r, v))
+                            : fmt::format(" {:>16}", "-");
+    out << line << "\n";
+  }
+  if (!any) out << "  (no call path waits 0.5 % or more)\n";
+}
+
+}  // namespace
+
+std::vector<std::string> compare_validation_csv(const std::string& expected, const std::string& actual) {
+  const auto rows = [](const std::string& text) {
+    std::map<std::string, std::vector<std::string>> m;
+    std::istringstream in(text);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      auto f = csv_split(line);
+      if (f.size() != 10) continue;
+      const std::string key = f[0] + " | " + f[1] + " | " + f[3] + " | " + f[6];
+      m[key] = f;
+    }
+    return m;
+  };
+  const auto e = rows(expected);
+  const auto a = rows(actual);
+  static const char* const kCols[] = {"scenario", "call_path", "function", "pattern", "calls",
+                                      "truth_pct", "variant",   "estimate_pct", "diff_pp", "rel_diff"};
+  std::vector<std::string> diffs;
+  for (const auto& [k, ev] : e) {
+    const auto it = a.find(k);
+    if (it == a.end()) {
+      diffs.push_back(k + ": missing (expected truth " + ev[5] + " %, estimate " + ev[7] + " %)");
+      continue;
+    }
+    const auto& av = it->second;
+    for (std::size_t c = 4; c < 10; ++c) {
+      if (c == 6) continue;
+      const double x = std::stod(ev[c]);
+      const double y = std::stod(av[c]);
+      const bool same = x == y || std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)) ||
+                        std::abs(x - y) <= 1e-12;
+      if (!same) diffs.push_back(k + ": " + kCols[c] + " " + av[c] + ", expected " + ev[c]);
+    }
+  }
+  for (const auto& [k, av] : a)
+    if (!e.count(k)) diffs.push_back(k + ": not expected (truth " + av[5] + " %, estimate " + av[7] + " %)");
+  return diffs;
+}
+
+ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
+  if (args.scenarios.empty()) throw InputError("validate: no scenario given");
+  ValidateResult res;
+  res.percentile = 5;
+  std::error_code ec;
+  fs::create_directories(args.out_dir, ec);
+  if (ec || !fs::is_directory(args.out_dir))
+    throw InputError(args.out_dir + ": cannot create the output directory: " + ec.message());
+
+  std::vector<std::string> order;
+  for (const auto& file : args.scenarios) {
+    scenarios::Scenario s = scenarios::load_scenario(file, args.sets);
+    if (std::find(order.begin(), order.end(), s.name) != order.end())
+      throw InputError(file + ": a scenario named '" + s.name + "' was already validated in this run");
+    order.push_back(s.name);
+    for (const char* a : {"waitstate", "minprofile"})
+      if (std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), a) == s.outputs.analyses.end())
+        s.outputs.analyses.emplace_back(a);
+    s.run.baseline = false;
+    Outcome o = simulate_scenario(s, false);
+    AnalysisSelection sel;
+    sel.waitstate = sel.minprofile = true;
+    const AnalysisReport report = run_analyses(o.result.trace, sel, o.result.estimate);
+    const fs::path dir = fs::path(args.out_dir) / s.name;
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(dir.string() + ": cannot create the output directory: " + ec.message());
+    write_analysis_tables(dir.string(), report);
+
+    const auto& w = *report.waits;
+    const auto& m = *report.minprofile;
+    res.percentile = m.percentile;
+    // Truth per (call path, pattern), subsets of Late Sender counted once (in late_sender).
+    std::map<std::pair<std::string, std::string>, double> truth;
+    for (const auto& e : w.table)
+      if (!analysis::is_subset_pattern(e.pattern))
+        truth[{report.path_names[e.path], std::string(analysis::pattern_name(e.pattern))}] += e.seconds;
+    std::map<std::pair<std::string, std::string>, const minprofile::Total*> est;
+    const auto totals = m.totals();
+    for (const auto& t : totals) est[{m.paths[t.path], std::string(minprofile::pattern_name(t.pattern))}] = &t;
+
+    const double denom = static_cast<double>(w.ranks) * w.wall_time;
+    for (const auto& [key, seconds] : truth) {
+      const Pattern p = minprofile::pattern_from_name(key.second);
+      if (p == Pattern::Count_ || p == Pattern::None) continue;  // not a pattern the estimator covers
+      const double ratio = denom > 0 ? seconds / denom : 0;
+      if (ratio < kValidationThreshold) continue;
+      ValidationRow r;
+      r.scenario = s.name;
+      r.call_path = key.first;
+      r.function = function_of(key.first);
+      r.pattern = p;
+      r.truth_s = seconds;
+      r.truth_ratio = ratio;
+      r.computed = m.computed;
+      if (const auto it = est.find(key); it != est.end()) {
+        r.calls = it->second->calls;
+        for (std::size_t v = 0; v < kVariantCount; ++v) r.estimate_ratio[v] = m.ratio(*it->second, static_cast<Variant>(v));
+      }
+      res.rows.push_back(r);
+    }
+    print_table(res, s.name, w.ranks, w.wall_time, out);
+  }
+
+  const fs::path d(args.out_dir);
+  const std::string csv = table_csv(res);
+  const std::string csv_path = (d / "validation.csv").string();
+  trace::write_file_atomic(csv_path, csv);
+  trace::write_file_atomic((d / "validation.json").string(), table_json(res, order).dump(2) + "\n");
+  std::vector<std::string> files = {csv_path, (d / "validation.json").string()};
+  if (args.plot) {
+    res.plot_problem = draw("validation", {csv_path, (d / "validation").string()});
+    if (res.plot_problem.empty()) {
+      files.push_back((d / "validation.png").string());
+      files.push_back((d / "validation.svg").string());
+    } else {
+      out << "no picture: " << res.plot_problem << "\n";
+    }
+  }
+  if (!args.expected.empty()) {
+    if (args.update) {
+      trace::write_file_atomic(args.expected, csv);
+      out << "wrote " << args.expected << "\n";
+    } else {
+      std::ifstream in(args.expected);
+      if (!in) throw InputError(args.expected + ": cannot read the expected table (create it with --update)");
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      res.differences = compare_validation_csv(text, csv);
+      res.compared = true;
+      if (res.differences.empty()) {
+        out << "same as " << args.expected << "\n";
+      } else {
+        out << "DIFFERS from " << args.expected << ":\n";
+        for (const auto& x : res.differences) out << "  " << x << "\n";
+      }
+    }
+  }
+  out << "results         ";
+  for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
+  out << "\n";
+  return res;
+}
+
+}  // namespace waitlab::app
