@@ -132,8 +132,9 @@ inline Action collective(ActionKind kind, std::uint64_t bytes, Rank root = 0) {
 //   bool step(int k, Action& a) const;    // fill `a` (default-constructed) or return false when
 //                                         // step k is empty for this rank (e.g. no left neighbour)
 // LoopStream stamps the iteration number on every action and numbers the request slots of
-// Isend/Irecv from 0 in each iteration: every program ends its non-blocking calls with
-// MPI_Waitall, so the slots are free again at the next iteration.
+// Isend/Irecv from 0 in each iteration: every program completes its non-blocking calls
+// before the iteration ends (MPI_Waitall, or MPI_Wait on every slot it numbered), so the
+// slots are free again at the next iteration.
 template <class Program>
 class LoopStream final : public ActionStream {
  public:

@@ -301,16 +301,17 @@ TEST(CliInProcess, DescribeWritesToGivenStream) {
 }
 
 
-// `waitlab run` with analyses and `waitlab analyze` on the trace it wrote agree exactly;
-// the tables have their documented headers; two analyses of one trace are byte-identical.
+// `waitlab run` with analyses and `waitlab analyze` on the trace it wrote agree exactly —
+// the minimum-duration estimate too, online in the run and offline in analyze; the tables
+// have their documented headers; two analyses of one trace are byte-identical.
 TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   const std::string demo = kSource + "/scenarios/demo.yaml";
   const std::string sets =
       " --set workload.ranks=64 --set workload.iterations=20 --set perturbations[0].rank=32"
-      " --set outputs.analyses=waitstate,delay,critpath";
+      " --set outputs.analyses=waitstate,delay,critpath,minprofile";
   const Result run = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "run").string() + "'" + sets);
   ASSERT_EQ(run.code, 0) << run.err;
-  for (const char* line : {"wait states     ", "delay costs     ", "critical path   "})
+  for (const char* line : {"wait states     ", "delay costs     ", "critical path   ", "wait estimate   "})
     EXPECT_NE(run.out.find(line), std::string::npos) << line << " missing in\n" << run.out;
   const std::string trace = (dir_ / "run" / "trace.wlt").string();
   const Result a = waitlab("analyze '" + trace + "' --out '" + (dir_ / "a").string() + "'");
@@ -322,7 +323,10 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   EXPECT_EQ(an["schema"], "waitlab.analysis");
   EXPECT_EQ(an["trace"]["ranks"], 64);
   EXPECT_EQ(an["analyses"], run_summary["analyses"]);
-  EXPECT_EQ(an["analyses"]["ran"], nlohmann::json({"waitstate", "delay", "critpath"}));
+  EXPECT_EQ(an["analyses"]["ran"], nlohmann::json({"waitstate", "delay", "critpath", "minprofile"}));
+  EXPECT_EQ(slurp(dir_ / "a" / "minprofile.csv"), slurp(dir_ / "run" / "minprofile.csv"));
+  EXPECT_EQ(an["analyses"]["minprofile"]["variants"],
+            nlohmann::json({"paper", "per_peer", "p5", "exclude_tested"}));
   // The 20 ms delay on rank 32: its neighbours wait 20 ms each, the cost sits on rank 32.
   EXPECT_EQ(an["analyses"]["delay"]["top"][0]["rank"], 32);
   EXPECT_NEAR(an["analyses"]["delay"]["top"][0]["short_term_s"].get<double>(), 0.04, 2e-5);
@@ -331,7 +335,9 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
       {"waitstates.csv", "pattern,call_path,rank,seconds,instances"},
       {"delay.csv", "kind,call_path,rank,short_term_s,long_term_s"},
       {"critical_path.csv", "rank,call_path,start_s,end_s"},
-      {"critical_path_profile.csv", "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s"}};
+      {"critical_path_profile.csv", "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s"},
+      {"minprofile.csv",
+       "call_path,pattern,rank,calls,time_s,wait_paper_s,wait_per_peer_s,wait_p5_s,wait_exclude_tested_s"}};
   for (const auto& [file, header] : headers) {
     const std::string text = slurp(dir_ / "a" / file);
     EXPECT_EQ(text.substr(0, text.find('\n')), header) << file;
@@ -347,6 +353,7 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   EXPECT_TRUE(fs::exists(dir_ / "a" / "waitstates.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "a" / "delay.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "a" / "critical_path.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "a" / "minprofile.csv"));
   const auto only = nlohmann::json::parse(slurp(dir_ / "a" / "summary.json"));
   EXPECT_TRUE(only["analyses"]["delay"].is_null());
   EXPECT_EQ(only["analyses"]["waitstate"], an["analyses"]["waitstate"]);
@@ -366,7 +373,7 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.err,
             "waitlab: error: --analyses: unknown analysis 'critpat'; did you mean 'critpath'? (allowed: waitstate, "
-            "delay, critpath, all)\n");
+            "delay, critpath, minprofile, all)\n");
   EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 

@@ -2,6 +2,7 @@
 // synthetic workload, written out by hand from docs/workloads.md.
 #include <gtest/gtest.h>
 
+#include "analysis/trace/error.hpp"
 #include "test_workload_util.hpp"
 
 namespace waitlab::models {
@@ -185,6 +186,111 @@ TEST(WorkloadSequence, Halo3dPeriodicExtentTwo) {
   EXPECT_EQ(shown(*w, 0), iterations(body(4, 2, 1), 2));
   EXPECT_EQ(shown(*w, 5), iterations(body(1, 7, 4), 2));
   EXPECT_EQ(shown(*w, 7), iterations(body(3, 5, 6), 2));
+}
+
+// halo2d/halo3d `completion`: one MPI_Waitall (default), or one MPI_Wait per request in the
+// order posted — the receives (slots 0 .. n−1), then the sends (n .. 2n−1). One iteration of
+// the interior rank 4 = (1, 1) of a 3 x 3 grid: neighbours -x 1, +x 7, -y 3, +y 5.
+V halo_interior_2d(const V& completion) {
+  V v = {"enter compute",       "compute(compute) 0.001", "leave compute",       "enter exchange",
+         "irecv <1 t1 1024 r0", "irecv <7 t0 1024 r1",    "irecv <3 t3 1024 r2", "irecv <5 t2 1024 r3",
+         "isend >1 t0 1024 r4", "isend >7 t1 1024 r5",    "isend >3 t2 1024 r6", "isend >5 t3 1024 r7"};
+  v.insert(v.end(), completion.begin(), completion.end());
+  v.push_back("leave exchange");
+  return v;
+}
+
+TEST(WorkloadSequence, Halo2dCompletionWaitallIsTheDefault) {
+  const V expected = iterations(halo_interior_2d({"waitall"}), 1);
+  auto dflt = build("halo2d", {{"px", "3"}, {"py", "3"}, {"iterations", "1"}, {"bytes", "1KiB"}});
+  EXPECT_EQ(shown(*dflt, 4), expected);
+  auto w = build("halo2d",
+                 {{"px", "3"}, {"py", "3"}, {"iterations", "1"}, {"bytes", "1KiB"}, {"completion", "waitall"}});
+  EXPECT_EQ(shown(*w, 4), expected);
+}
+
+TEST(WorkloadSequence, Halo2dCompletionWaitOnePerRequest) {
+  auto w = build("halo2d",
+                 {{"px", "3"}, {"py", "3"}, {"iterations", "2"}, {"bytes", "1KiB"}, {"completion", "wait"}});
+  // Receives first, in the order posted, then the sends; the slots restart at 0 every iteration.
+  EXPECT_EQ(shown(*w, 4), iterations(halo_interior_2d({"wait r0", "wait r1", "wait r2", "wait r3", "wait r4",
+                                                       "wait r5", "wait r6", "wait r7"}),
+                                     2));
+  // Exact kinds, peers and slots, not just their printout.
+  const auto actions = workload_test::draw(*w, 4);
+  ASSERT_EQ(actions.size(), 2u * 21);
+  for (int i = 0; i < 8; ++i) {
+    const Action& a = actions[static_cast<std::size_t>(12 + i)];
+    EXPECT_EQ(a.kind, ActionKind::Wait) << i;
+    EXPECT_EQ(a.request, i);
+    EXPECT_EQ(a.peer, trace::kNoRank);
+    EXPECT_EQ(a.iteration, 0);
+  }
+  // A corner has two neighbours: four requests, four waits (slots stay dense).
+  EXPECT_EQ(shown(*w, 0),
+            iterations({"enter compute", "compute(compute) 0.001", "leave compute", "enter exchange",
+                        "irecv <3 t0 1024 r0", "irecv <1 t2 1024 r1", "isend >3 t1 1024 r2",
+                        "isend >1 t3 1024 r3", "wait r0", "wait r1", "wait r2", "wait r3", "leave exchange"},
+                       2));
+}
+
+// prepost: the receives go first, in their own `exchange` instance, then the compute; the
+// sends and the completion follow. Interior rank 4 of 3 x 3, and corner rank 0 with `wait`.
+TEST(WorkloadSequence, Halo2dPrepostReceivesBeforeTheCompute) {
+  auto w = build("halo2d", {{"px", "3"}, {"py", "3"}, {"iterations", "2"}, {"bytes", "1KiB"}, {"prepost", "true"}});
+  EXPECT_EQ(shown(*w, 4),
+            iterations({"enter exchange", "irecv <1 t1 1024 r0", "irecv <7 t0 1024 r1", "irecv <3 t3 1024 r2",
+                        "irecv <5 t2 1024 r3", "leave exchange", "enter compute", "compute(compute) 0.001",
+                        "leave compute", "enter exchange", "isend >1 t0 1024 r4", "isend >7 t1 1024 r5",
+                        "isend >3 t2 1024 r6", "isend >5 t3 1024 r7", "waitall", "leave exchange"},
+                       2));
+  auto each = build("halo2d", {{"px", "3"}, {"py", "3"}, {"iterations", "1"}, {"bytes", "1KiB"},
+                               {"prepost", "true"}, {"completion", "wait"}});
+  EXPECT_EQ(shown(*each, 0),
+            iterations({"enter exchange", "irecv <3 t0 1024 r0", "irecv <1 t2 1024 r1", "leave exchange",
+                        "enter compute", "compute(compute) 0.001", "leave compute", "enter exchange",
+                        "isend >3 t1 1024 r2", "isend >1 t3 1024 r3", "wait r0", "wait r1", "wait r2", "wait r3",
+                        "leave exchange"},
+                       1));
+}
+
+TEST(WorkloadSequence, Halo3dCompletionWait) {
+  // Interior rank 13 = (1, 1, 1) of 3 x 3 x 3: neighbours -x 4, +x 22, -y 10, +y 16, -z 12, +z 14.
+  auto w = build("halo3d", {{"px", "3"}, {"py", "3"}, {"pz", "3"}, {"iterations", "1"}, {"completion", "wait"}});
+  V body = {"enter compute", "compute(compute) 0.001", "leave compute", "enter exchange"};
+  const int peer[6] = {4, 22, 10, 16, 12, 14};
+  for (int f = 0; f < 6; ++f)
+    body.push_back("irecv <" + std::to_string(peer[f]) + " t" + std::to_string(f ^ 1) + " 8192 r" +
+                   std::to_string(f));
+  for (int f = 0; f < 6; ++f)
+    body.push_back("isend >" + std::to_string(peer[f]) + " t" + std::to_string(f) + " 8192 r" +
+                   std::to_string(6 + f));
+  for (int s = 0; s < 12; ++s) body.push_back("wait r" + std::to_string(s));
+  body.push_back("leave exchange");
+  EXPECT_EQ(shown(*w, 13), iterations(body, 1));
+}
+
+TEST(WorkloadSequence, HaloCompletionRejectsUnknownValues) {
+  // From the scenario text: the choice is checked against the spec.
+  for (const char* type : {"halo2d", "halo3d"}) {
+    try {
+      build(type, {{"ranks", "4"}, {"completion", "waitany"}});
+      ADD_FAILURE() << type << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("test: option 'completion' of workload '") + type +
+                                           "': 'waitany' is not one of waitall, wait; did you mean 'waitall'?");
+    }
+  }
+  // Options made in code bypass the spec's parser: the workload checks again.
+  Options o = workload_test::options_for("halo2d", {{"ranks", "4"}}, "t.yaml: workload");
+  o.set("completion", std::string("Wait"));
+  try {
+    make_workload("halo2d", o);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "t.yaml: workload: option 'completion' of workload halo2d: must be waitall or wait, got Wait");
+  }
 }
 
 TEST(WorkloadSequence, Sweep2dFourCorners) {
