@@ -115,13 +115,13 @@ TEST_F(Validate, ExpectedTableIsComparedAndUpdated) {
   std::string csv = slurp(expected);
   const auto start = csv.find('\n') + 1;  // row 1
   const auto end = csv.find('\n', start);
-  std::vector<std::string> f;
-  std::istringstream ls(csv.substr(start, end - start));
-  for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-  ASSERT_EQ(f.size(), 10u);
-  f[7] = std::to_string(std::stod(f[7]) + 0.01);  // estimate_pct
-  std::string row;
-  for (const auto& x : f) row += (row.empty() ? "" : ",") + x;
+  // estimate_pct is the 8th field: between the 7th and 8th comma.
+  std::size_t c7 = start;
+  for (int i = 0; i < 7; ++i) c7 = csv.find(',', c7) + 1;
+  const std::size_t c8 = csv.find(',', c7);
+  ASSERT_LT(c8, end);
+  const std::string row = csv.substr(start, c7 - start) + std::to_string(std::stod(csv.substr(c7, c8 - c7)) + 0.01) +
+                          csv.substr(c8, end - c8);
   csv.replace(start, end - start, row);
   write("expected.csv", csv);
   EXPECT_EQ(run({"validate", scenario(), "--out", out, "--no-plot", "--expected", expected}, &text), 3);
@@ -129,15 +129,21 @@ TEST_F(Validate, ExpectedTableIsComparedAndUpdated) {
 }
 
 TEST_F(Validate, CompareToleratesRoundingOnly) {
-  const std::string head = "scenario,call_path,function,pattern,calls,truth_pct,variant,estimate_pct,diff_pp,rel_diff\n";
-  const std::string a = head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5,paper,3,0.5,0.2\n";
+  const std::string head =
+      "scenario,call_path,function,pattern,calls,truth_pct,variant,estimate_pct,diff_pp,rel_diff,"
+      "complete_at_entry,mean_call_s,mean_truth_s,mean_rank_minimum_s\n";
+  const std::string a = head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5,paper,3,0.5,0.2,4,1e-5,2e-6,1e-6\n";
   EXPECT_TRUE(compare_validation_csv(a, a).empty());
-  const std::string close = head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5000000000001,paper,3,0.5,0.2\n";
+  const std::string close =
+      head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5000000001,paper,3,0.5,0.2,4,1e-5,2e-6,1e-6\n";
   EXPECT_TRUE(compare_validation_csv(a, close).empty());
-  const std::string off = head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5,paper,3.01,0.51,0.204\n";
-  EXPECT_EQ(compare_validation_csv(a, off).size(), 3u);
-  const std::string other = head + "s,main/MPI_Wait,MPI_Wait,late_sender,10,2.5,paper,3,0.5,0.2\n";
+  const std::string off = head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5,paper,3.01,0.51,0.204,5,1e-5,2e-6,1e-6\n";
+  EXPECT_EQ(compare_validation_csv(a, off).size(), 4u);
+  const std::string other = head + "s,main/MPI_Wait,MPI_Wait,late_sender,10,2.5,paper,3,0.5,0.2,4,1e-5,2e-6,1e-6\n";
   EXPECT_EQ(compare_validation_csv(a, other).size(), 2u);  // one missing, one not expected
+  const std::string empty_stats = head + "s,main/MPI_Recv,MPI_Recv,late_sender,10,2.5,paper,3,0.5,0.2,,,,\n";
+  EXPECT_EQ(compare_validation_csv(a, empty_stats).size(), 4u);
+  EXPECT_EQ(compare_validation_csv(a, head + "s,cut,short\n").size(), 2u);  // malformed: reported
 }
 
 TEST_F(Validate, BadInputExitsWith2) {
