@@ -57,8 +57,16 @@ for ax, (title, keep) in zip(axes.flat, panels):
     ax.set_title(title)
     ax.set_xlabel("wait ratio, trace analysis (%)")
     ax.set_ylabel("wait ratio, estimate (%)")
-    ax.legend(loc="upper left", fontsize=10, frameon=True)
+# One legend for all panels, below them: in the panels it would hide points.
+handles, labels = {}, []
+for ax in axes.flat[: len(panels)]:
+    for h, lab in zip(*ax.get_legend_handles_labels()):
+        if lab not in handles:
+            handles[lab] = h
+            labels.append(lab)
 fig.suptitle("Minimum-duration estimator vs. trace-based truth (call paths with truth ≥ 0.5 %)", fontsize=14)
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0.06, 1, 1))
+fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=len(labels), fontsize=12,
+           frameon=False)
 fig.savefig(out + ".png", dpi=110, metadata={"Software": None})
 fig.savefig(out + ".svg", metadata={"Date": None, "Creator": None})
