@@ -9,6 +9,7 @@
 
 #include "analysis/minprofile/minprofile.hpp"
 #include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/clock.hpp"
 #include "analysis/trace/trace_io.hpp"
@@ -40,16 +41,6 @@ auto timed(double& seconds, F&& f) {
   return r;
 }
 
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
 
 // Shortest representation that reads back to the same double (fmt's default).
 std::string num(double v) {
@@ -252,19 +243,19 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
   table(kWaitstateCsv, r.selection.waitstate, [&](std::ostream& os) {
     os << "pattern,call_path,rank,seconds,instances\n";
     for (const auto& e : r.waits->table)
-      os << analysis::pattern_name(e.pattern) << ',' << csv(names[e.path]) << ',' << e.rank << ','
+      os << analysis::pattern_name(e.pattern) << ',' << trace::csv_field(names[e.path]) << ',' << e.rank << ','
          << num(e.seconds) << ',' << e.count << '\n';
   });
   table(kDelayCsv, r.delay.has_value(), [&](std::ostream& os) {
     os << "kind,call_path,rank,short_term_s,long_term_s\n";
     for (const auto& e : r.delay->table)
-      os << analysis::delay_kind_name(e.kind) << ',' << csv(names[e.path]) << ',' << e.rank << ','
+      os << analysis::delay_kind_name(e.kind) << ',' << trace::csv_field(names[e.path]) << ',' << e.rank << ','
          << num(e.short_term) << ',' << num(e.long_term) << '\n';
   });
   table(kPathCsv, r.critpath.has_value(), [&](std::ostream& os) {
     os << "rank,call_path,start_s,end_s\n";
     for (const auto& s : r.critpath->segments)
-      os << s.rank << ',' << csv(names[s.path]) << ',' << num(s.start) << ',' << num(s.end) << '\n';
+      os << s.rank << ',' << trace::csv_field(names[s.path]) << ',' << num(s.start) << ',' << num(s.end) << '\n';
   });
   const auto source = [&](const std::string& text) {
     return [&text](std::ostream& os) { os << text; };
@@ -277,7 +268,7 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
     os << "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s\n";
     for (const auto& p : r.critpath->profile)
       if (p.time > 0 || p.on_path > 0)
-        os << csv(names[p.path]) << ',' << num(p.on_path) << ',' << num(p.time) << ',' << num(p.waiting) << ','
+        os << trace::csv_field(names[p.path]) << ',' << num(p.on_path) << ',' << num(p.time) << ',' << num(p.waiting) << ','
            << num(p.average) << ',' << num(p.imbalance) << '\n';
   });
   return written;

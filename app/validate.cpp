@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 #include "app/analyze.hpp"
@@ -24,49 +25,15 @@
 namespace waitlab::app {
 
 namespace fs = std::filesystem;
+using minprofile::kVariantCount;
 using minprofile::Pattern;
 using minprofile::Variant;
-using minprofile::kVariantCount;
+using trace::csv_field;
+using trace::csv_split;
 
 namespace {
 
 std::string num(double v) { return fmt::format("{}", v); }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
-// Splits one CSV line (quoted fields as csv_field writes them).
-std::vector<std::string> csv_split(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 std::string function_of(const std::string& path) {
   const auto slash = path.rfind('/');

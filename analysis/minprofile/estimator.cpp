@@ -9,6 +9,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "analysis/trace/csv.hpp"
+
 namespace waitlab::minprofile {
 
 namespace {
@@ -30,15 +32,6 @@ double excess(double sum, std::uint64_t n, double m) {
 
 std::string num(double v) { return fmt::format("{}", v); }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
 
 }  // namespace
 
@@ -322,7 +315,7 @@ std::string to_csv(const Result& r) {
     out += ",wait_" + variant_name(static_cast<Variant>(v), r.percentile) + "_s";
   out += '\n';
   for (const auto& x : r.rows) {
-    out += fmt::format("{},{},{},{},{}", csv_field(r.paths[x.path]), pattern_name(x.pattern), x.rank, x.calls,
+    out += fmt::format("{},{},{},{},{}", trace::csv_field(r.paths[x.path]), pattern_name(x.pattern), x.rank, x.calls,
                        num(x.time));
     for (std::size_t v = 0; v < kVariantCount; ++v) out += r.computed[v] ? "," + num(x.waiting[v]) : ",";
     out += '\n';
