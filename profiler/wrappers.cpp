@@ -74,6 +74,19 @@ int collective(int rc, bool root, std::uint64_t moved) {
   return rc;
 }
 
+// MPI_Send and MPI_Ssend: the call, timed, and the message it completed.
+template <typename Call>
+int blocking_send(MpiOp op, const void* caller, int dest, std::uint64_t n, Call call) {
+  prof.begin(op, caller);
+  const int rc = call();
+  const double t = now();
+  if (rc == MPI_SUCCESS) {
+    prof.facts().message(false, dest, n);
+    prof.end(t);
+  }
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -106,26 +119,14 @@ int MPI_Finalize() {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!prof.recording()) return PMPI_Send(buf, count, type, dest, tag, comm);
-  prof.begin(MpiOp::Send, __builtin_return_address(0));
-  const int rc = PMPI_Send(buf, count, type, dest, tag, comm);
-  const double t = now();
-  if (rc == MPI_SUCCESS) {
-    prof.facts().message(false, dest, bytes(count, type));
-    prof.end(t);
-  }
-  return rc;
+  return blocking_send(MpiOp::Send, __builtin_return_address(0), dest, bytes(count, type),
+                       [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!prof.recording()) return PMPI_Ssend(buf, count, type, dest, tag, comm);
-  prof.begin(MpiOp::Ssend, __builtin_return_address(0));
-  const int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
-  const double t = now();
-  if (rc == MPI_SUCCESS) {
-    prof.facts().message(false, dest, bytes(count, type));
-    prof.end(t);
-  }
-  return rc;
+  return blocking_send(MpiOp::Ssend, __builtin_return_address(0), dest, bytes(count, type),
+                       [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
