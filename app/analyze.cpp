@@ -6,8 +6,10 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 
 #include "analysis/minprofile/minprofile.hpp"
+#include "app/idlewave_output.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
@@ -80,6 +82,7 @@ std::vector<std::string> AnalysisSelection::names() const {
   if (delay) n.emplace_back("delay");
   if (critpath) n.emplace_back("critpath");
   if (minprofile) n.emplace_back("minprofile");
+  if (idlewave) n.emplace_back("idlewave");
   return n;
 }
 
@@ -96,6 +99,7 @@ AnalysisSelection parse_analyses(const std::vector<std::string>& names, const st
     sel.delay = sel.delay || n == "delay";
     sel.critpath = sel.critpath || n == "critpath";
     sel.minprofile = sel.minprofile || n == "minprofile";
+    sel.idlewave = sel.idlewave || n == "idlewave";
   }
   return sel;
 }
@@ -116,6 +120,8 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
   if (sel.minprofile)
     r.minprofile = online ? std::move(online)
                           : timed(r.minprofile_seconds, [&] { return analysis::minprofile_estimate(t, r.matching); });
+  if (sel.idlewave)
+    r.idlewave = timed(r.idlewave_seconds, [&] { return analysis::idle_waves(t, r.matching, *r.waits); });
   return r;
 }
 
@@ -205,6 +211,7 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
   } else {
     j["minprofile"] = nullptr;
   }
+  j["idlewave"] = r.idlewave ? idlewave_json(*r.idlewave) : nullptr;
   return j;
 }
 
@@ -218,8 +225,9 @@ nlohmann::ordered_json analyses_host_json(const trace::Trace& t, const AnalysisR
   j["delay_s"] = r.delay_seconds;
   j["critpath_s"] = r.critpath_seconds;
   j["minprofile_s"] = r.minprofile_seconds;
-  const double all =
-      r.match_seconds + r.waitstate_seconds + r.delay_seconds + r.critpath_seconds + r.minprofile_seconds;
+  j["idlewave_s"] = r.idlewave_seconds;
+  const double all = r.match_seconds + r.waitstate_seconds + r.delay_seconds + r.critpath_seconds +
+                     r.minprofile_seconds + r.idlewave_seconds;
   j["events_per_second"] = rate(all);
   j["matching_bytes"] = r.matching.memory_bytes();
   return j;
@@ -271,6 +279,11 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
         os << trace::csv_field(names[p.path]) << ',' << num(p.on_path) << ',' << num(p.time) << ',' << num(p.waiting) << ','
            << num(p.average) << ',' << num(p.imbalance) << '\n';
   });
+  for (auto& f : write_idlewave_files(dir, r.idlewave ? &*r.idlewave : nullptr)) written.push_back(std::move(f));
+  if (r.idlewave) {
+    if (const std::string why = draw_idlewave(dir); !why.empty())
+      std::cerr << "waitlab: the idle-wave pictures were not drawn: " << why << "\n";
+  }
   return written;
 }
 
@@ -326,6 +339,7 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
       out << fmt::format("  {:<44} imbalance {:>10.6g} s (on path {:.6g} s, average {:.6g} s)\n", names[p->path],
                          p->imbalance, p->on_path, p->average);
   }
+  if (r.idlewave) print_idlewave_summary(*r.idlewave, out);
 }
 
 void analyze_command(const AnalyzeArgs& args, std::ostream& out) {

@@ -17,6 +17,7 @@
 
 #include "analysis/critpath/critpath.hpp"
 #include "analysis/delay/delay.hpp"
+#include "analysis/idlewave/idlewave.hpp"
 #include "analysis/minprofile/estimator.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/waitstate/waitstate.hpp"
@@ -28,8 +29,9 @@ struct AnalysisSelection {
   bool delay = false;
   bool critpath = false;
   bool minprofile = false;
-  bool any() const { return waitstate || delay || critpath || minprofile; }
-  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath, minprofile
+  bool idlewave = false;
+  bool any() const { return waitstate || delay || critpath || minprofile || idlewave; }
+  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath, minprofile, idlewave
 };
 
 // Parses names (models::select_analyses: comma-separated lists, `all`, delay and critpath
@@ -44,8 +46,10 @@ struct AnalysisReport {
   std::optional<analysis::DelayResult> delay;
   std::optional<analysis::CriticalPathResult> critpath;
   std::optional<minprofile::Result> minprofile;
+  std::optional<analysis::IdleWaveResult> idlewave;
   // Host seconds per step (not deterministic: host.json only).
-  double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0, minprofile_seconds = 0;
+  double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0, minprofile_seconds = 0,
+         idlewave_seconds = 0;
 };
 
 // `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
@@ -56,7 +60,9 @@ AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& 
 nlohmann::ordered_json analyses_json(const AnalysisReport& report);
 nlohmann::ordered_json analyses_host_json(const trace::Trace& trace, const AnalysisReport& report);
 // Writes the CSV tables of the analyses that ran into `dir` (atomically) and removes the
-// tables of those that did not; returns the paths written.
+// tables of those that did not; draws the idle-wave pictures when that analysis ran (a
+// picture that cannot be drawn is reported on standard error, never an error); returns the
+// paths written.
 std::vector<std::string> write_analysis_tables(const std::string& dir, const AnalysisReport& report);
 void print_analysis_summary(const AnalysisReport& report, std::ostream& out);
 

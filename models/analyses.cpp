@@ -30,6 +30,14 @@ void register_analyses(Registry& r) {
                   "p5 and exclude_tested (minprofile.csv, minprofile.json). In `run` it is fed online during the "
                   "simulation with what a PMPI profiler sees; in `analyze` it runs on the trace.",
                   {}));
+  r.add(make_spec(SpecKind::Analysis, "idlewave",
+                  "Idle waves (paper 003, ALGORITHMS.md §7): idle periods per rank, the idle-period matrix (rank × "
+                  "time), one wave per injected delay (or per largest idle period) with its fronts in both "
+                  "directions — speed in ranks/s and ranks/iteration, amplitude decay, where they stop — against "
+                  "the model σ·d/(T_exec + T_comm), and self-synchronisation behind a slow group "
+                  "(idlewave.json, idlewave_fronts.csv, idle_matrix.npy; pictures idlewave_*.png/.svg). Implies "
+                  "waitstate.",
+                  {}));
 }
 
 }  // namespace waitlab::models

@@ -1,0 +1,156 @@
+// waitlab::analysis — idle waves (ALGORITHMS.md §7; paper 003 and the analytic model of
+// Afzal et al.).
+//
+// Promise: idle_waves(trace, matching, waits) is a pure function that
+//   - collects the idle periods of every rank: the time it waits for data, i.e. the Late
+//     Sender waiting of receive-completing calls and the waiting in collectives (Wait at
+//     NxN, Wait at Barrier, Late Broadcast, Early Reduce, Early Scan; not MPI_Init and
+//     MPI_Finalize), each as an interval [start, start + seconds] of simulated or measured
+//     time;
+//   - bins them into the idle-period matrix (rank × time bins; seconds idle per cell);
+//   - finds the iterations of each rank (from the ground truth, or from the user region
+//     entered once per iteration) and measures the undisturbed iteration: T_exec (time
+//     outside MPI) and T_comm (time in MPI), medians over ranks and iterations;
+//   - tracks one idle wave per injected one-off delay (ground truth; a simulated trace without
+//     one has no wave), or, on a measured trace, per idle period that stands out (at least
+//     half the largest and 10 × the mean idle time per rank and iteration), earliest first,
+//     that no wave found before explains: its front in both directions rank by rank
+//     (on the next rank, the first idle period of at least `threshold` × the source's delay,
+//     and 5 × the median idle time per rank and iteration,
+//     that starts between half an iteration before and three iterations after the previous
+//     front point — noise stretches the iterations a wave passes), the front's speed in ranks per
+//     second and per iteration by least squares with R², the amplitude per rank and its
+//     decay (seconds lost per rank, the negated slope), and where the front stops: the end
+//     of the chain, decay below the threshold, another wave's front, the end of the trace;
+//   - compares each front's speed with the model v = σ·d/(T_exec + T_comm), σ and d
+//     inferred from the trace (d: the largest rank distance of a message; σ = 2 for a
+//     bidirectional exchange in one-sided phases under rendezvous, i.e. when no send ever
+//     completed before its receive was posted; else 1) unless given in the options;
+//   - detects self-synchronisation: a slow group (per-rank mean compute per iteration split
+//     at its largest relative gap, if that gap exceeds `slow_gap`), the fast ranks' idle
+//     time per iteration in the second half of the run against T_slow − T_fast, the phase of
+//     each fast rank's idle periods, and the speed of the synchronisation front.
+// Nothing here prints or reads files.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "analysis/trace/match.hpp"
+#include "analysis/trace/trace.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+
+namespace waitlab::analysis {
+
+struct IdleWaveOptions {
+  double bin_seconds = 0;    // width of a matrix column; 0 = one undisturbed iteration
+  int max_bins = 1000;       // automatic width never makes more columns than this
+  double threshold = 0.05;   // a front reaches a rank whose idle period is ≥ this × the source's delay
+                             // (and ≥ 5 × the median idle per rank and iteration: noise is no front)
+  int sigma = 0;             // 0 = inferred from the trace
+  int distance = 0;          // 0 = inferred from the trace
+  int max_waves = 8;         // largest idle periods tracked when nothing was injected
+  double slow_gap = 0.03;    // relative gap in per-rank compute that separates a slow group
+};
+
+// One idle period of one rank.
+struct IdlePeriod {
+  Rank rank = 0;
+  Time start = 0;
+  double seconds = 0;
+  std::int32_t iteration = -1;  // -1 before the first iteration
+  Pattern pattern = Pattern::LateSender;
+  Rank cause_rank = trace::kNoRank;
+};
+
+enum class FrontStop : std::uint8_t { Boundary = 0, Decayed, Met, EndOfTrace };
+std::string_view front_stop_name(FrontStop s);  // "boundary", "decayed", "met", "end_of_trace"
+
+struct FrontPoint {
+  Rank rank = 0;
+  int distance = 0;             // |rank − source rank|
+  Time time = 0;                // start of the idle period
+  std::int32_t iteration = -1;  // of the idle period
+  double amplitude = 0;         // its length, s
+};
+
+// A line fitted by least squares, y = intercept + slope·x, with its coefficient of determination.
+struct LineFit {
+  double slope = 0;
+  double intercept = 0;
+  double r2 = 0;  // 1 for a perfect fit (also when every y is equal)
+  std::size_t points = 0;
+};
+
+struct Front {
+  int direction = 1;  // +1: towards higher ranks ("up"), −1: towards lower ranks ("down")
+  std::vector<FrontPoint> points;
+  LineFit by_time;       // distance over time: slope = ranks per second
+  LineFit by_iteration;  // distance over iterations since the source: slope = ranks per iteration
+  LineFit amplitude;     // amplitude over distance: −slope = decay, s per rank
+  double decay_s_per_rank = 0;
+  double predicted_ranks_per_s = 0;
+  double measured_over_predicted = 0;
+  FrontStop stop = FrontStop::Boundary;
+  Rank stop_rank = trace::kNoRank;  // last rank reached (the source if none)
+  int reach() const { return static_cast<int>(points.size()); }
+};
+
+struct Wave {
+  Rank source_rank = 0;
+  Time source_time = 0;  // when the delayed computation ended (injected) or the idle period began
+  std::int32_t source_iteration = -1;
+  double delay = 0;      // injected delay, or the length of the largest idle period
+  bool injected = false;
+  Front down;  // direction −1
+  Front up;    // direction +1
+};
+
+struct SelfSync {
+  bool slow_group = false;  // a slow group was found
+  bool detected = false;    // and the fast ranks idle about T_slow − T_fast per iteration
+  std::vector<Rank> slow_ranks;
+  double t_slow = 0, t_fast = 0;       // mean compute per iteration of each group, s
+  double expected_idle = 0;            // T_slow − T_fast
+  double fast_idle_per_iteration = 0;  // measured, second half of the run
+  // Per rank (every rank; 0 for slow ranks): mean offset of the rank's longest idle period in
+  // an iteration from the earliest start of that iteration over all ranks, second half, s.
+  std::vector<double> phase;
+  double phase_spread = 0;             // max − min of the fast ranks' phases
+  LineFit front;                       // distance to the nearest slow rank over the iteration it synchronised
+};
+
+struct IdleMatrix {
+  Time t0 = 0;
+  double bin = 0;
+  std::size_t bins = 0;
+  std::size_t ranks = 0;
+  std::vector<float> idle;  // seconds idle, row-major [rank][bin]
+  double at(std::size_t rank, std::size_t bin_index) const { return idle[rank * bins + bin_index]; }
+};
+
+struct IdleWaveResult {
+  std::vector<IdlePeriod> periods;  // sorted by (rank, start)
+  double total_idle = 0;
+  IdleMatrix matrix;
+  std::int32_t iterations = 0;      // most iterations found on a rank
+  bool iterations_from_truth = false;
+  double iteration_s = 0, t_exec_s = 0, t_comm_s = 0;
+  int distance = 0, sigma = 1;
+  bool distance_inferred = true, sigma_inferred = true;
+  bool eager = true;            // some send completed before its receive was posted
+  bool phased = false;          // receives completed in one-sided phases
+  bool bidirectional = false;   // ranks receive from both sides
+  double threshold_s = 0;       // the smallest idle period the fronts of the largest wave follow
+  std::vector<Wave> waves;
+  SelfSync self_sync;
+};
+
+IdleWaveResult idle_waves(const trace::Trace& trace, const trace::Matching& matching,
+                          const WaitStateResult& waits, const IdleWaveOptions& options = {});
+
+// Least-squares line through (x[i], y[i]).
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace waitlab::analysis

@@ -1,0 +1,220 @@
+#include "app/idlewave_output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/error.hpp"
+#include "app/plot.hpp"
+
+namespace waitlab::app {
+
+namespace fs = std::filesystem;
+using analysis::Front;
+using analysis::IdleWaveResult;
+
+namespace {
+
+const char* const kJson = "idlewave.json";
+const char* const kFronts = "idlewave_fronts.csv";
+const char* const kMatrix = "idle_matrix.npy";
+const char* const kSelfSync = "idlewave_selfsync.csv";
+
+std::string num(double v) {
+  return fmt::format("{}", v);
+}
+
+nlohmann::ordered_json front_json(const Front& f) {
+  nlohmann::ordered_json j;
+  j["direction"] = f.direction < 0 ? "down" : "up";
+  j["reach_ranks"] = f.reach();
+  j["stop"] = analysis::front_stop_name(f.stop);
+  j["stop_rank"] = f.stop_rank;
+  j["speed_ranks_per_s"] = f.by_time.slope;
+  j["fit_r2"] = f.by_time.r2;
+  j["speed_ranks_per_iteration"] = f.by_iteration.slope;
+  j["iteration_fit_r2"] = f.by_iteration.r2;
+  j["predicted_ranks_per_s"] = f.predicted_ranks_per_s;
+  j["measured_over_predicted"] = f.measured_over_predicted;
+  j["decay_s_per_rank"] = f.decay_s_per_rank;
+  j["amplitude_first_s"] = f.points.empty() ? 0.0 : f.points.front().amplitude;
+  j["amplitude_last_s"] = f.points.empty() ? 0.0 : f.points.back().amplitude;
+  return j;
+}
+
+// NumPy's .npy format, version 1.0: magic, header length, a Python dict literal padded with
+// spaces to a multiple of 64 bytes, then the little-endian float32 data.
+void write_npy(std::ostream& os, const analysis::IdleMatrix& m) {
+  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", m.ranks, m.bins);
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  const auto len = static_cast<std::uint16_t>(header.size());
+  const char head[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  os.write(head, 8);
+  const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  os.write(len_le, 2);
+  os << header;
+  static_assert(sizeof(float) == 4);
+  os.write(reinterpret_cast<const char*>(m.idle.data()), static_cast<std::streamsize>(m.idle.size() * sizeof(float)));
+}
+
+// The ranks next to the first slow rank that has a fast neighbour: up to 7 fast ranks on that
+// side and the slow rank itself, over 6 iterations of the second half of the run.
+std::vector<analysis::Rank> selfsync_ranks(const IdleWaveResult& r, std::int32_t& k0) {
+  const auto& ss = r.self_sync;
+  std::vector<analysis::Rank> out;
+  k0 = std::max(1, r.iterations / 2);
+  if (ss.slow_ranks.empty()) return out;
+  const auto P = static_cast<analysis::Rank>(r.matrix.ranks);
+  std::vector<char> slow(static_cast<std::size_t>(P), 0);
+  for (auto s : ss.slow_ranks) slow[static_cast<std::size_t>(s)] = 1;
+  for (auto s : ss.slow_ranks) {
+    const int side = s > 0 && !slow[static_cast<std::size_t>(s - 1)] ? -1
+                     : s + 1 < P && !slow[static_cast<std::size_t>(s + 1)] ? 1
+                                                                           : 0;
+    if (side == 0) continue;
+    out.push_back(s);
+    for (int k = 1; k <= 7; ++k) {
+      const analysis::Rank q = s + side * k;
+      if (q < 0 || q >= P || slow[static_cast<std::size_t>(q)]) break;
+      out.push_back(q);
+    }
+    break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json idlewave_json(const IdleWaveResult& r) {
+  nlohmann::ordered_json j;
+  j["idle_total_s"] = r.total_idle;
+  j["idle_periods"] = r.periods.size();
+  j["iterations"] = r.iterations;
+  j["iterations_from"] = r.iterations_from_truth ? "truth" : "region";
+  j["iteration_s"] = r.iteration_s;
+  j["t_exec_s"] = r.t_exec_s;
+  j["t_comm_s"] = r.t_comm_s;
+  j["distance"] = r.distance;
+  j["distance_inferred"] = r.distance_inferred;
+  j["sigma"] = r.sigma;
+  j["sigma_inferred"] = r.sigma_inferred;
+  j["eager"] = r.eager;
+  j["phased"] = r.phased;
+  j["bidirectional"] = r.bidirectional;
+  j["predicted_ranks_per_s"] = r.iteration_s > 0 ? r.sigma * r.distance / r.iteration_s : 0.0;
+  j["matrix"] = {{"t0_s", r.matrix.t0},
+                 {"bin_s", r.matrix.bin},
+                 {"bins", r.matrix.bins},
+                 {"ranks", r.matrix.ranks},
+                 {"file", kMatrix}};
+  nlohmann::ordered_json waves = nlohmann::ordered_json::array();
+  for (const auto& w : r.waves) {
+    waves.push_back({{"source_rank", w.source_rank},
+                     {"source_time_s", w.source_time},
+                     {"source_iteration", w.source_iteration},
+                     {"delay_s", w.delay},
+                     {"injected", w.injected},
+                     {"fronts", {front_json(w.down), front_json(w.up)}}});
+  }
+  j["waves"] = waves;
+  const auto& ss = r.self_sync;
+  j["self_sync"] = {{"slow_group", ss.slow_group},
+                    {"detected", ss.detected},
+                    {"slow_ranks", ss.slow_ranks.size()},
+                    {"first_slow_rank", ss.slow_ranks.empty() ? -1 : ss.slow_ranks.front()},
+                    {"last_slow_rank", ss.slow_ranks.empty() ? -1 : ss.slow_ranks.back()},
+                    {"t_slow_s", ss.t_slow},
+                    {"t_fast_s", ss.t_fast},
+                    {"expected_idle_s", ss.expected_idle},
+                    {"fast_idle_per_iteration_s", ss.fast_idle_per_iteration},
+                    {"phase_spread_s", ss.phase_spread},
+                    {"front_ranks_per_iteration", ss.front.slope},
+                    {"front_fit_r2", ss.front.r2},
+                    {"front_ranks", ss.front.points}};
+  return j;
+}
+
+std::vector<std::string> write_idlewave_files(const std::string& dir, const IdleWaveResult* r) {
+  std::vector<std::string> written;
+  const fs::path d(dir);
+  const auto file = [&](const char* name, bool present, const std::function<void(std::ostream&)>& body) {
+    const std::string path = (d / name).string();
+    if (!present) {
+      std::error_code ec;
+      fs::remove(path, ec);
+      if (ec) throw InputError("cannot remove " + path + " (left from an earlier run): " + ec.message());
+      return;
+    }
+    trace::write_file_atomic(path, body);
+    written.push_back(path);
+  };
+  file(kJson, r != nullptr, [&](std::ostream& os) { os << idlewave_json(*r).dump(2) << '\n'; });
+  file(kFronts, r != nullptr, [&](std::ostream& os) {
+    os << "wave,source_rank,direction,rank,distance,time_s,iteration,amplitude_s\n";
+    for (std::size_t i = 0; i < r->waves.size(); ++i) {
+      const auto& w = r->waves[i];
+      for (const Front* f : {&w.down, &w.up})
+        for (const auto& p : f->points)
+          os << i << ',' << w.source_rank << ',' << (f->direction < 0 ? "down" : "up") << ',' << p.rank << ','
+             << p.distance << ',' << num(p.time) << ',' << p.iteration << ',' << num(p.amplitude) << '\n';
+    }
+  });
+  file(kMatrix, r != nullptr, [&](std::ostream& os) { write_npy(os, r->matrix); });
+  std::int32_t k0 = 0;
+  const auto ranks = r != nullptr ? selfsync_ranks(*r, k0) : std::vector<analysis::Rank>{};
+  file(kSelfSync, !ranks.empty(), [&](std::ostream& os) {
+    os << "rank,slow,start_s,seconds,iteration\n";
+    for (const auto& p : r->periods) {
+      if (p.iteration < k0 || p.iteration >= k0 + 6 || !std::binary_search(ranks.begin(), ranks.end(), p.rank))
+        continue;
+      const bool slow = std::binary_search(r->self_sync.slow_ranks.begin(), r->self_sync.slow_ranks.end(), p.rank);
+      os << p.rank << ',' << (slow ? 1 : 0) << ',' << num(p.start) << ',' << num(p.seconds) << ',' << p.iteration
+         << '\n';
+    }
+  });
+  return written;
+}
+
+std::string draw_idlewave(const std::string& dir) {
+  // Old pictures would describe another run.
+  for (const char* base : kIdlewavePictures)
+    for (const char* ext : {".png", ".svg"}) {
+      std::error_code ec;
+      fs::remove(fs::path(dir) / (std::string(base) + ext), ec);
+    }
+  return draw("idlewave", {dir});
+}
+
+void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
+  out << fmt::format(
+      "idle waves      iteration {:.6g} s (T_exec {:.6g} s + T_comm {:.6g} s), σ = {}, d = {} ({}{}): "
+      "model {:.6g} ranks/s\n",
+      r.iteration_s, r.t_exec_s, r.t_comm_s, r.sigma, r.distance, r.eager ? "eager" : "rendezvous",
+      r.bidirectional ? (r.phased ? ", bidirectional in phases" : ", bidirectional") : ", one direction",
+      r.iteration_s > 0 ? r.sigma * r.distance / r.iteration_s : 0.0);
+  for (std::size_t i = 0; i < r.waves.size() && i < 8; ++i) {
+    const auto& w = r.waves[i];
+    out << fmt::format("  wave from rank {} at {:.6g} s ({} {:.6g} s)\n", w.source_rank, w.source_time,
+                       w.injected ? "delay" : "idle", w.delay);
+    for (const Front* f : {&w.down, &w.up})
+      out << fmt::format("    {:<4} {:>5} ranks, {:>10.6g} ranks/s ({:.3f} of the model), {:.4g} ranks/iteration, "
+                         "decay {:.3g} s/rank, stops: {}\n",
+                         f->direction < 0 ? "down" : "up", f->reach(), f->by_time.slope, f->measured_over_predicted,
+                         f->by_iteration.slope, f->decay_s_per_rank, analysis::front_stop_name(f->stop));
+  }
+  const auto& ss = r.self_sync;
+  if (ss.slow_group)
+    out << fmt::format(
+        "  self-synchronisation {}: {} slow ranks ({:.6g} s vs {:.6g} s compute per iteration); fast ranks idle "
+        "{:.6g} s per iteration (expected {:.6g} s), phase spread {:.3g} s, front {:.3g} ranks/iteration\n",
+        ss.detected ? "detected" : "not detected", ss.slow_ranks.size(), ss.t_slow, ss.t_fast,
+        ss.fast_idle_per_iteration, ss.expected_idle, ss.phase_spread, ss.front.slope);
+}
+
+}  // namespace waitlab::app
