@@ -259,7 +259,8 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
                           {"eager_threshold_bytes", s.run.eager_threshold},
                           {"collectives", collectives_used(s, o)},
                           {"semantics", semantics_name(s.run.semantics)},
-                          {"baseline", s.run.baseline}};
+                          {"baseline", s.run.baseline},
+                          {"timing_precision_s", s.run.timing_precision}};
   add_figures(j, o.fig);
   if (o.base_fig) {
     ordered_json b;

@@ -162,7 +162,8 @@ const Tree& expect_map(const Entry& e, const std::string& what, const std::strin
 
 const std::vector<std::string> kTopKeys = {"name",          "description", "platform", "workload",
                                            "perturbations", "run",         "outputs"};
-const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline"};
+const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline",
+                                           "timing_precision"};
 const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses"};
 const std::vector<std::string> kSemantics = {"waitlab", "smpi-default"};
 
@@ -249,6 +250,17 @@ RunConfig run_section(const Entry& sec) {
     }
     if (!std::isfinite(r.eager_threshold) || r.eager_threshold < 0)
       throw InputError(e->value.where + ": run.eager_threshold: must be a size >= 0B, got '" + v + "'");
+  }
+  if (const Entry* e = t.find("timing_precision")) {
+    const std::string& v = scalar(*e, "run.timing_precision");
+    try {
+      r.timing_precision = units::parse_duration(v);
+    } catch (const units::UnitError& err) {
+      throw InputError(e->value.where + ": run.timing_precision: " + err.what());
+    }
+    if (!std::isfinite(r.timing_precision) || r.timing_precision <= 0 || r.timing_precision > 1e-6)
+      throw InputError(e->value.where + ": run.timing_precision: must be a duration above 0 and at most 1us, got '" +
+                       v + "'");
   }
   if (const Entry* e = t.find("collectives")) {
     const std::string& v = scalar(*e, "run.collectives");
@@ -815,6 +827,7 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
   r.options.name = s.name;
   r.options.seed = s.run.seed;
   r.options.eager_threshold = s.run.eager_threshold;
+  r.options.timing_precision = s.run.timing_precision;
   r.options.collectives = s.run.collectives;
   r.options.semantics = s.run.semantics;
   r.options.progress = false;

@@ -38,6 +38,7 @@ struct RunConfig {
   std::string collectives = "fast";      // a name from sim::collective_sets()
   sim::Semantics semantics = sim::Semantics::Waitlab;
   bool baseline = false;  // also simulate the unperturbed counterfactual
+  double timing_precision = 0;  // SimGrid's surf/precision, s; 0 = SimGrid's default (1e-9 s)
 };
 
 struct OutputConfig {

@@ -29,6 +29,7 @@ struct RunOptions {
   std::string name = "run";                 // instance name, recorded in trace attributes
   std::uint64_t seed = 0;
   double eager_threshold = 64 * 1024.0;     // bytes; sends strictly below it are eager
+  double timing_precision = 0;             // SimGrid's surf/precision, s; 0 = SimGrid's default (1e-9 s)
   std::string collectives = "fast";         // "fast" (tree algorithms) or "mpi" (MPI-like set)
   Semantics semantics = Semantics::Waitlab;
   bool progress = false;                    // print progress (simulated time, ranks done) to stderr

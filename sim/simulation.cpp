@@ -1194,6 +1194,14 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
       "smpi/iprobe:0",
       "smpi/errors-are-fatal:no",  // errors come back as return codes: we report them as InputError
   };
+  if (options.timing_precision > 0) {
+    // SimGrid 3.32 rounds every completion to surf/precision (default 1 ns); rounding errors
+    // accumulate over many iterations (docs/scenarios.md, run.timing_precision).
+    std::ostringstream p;
+    p.precision(17);
+    p << "surf/precision:" << options.timing_precision;
+    c.push_back(p.str());
+  }
   if (options.semantics == Semantics::Waitlab) {
     c.emplace_back("smpi/send-is-detached-thresh:0");
   } else {
