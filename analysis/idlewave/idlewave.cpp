@@ -275,6 +275,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         Wave w;
         w.source_rank = static_cast<Rank>(r);
         w.source_time = c.end;
+        w.onset = c.start;
         w.source_iteration = c.iteration >= 0 ? c.iteration : iteration_at(starts[r], c.start);
         w.delay = d;
         w.injected = true;
@@ -304,7 +305,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         FrontState f;
         f.wave = w;
         f.direction = dir;
-        f.t_prev = wave.source_time - wave.delay;
+        f.t_prev = wave.onset;
         f.threshold = std::max(opt.threshold * wave.delay, 5 * typical);
         fs.push_back(f);
       }
@@ -389,6 +390,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       Wave w;
       w.source_rank = p.cause_rank != trace::kNoRank ? p.cause_rank : p.rank;
       w.source_time = p.start + p.seconds;
+      w.onset = p.start;
       w.delay = p.seconds;
       w.source_iteration = iteration_at(starts[static_cast<std::size_t>(w.source_rank)], p.start);
       res.waves.push_back(w);
@@ -398,16 +400,29 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   }
   for (auto& w : res.waves) {
     for (Front* f : {&w.down, &w.up}) {
-      std::vector<double> time, dist, iter, amp;
+      std::vector<double> time, dist, iter, amp, iter_x, iter_y;
+      // A front that reached the end of the chain may have found fewer ranks than it could
+      // in its last iteration: that step stays out of the per-iteration fit.
+      const std::int32_t cut = f->stop == FrontStop::Boundary && !f->points.empty()
+                                   ? f->points.back().iteration
+                                   : std::numeric_limits<std::int32_t>::max();
       for (const auto& p : f->points) {
         time.push_back(p.time);
         dist.push_back(p.distance);
         iter.push_back(static_cast<double>(p.iteration - w.source_iteration));
         amp.push_back(p.amplitude);
+        if (p.iteration < cut) {
+          iter_x.push_back(iter.back());
+          iter_y.push_back(p.distance);
+        }
+      }
+      if (iter_x.size() < 2) {
+        iter_x = iter;
+        iter_y = dist;
       }
       if (f->points.size() >= 2) {
         f->by_time = fit_line(time, dist);
-        f->by_iteration = fit_line(iter, dist);
+        f->by_iteration = fit_line(iter_x, iter_y);
         f->amplitude = fit_line(dist, amp);
         f->decay_s_per_rank = -f->amplitude.slope;
       }

@@ -88,6 +88,7 @@ struct Front {
   std::vector<FrontPoint> points;
   LineFit by_time;       // distance over time: slope = ranks per second
   LineFit by_iteration;  // distance over iterations since the source: slope = ranks per iteration
+                         // (without the last iteration of a front cut short by the chain's end)
   LineFit amplitude;     // amplitude over distance: −slope = decay, s per rank
   double decay_s_per_rank = 0;
   double predicted_ranks_per_s = 0;
@@ -99,7 +100,9 @@ struct Front {
 
 struct Wave {
   Rank source_rank = 0;
-  Time source_time = 0;  // when the delayed computation ended (injected) or the idle period began
+  Time source_time = 0;  // when the delayed computation ended (injected) or the idle period ended
+  Time onset = 0;        // where the fronts start looking: the delayed computation's start, or
+                         // the start of the idle period the wave was found by
   std::int32_t source_iteration = -1;
   double delay = 0;      // injected delay, or the length of the largest idle period
   bool injected = false;
@@ -139,7 +142,8 @@ struct IdleWaveResult {
   double iteration_s = 0, t_exec_s = 0, t_comm_s = 0;
   int distance = 0, sigma = 1;
   bool distance_inferred = true, sigma_inferred = true;
-  bool eager = true;            // some send completed before its receive was posted
+  bool eager = true;            // some send completed before its receive was posted (exchanges
+                                // completed all at once never show it; their σ is 1 either way)
   bool phased = false;          // receives completed in one-sided phases
   bool bidirectional = false;   // ranks receive from both sides
   double threshold_s = 0;       // the smallest idle period the fronts of the largest wave follow
