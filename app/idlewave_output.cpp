@@ -31,6 +31,7 @@ nlohmann::ordered_json front_json(const Front& f) {
   nlohmann::ordered_json j;
   j["direction"] = f.direction < 0 ? "down" : "up";
   j["reach_ranks"] = f.reach();
+  j["at_once"] = f.at_once;
   j["stop"] = analysis::front_stop_name(f.stop);
   j["stop_rank"] = f.stop_rank;
   j["speed_ranks_per_s"] = f.by_time.slope;
@@ -192,21 +193,30 @@ std::string draw_idlewave(const std::string& dir) {
 }
 
 void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
+  const char* exchange = !r.bidirectional ? "one direction"
+                         : !r.phased       ? "both directions at once"
+                         : r.eager         ? "both directions in phases, eager"
+                                           : "both directions in phases, sends wait for receivers";
   out << fmt::format(
-      "idle waves      iteration {:.6g} s (T_exec {:.6g} s + T_comm {:.6g} s), σ = {}, d = {} ({}{}): "
+      "idle waves      iteration {:.6g} s (T_exec {:.6g} s + T_comm {:.6g} s), σ = {}, d = {} ({}): "
       "model {:.6g} ranks/s\n",
-      r.iteration_s, r.t_exec_s, r.t_comm_s, r.sigma, r.distance, r.eager ? "eager" : "rendezvous",
-      r.bidirectional ? (r.phased ? ", bidirectional in phases" : ", bidirectional") : ", one direction",
+      r.iteration_s, r.t_exec_s, r.t_comm_s, r.sigma, r.distance, exchange,
       r.iteration_s > 0 ? r.sigma * r.distance / r.iteration_s : 0.0);
   for (std::size_t i = 0; i < r.waves.size() && i < 8; ++i) {
     const auto& w = r.waves[i];
     out << fmt::format("  wave from rank {} at {:.6g} s ({} {:.6g} s)\n", w.source_rank, w.source_time,
                        w.injected ? "delay" : "idle", w.delay);
-    for (const Front* f : {&w.down, &w.up})
-      out << fmt::format("    {:<4} {:>5} ranks, {:>10.6g} ranks/s ({:.3f} of the model), {:.4g} ranks/iteration, "
-                         "decay {:.3g} s/rank, stops: {}\n",
-                         f->direction < 0 ? "down" : "up", f->reach(), f->by_time.slope, f->measured_over_predicted,
-                         f->by_iteration.slope, f->decay_s_per_rank, analysis::front_stop_name(f->stop));
+    for (const Front* f : {&w.down, &w.up}) {
+      if (f->at_once)
+        out << fmt::format("    {:<4} {:>5} ranks, all idle at once in iteration {} (nothing travels), stops: {}\n",
+                           f->direction < 0 ? "down" : "up", f->reach(), f->points.front().iteration,
+                           analysis::front_stop_name(f->stop));
+      else
+        out << fmt::format("    {:<4} {:>5} ranks, {:>10.6g} ranks/s ({:.3f} of the model), {:.4g} ranks/iteration, "
+                           "decay {:.3g} s/rank, stops: {}\n",
+                           f->direction < 0 ? "down" : "up", f->reach(), f->by_time.slope, f->measured_over_predicted,
+                           f->by_iteration.slope, f->decay_s_per_rank, analysis::front_stop_name(f->stop));
+    }
   }
   const auto& ss = r.self_sync;
   if (ss.slow_group)

@@ -426,6 +426,8 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         f->amplitude = fit_line(dist, amp);
         f->decay_s_per_rank = -f->amplitude.slope;
       }
+      f->at_once = f->points.size() >= 2 && f->points.front().iteration == f->points.back().iteration &&
+                   f->points.front().time == f->points.back().time;
       f->predicted_ranks_per_s = predicted;
       f->measured_over_predicted = predicted > 0 ? f->by_time.slope / predicted : 0;
     }

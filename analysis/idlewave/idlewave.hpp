@@ -93,6 +93,9 @@ struct Front {
   double decay_s_per_rank = 0;
   double predicted_ranks_per_s = 0;
   double measured_over_predicted = 0;
+  // Every rank it reached idled in the same iteration: nothing travelled, a collective (or a
+  // barrier-like exchange) made them wait at once; speeds are 0 then, not infinite.
+  bool at_once = false;
   FrontStop stop = FrontStop::Boundary;
   Rank stop_rank = trace::kNoRank;  // last rank reached (the source if none)
   int reach() const { return static_cast<int>(points.size()); }

@@ -61,6 +61,12 @@ for i, w in enumerate(info["waves"]):
             continue
         ts = np.array([float(r["time_s"]) for r in pts])
         sign = -1 if f["direction"] == "down" else 1
+        if f.get("at_once"):
+            # Every rank idled in the same iteration (a collective): nothing travelled.
+            ranks_hit = [int(r["rank"]) for r in pts]
+            ax.plot([(ts[0] - t0) * scale] * 2, [min(ranks_hit), max(ranks_hit)], color=color, lw=2.5, ls="--",
+                    label=f"rank {w['source_rank']} {f['direction']}: {len(pts)} ranks idle at once")
+            continue
         # The fitted line: distance = a + v·t, drawn over the time the front was followed.
         dist = np.array([float(r["distance"]) for r in pts])
         v = f["speed_ranks_per_s"]
