@@ -308,10 +308,11 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   const std::string demo = kSource + "/scenarios/demo.yaml";
   const std::string sets =
       " --set workload.ranks=64 --set workload.iterations=20 --set perturbations[0].rank=32"
-      " --set outputs.analyses=waitstate,delay,critpath,minprofile";
+      " --set outputs.analyses=waitstate,delay,critpath,minprofile,idlewave";
   const Result run = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "run").string() + "'" + sets);
   ASSERT_EQ(run.code, 0) << run.err;
-  for (const char* line : {"wait states     ", "delay costs     ", "critical path   ", "wait estimate   "})
+  for (const char* line :
+       {"wait states     ", "delay costs     ", "critical path   ", "wait estimate   ", "idle waves      "})
     EXPECT_NE(run.out.find(line), std::string::npos) << line << " missing in\n" << run.out;
   const std::string trace = (dir_ / "run" / "trace.wlt").string();
   const Result a = waitlab("analyze '" + trace + "' --out '" + (dir_ / "a").string() + "'");
@@ -323,7 +324,7 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   EXPECT_EQ(an["schema"], "waitlab.analysis");
   EXPECT_EQ(an["trace"]["ranks"], 64);
   EXPECT_EQ(an["analyses"], run_summary["analyses"]);
-  EXPECT_EQ(an["analyses"]["ran"], nlohmann::json({"waitstate", "delay", "critpath", "minprofile"}));
+  EXPECT_EQ(an["analyses"]["ran"], nlohmann::json({"waitstate", "delay", "critpath", "minprofile", "idlewave"}));
   EXPECT_EQ(slurp(dir_ / "a" / "minprofile.csv"), slurp(dir_ / "run" / "minprofile.csv"));
   EXPECT_EQ(an["analyses"]["minprofile"]["variants"],
             nlohmann::json({"paper", "per_peer", "p5", "exclude_tested"}));
@@ -337,7 +338,9 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
       {"critical_path.csv", "rank,call_path,start_s,end_s"},
       {"critical_path_profile.csv", "call_path,on_path_s,time_s,waiting_s,average_s,imbalance_s"},
       {"minprofile.csv",
-       "call_path,pattern,rank,calls,time_s,wait_paper_s,wait_per_peer_s,wait_p5_s,wait_exclude_tested_s"}};
+       "call_path,pattern,rank,calls,time_s,wait_paper_s,wait_per_peer_s,wait_p5_s,wait_exclude_tested_s"},
+      {"idlewave_fronts.csv", "wave,source_rank,direction,rank,distance,time_s,iteration,amplitude_s"},
+      {"idlewave.json", "{"}};
   for (const auto& [file, header] : headers) {
     const std::string text = slurp(dir_ / "a" / file);
     EXPECT_EQ(text.substr(0, text.find('\n')), header) << file;
@@ -346,6 +349,18 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
     EXPECT_EQ(text, slurp(dir_ / "run" / file)) << file;
   }
   EXPECT_EQ(slurp(dir_ / "a" / "summary.json"), slurp(dir_ / "b" / "summary.json"));
+  // The idle-period matrix: NumPy 1.0 format, float32, ranks × bins, the bins of summary.json.
+  const std::string npy = slurp(dir_ / "a" / "idle_matrix.npy");
+  ASSERT_GT(npy.size(), 10u);
+  EXPECT_EQ(npy.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  const std::size_t header = static_cast<unsigned char>(npy[8]) + 256u * static_cast<unsigned char>(npy[9]);
+  EXPECT_EQ((10 + header) % 64, 0u);
+  const auto& mx = an["analyses"]["idlewave"]["matrix"];
+  EXPECT_EQ(npy.substr(10, header).rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (64, " +
+                                             std::to_string(mx["bins"].get<int>()) + "), }", 0),
+            0u);
+  EXPECT_EQ(npy.size(), 10 + header + 64 * mx["bins"].get<std::size_t>() * 4);
+  EXPECT_EQ(npy, slurp(dir_ / "run" / "idle_matrix.npy"));
 
   // Only the wait states: the other tables are not written (and old ones are removed).
   const Result w = waitlab("analyze '" + trace + "' --out '" + (dir_ / "a").string() + "' --analyses waitstate");
@@ -373,7 +388,7 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.err,
             "waitlab: error: --analyses: unknown analysis 'critpat'; did you mean 'critpath'? (allowed: waitstate, "
-            "delay, critpath, minprofile, all)\n");
+            "delay, critpath, minprofile, idlewave, all)\n");
   EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 

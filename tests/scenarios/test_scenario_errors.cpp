@@ -148,13 +148,13 @@ TEST(ScenarioErrors, UnknownPerturbationOptionWithoutCloseName) {
 TEST(ScenarioErrors, UnknownRunKey) {
   EXPECT_EQ(error_of(replace(base_scenario(), "  seed: 7", "  sed: 7")),
             "t.yaml:18:3: unknown key 'sed' in run; did you mean 'seed'? (allowed: seed, eager_threshold, "
-            "collectives, semantics, baseline)");
+            "collectives, semantics, baseline, timing_precision)");
 }
 
 TEST(ScenarioErrors, UnknownAnalysis) {
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: [waitstate, dealy]\n"),
             "t.yaml:21:25: outputs.analyses: unknown analysis 'dealy'; did you mean 'delay'? (allowed: waitstate, "
-            "delay, critpath, minprofile, all)");
+            "delay, critpath, minprofile, idlewave, all)");
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: {delay: 1}\n"),
             "t.yaml:21:3: outputs.analyses: expected a list of analyses (e.g. [waitstate, delay, critpath]), got a "
             "mapping (key: value lines)");
@@ -164,7 +164,7 @@ TEST(ScenarioErrors, UnknownAnalysis) {
   };
   EXPECT_EQ(analyses("[critpath, delay]"), (std::vector<std::string>{"waitstate", "delay", "critpath"}));
   EXPECT_EQ(analyses("delay"), (std::vector<std::string>{"waitstate", "delay"}));
-  EXPECT_EQ(analyses("all"), (std::vector<std::string>{"waitstate", "delay", "critpath", "minprofile"}));
+  EXPECT_EQ(analyses("all"), (std::vector<std::string>{"waitstate", "delay", "critpath", "minprofile", "idlewave"}));
   EXPECT_EQ(analyses("[]"), std::vector<std::string>{});
 }
 
