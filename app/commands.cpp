@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <ostream>
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
+#include "app/report.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/summary.hpp"
@@ -125,6 +127,19 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
+// Writes DIR/report.html (app/report.hpp) and returns its path, or "" after saying on standard
+// error why it could not: the report is a view of the results, never a reason to fail a command.
+std::string try_write_report(const std::string& dir) {
+  try {
+    return write_report(dir);
+  } catch (const std::exception& e) {
+    std::cerr << "waitlab: report.html was not written: " << e.what() << "\n";
+    std::error_code ec;
+    fs::remove(fs::path(dir) / "report.html", ec);  // an old one would describe another run
+    return "";
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -155,6 +170,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   // An old one goes first, so that a failure part-way (disk full while writing a trace)
   // leaves no summary next to traces of another run.
   remove_stale(summary);
+  remove_stale((d / "report.html").string());
   std::vector<std::string> files = {summary};
   if (s.outputs.trace) {
     trace::write_wlt(o.result.trace, trace_path);
@@ -187,6 +203,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   auto sj = summary_json(s, o);
   sj["analyses"] = analyses_json(report);
   trace::write_file_atomic(summary, sj.dump(2) + "\n");
+  if (std::string report_path = try_write_report(dir); !report_path.empty()) files.push_back(std::move(report_path));
 
   print_run_summary(s, o, files, report, out);
 }
@@ -438,6 +455,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   validate_cmd->add_flag("--update", validate_args.update, "With --expected: rewrite the table instead");
   validate_cmd->add_flag("--no-plot", validate_no_plot, "Do not draw the scatter plot");
 
+  std::string report_dir;
+  auto* report_cmd = cli.add_subcommand(
+      "report", "Write DIR/report.html from the outputs of `run` or `analyze` in DIR: one self-contained page with "
+                "the scenario, key figures, pictures and tables (run and analyze write it too)");
+  report_cmd->add_option("dir", report_dir, "Output directory of `waitlab run` or `waitlab analyze` (with its summary.json)")
+      ->required();
+
   cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
   auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
@@ -486,11 +510,18 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       replay_command(replay_args, out);
     } else if (analyze->parsed()) {
       analyze_command(analyze_args, out);
+      const std::string dir = analyze_args.out_dir.empty()
+                                  ? (fs::path(analyze_args.trace).parent_path() / "analysis").string()
+                                  : analyze_args.out_dir;
+      if (const std::string report_path = try_write_report(dir); !report_path.empty())
+        out << "report          " << report_path << "\n";
     } else if (validate_cmd->parsed()) {
       validate_args.plot = !validate_no_plot;
       if (validate_args.update && validate_args.expected.empty()) throw InputError("--update needs --expected FILE");
       const ValidateResult r = validate(validate_args, out);
       if (r.compared && !r.differences.empty()) return 3;
+    } else if (report_cmd->parsed()) {
+      out << "wrote " << write_report(report_dir) << "\n";
     } else if (cli.got_subcommand("list")) {
       list_command(out);
     } else if (describe->parsed()) {

@@ -13,6 +13,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libzstd-dev
   python3 python3-matplotlib python3-numpy
+  chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
 )
 
 missing=()

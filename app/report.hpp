@@ -1,0 +1,28 @@
+// waitlab::app — report.html: one self-contained page per run or analysis.
+//
+// Promise: write_report(dir) reads what a run (`waitlab run`, `waitlab replay`) or an analysis
+// (`waitlab analyze`) left in `dir` — summary.json (either schema; an analysis has a trace
+// instead of a scenario), the tables waitstates.csv, delay.csv, critical_path_profile.csv and
+// minprofile.csv when present, and every *.png — and writes dir/report.html atomically: the
+// scenario (or trace), the key figures, each analysis's figures, the pictures embedded as
+// base64 data URIs and the first rows of every table, largest seconds first. The page needs
+// nothing else: no external script, font, style sheet or picture, nothing fetched; all text
+// is HTML-escaped; it holds no date and no absolute path, so the same files give the same
+// page. A small inline script marks the body when it has loaded: data-loaded="yes",
+// data-errors = the number of window 'error' events (a picture that failed to load counts),
+// data-heatmap="shown" when the idle-wave heat map (<img id="heatmap">) has a size.
+// Pictures get fixed ids: heatmap, amplitude, selfsync (the idle-wave pictures); any other
+// picture an id made from its file name.
+//
+// Throws InputError when dir/summary.json is missing or not JSON, or report.html cannot be
+// written; a missing table or picture only leaves its part out.
+#pragma once
+
+#include <string>
+
+namespace waitlab::app {
+
+// Writes RUN_DIR/report.html and returns its path.
+std::string write_report(const std::string& run_dir);
+
+}  // namespace waitlab::app
