@@ -463,6 +463,7 @@ figure img{display:block;max-width:100%;height:auto;border:1px solid var(--line)
 figcaption{font-size:14px;color:#3a4356;margin-top:7px;max-width:920px}
 .scroll{overflow-x:auto}
 table.wide{font-size:13px}
+table.wide th,table.wide td{padding:5px 7px}
 table.wide thead th{white-space:normal;vertical-align:bottom}
 footer{color:var(--muted);font-size:12px;padding:16px 0 40px}
 )css";
@@ -748,7 +749,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
       h += card("Iteration", time_of(it),
                 fmt::format("T_exec {} + T_comm {}", time_of(at(*iw, {"t_exec_s"})), time_of(at(*iw, {"t_comm_s"}))));
     if (at(*iw, {"sigma"}) != nullptr || at(*iw, {"distance"}) != nullptr)
-      h += card("σ · d", fmt::format("{} · {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
+      h += card("Directions × distance", fmt::format("σ {} · d {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
                 "σ: 1 for one direction, 2 for both; d: the neighbour distance");
     auto model = number(*iw, {"predicted_ranks_per_s"});
     if (!model) {
@@ -765,7 +766,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
       h += "<h3>Waves</h3>\n<div class=\"scroll\"><table class=\"data wide\" id=\"idlewave-waves\"><thead><tr>"
            "<th class=\"num\">wave</th><th class=\"num\">source rank</th><th class=\"num\">at</th>"
            "<th class=\"num\">iteration</th><th class=\"num\">delay</th><th>front</th><th class=\"num\">reach "
-           "(ranks)</th><th class=\"num\">speed (ranks/s)</th><th class=\"num\">ranks/iteration</th><th class=\"num\">"
+           "(ranks)</th><th class=\"num\">speed (ranks/s)</th><th class=\"num\">ranks per iteration</th><th class=\"num\">"
            "fit R²</th><th class=\"num\">model (ranks/s)</th><th class=\"num\">measured / model</th>"
            "<th class=\"num\">decay per rank</th><th>stops</th></tr></thead><tbody>\n";
       std::size_t n = 0;
