@@ -172,6 +172,31 @@ TEST_F(Report, RunWritesAReportThatRendersOffline) {
   EXPECT_NE(dom.find("rows in the CSV"), std::string::npos);
 }
 
+// With the idle-wave analysis the page shows the heat map (a picture that loaded, of the size
+// matplotlib drew) and the wave's fronts with the speeds of summary.json.
+TEST_F(Report, ShowsTheIdleWaveHeatMap) {
+  const fs::path out = run_small("[waitstate, idlewave]");
+  ASSERT_TRUE(fs::exists(out / "idlewave_heatmap.png"));
+  ASSERT_TRUE(fs::exists(out / "idlewave_heatmap.svg"));
+  ASSERT_TRUE(fs::exists(out / "idlewave_amplitude.png"));
+  const fs::path html = out / "report.html";
+  const std::string text = slurp(html);
+  expect_nothing_fetched(text);
+  EXPECT_NE(text.find("id=\"heatmap\""), std::string::npos);
+  EXPECT_NE(text.find("src=\"data:image/png;base64,"), std::string::npos);
+
+  std::string dom;
+  ASSERT_TRUE(render_dom(html, dir_, dom));
+  EXPECT_EQ(body_attribute(dom, "data-loaded"), "yes");
+  EXPECT_EQ(body_attribute(dom, "data-errors"), "0");
+  EXPECT_EQ(body_attribute(dom, "data-heatmap"), "shown");
+
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  const auto& wave = summary["analyses"]["idlewave"]["waves"][0];
+  EXPECT_EQ(wave["source_rank"], 32);
+  EXPECT_GE(wave["fronts"][0]["reach_ranks"].get<int>(), 10);
+}
+
 TEST_F(Report, ReportCommandRewritesItIdentically) {
   const fs::path out = run_small("[waitstate]");
   const std::string first = slurp(out / "report.html");
