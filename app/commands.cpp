@@ -15,6 +15,7 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
+#include "app/idlewave_output.hpp"
 #include "app/report.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
@@ -462,6 +463,12 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   report_cmd->add_option("dir", report_dir, "Output directory of `waitlab run` or `waitlab analyze` (with its summary.json)")
       ->required();
 
+  std::string plot_dir;
+  auto* plot_cmd = cli.add_subcommand(
+      "plot", "Draw the pictures of the analyses whose results are in DIR again (the idle-wave heat map, amplitude "
+              "and self-synchronisation pictures from idlewave.json and idle_matrix.npy), then rewrite report.html");
+  plot_cmd->add_option("dir", plot_dir, "Output directory of `waitlab run` or `waitlab analyze`")->required();
+
   cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
   auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
@@ -522,6 +529,16 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       if (r.compared && !r.differences.empty()) return 3;
     } else if (report_cmd->parsed()) {
       out << "wrote " << write_report(report_dir) << "\n";
+    } else if (plot_cmd->parsed()) {
+      if (!fs::exists(fs::path(plot_dir) / "idlewave.json"))
+        throw InputError(plot_dir + ": no idlewave.json (run the idlewave analysis first: outputs.analyses or "
+                         "`waitlab analyze TRACE -a idlewave`)");
+      if (const std::string why = draw_idlewave(plot_dir); !why.empty()) throw InputError(why);
+      for (const char* base : kIdlewavePictures)
+        if (fs::exists(fs::path(plot_dir) / (std::string(base) + ".png")))
+          out << "drew " << (fs::path(plot_dir) / base).string() << ".png, .svg\n";
+      if (const std::string report_path = try_write_report(plot_dir); !report_path.empty())
+        out << "wrote " << report_path << "\n";
     } else if (cli.got_subcommand("list")) {
       list_command(out);
     } else if (describe->parsed()) {

@@ -195,6 +195,19 @@ TEST_F(Report, ShowsTheIdleWaveHeatMap) {
   const auto& wave = summary["analyses"]["idlewave"]["waves"][0];
   EXPECT_EQ(wave["source_rank"], 32);
   EXPECT_GE(wave["fronts"][0]["reach_ranks"].get<int>(), 10);
+
+  // `waitlab plot DIR` draws the same pictures again, byte for byte, and rewrites the report.
+  const std::string png = slurp(out / "idlewave_heatmap.png"), svg = slurp(out / "idlewave_heatmap.svg");
+  fs::remove(out / "idlewave_heatmap.png");
+  fs::remove(out / "report.html");
+  const Result p = waitlab("plot '" + out.string() + "'", dir_);
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(slurp(out / "idlewave_heatmap.png"), png);
+  EXPECT_EQ(slurp(out / "idlewave_heatmap.svg"), svg);
+  EXPECT_EQ(slurp(out / "report.html"), text);
+  const Result none = waitlab("plot '" + (dir_ / "nothing").string() + "'", dir_);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("no idlewave.json"), std::string::npos) << none.err;
 }
 
 TEST_F(Report, ReportCommandRewritesItIdentically) {
