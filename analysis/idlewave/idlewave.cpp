@@ -50,6 +50,7 @@ namespace {
 bool is_idle_pattern(Pattern p) {
   switch (p) {
     case Pattern::LateSender:
+    case Pattern::LateReceiver:
     case Pattern::WaitAtNxN:
     case Pattern::WaitAtBarrier:
     case Pattern::LateBroadcast:

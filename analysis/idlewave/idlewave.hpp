@@ -5,8 +5,9 @@
 //   - collects the idle periods of every rank: the time it waits for data, i.e. the Late
 //     Sender waiting of receive-completing calls and the waiting in collectives (Wait at
 //     NxN, Wait at Barrier, Late Broadcast, Early Reduce, Early Scan; not MPI_Init and
-//     MPI_Finalize), each as an interval [start, start + seconds] of simulated or measured
-//     time;
+//     MPI_Finalize), and, under rendezvous, the time a send waits for a late receiver (Late
+//     Receiver: the rank cannot go on either), each as an interval [start, start + seconds]
+//     of simulated or measured time;
 //   - bins them into the idle-period matrix (rank × time bins; seconds idle per cell);
 //   - finds the iterations of each rank (from the ground truth, or from the user region
 //     entered once per iteration) and measures the undisturbed iteration: T_exec (time

@@ -1,6 +1,7 @@
 // heat1d — the 1D heat equation of paper 003: compute, then exchange one halo with each
-// neighbour up to distance d, blocking (MPI_Send/MPI_Recv) or non-blocking (Irecv/Isend +
-// Waitall). The blocking exchange goes shift by shift, s = +1, -1, +2, -2, ...: every rank
+// neighbour up to distance d, blocking (MPI_Send/MPI_Recv), non-blocking (Irecv/Isend +
+// Waitall) or in two non-blocking phases (right, then left), in both directions or to the
+// right only. The blocking exchange goes shift by shift, s = +1, -1, +2, -2, ...: every rank
 // sends to r+s and receives from r-s. Who sends first decides both timing and safety
 // (docs/workloads.md): `send_first` (default) is the classic code — send, then receive —
 // and matches the max-plus idle-wave oracle for d = 1 under eager sends; on a ring the
@@ -19,11 +20,14 @@ namespace {
 
 constexpr const char* kName = "heat1d";
 
+enum class Mode { Blocking, Nonblocking, TwoPhase };
+
 struct Params : BasicParams {
   int distance = 1;
   bool periodic = false;
-  bool blocking = true;
-  bool even_odd = false;  // blocking order; false = send_first
+  Mode mode = Mode::Blocking;
+  bool even_odd = false;    // blocking order; false = send_first
+  bool right_only = false;  // direction right: send to r+k, receive from r-k only
   trace::RegionId compute_region = 0;
   trace::RegionId exchange_region = 0;
   void name_regions(trace::Definitions& defs) {
@@ -42,7 +46,8 @@ class Program {
  public:
   Program(std::shared_ptr<const Params> p, Rank r) : p_(std::move(p)), r_(r) {}
 
-  int steps() const { return 3 + 1 + 4 * p_->distance + (p_->blocking ? 0 : 1) + 1; }
+  // compute block (3) + enter exchange + the exchange + leave exchange
+  int steps() const { return 3 + 1 + exchange_steps() + 1; }
 
   bool step(int k, Action& a) const {
     const Params& p = *p_;
@@ -55,37 +60,83 @@ class Program {
       return true;
     }
     const int j = k - 4;
-    const int d = p.distance;
-    if (p.blocking) {
-      const int shift = j / 2;  // 0: +1, 1: -1, 2: +2, 3: -2, ...
-      const int dist = shift / 2 + 1;
-      const int sign = shift % 2 == 0 ? 1 : -1;
-      const bool sender_first =
-          p.even_odd ? (r_ / dist) % 2 == 0 : !(p.periodic && r_ < std::gcd(p.ranks, dist));
-      const bool is_send = (j % 2 == 0) == sender_first;
-      const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
-      if (peer == trace::kNoRank) return false;
-      a = p2p(is_send ? ActionKind::Send : ActionKind::Recv, peer, shift_tag(dist, sign), p.bytes);
-      return true;
+    switch (p.mode) {
+      case Mode::Blocking: return blocking_step(j, a);
+      case Mode::Nonblocking: return nonblocking_step(j, a);
+      case Mode::TwoPhase: return phase_step(j / phase_steps(), j % phase_steps(), a);
     }
-    if (j == 4 * d) {
+    return false;
+  }
+
+ private:
+  int d() const { return p_->distance; }
+  int directions() const { return p_->right_only ? 1 : 2; }
+  // Steps of one phase of two_phase: d Irecv, d Isend, MPI_Waitall.
+  int phase_steps() const { return 2 * d() + 1; }
+  int exchange_steps() const {
+    switch (p_->mode) {
+      case Mode::Blocking: return 2 * directions() * d();          // per shift: send, receive
+      case Mode::Nonblocking: return 2 * directions() * d() + 1;   // receives, sends, MPI_Waitall
+      case Mode::TwoPhase: return directions() * phase_steps();
+    }
+    return 0;
+  }
+
+  // Shift by shift, s = +1, -1, +2, -2, ... (only +k with direction right): send to r+s and
+  // receive from r-s, in the order that `order` says.
+  bool blocking_step(int j, Action& a) const {
+    const Params& p = *p_;
+    const int shift = j / 2;  // both directions: 0: +1, 1: -1, 2: +2, 3: -2, ...; right: 0: +1, 1: +2, ...
+    const int dist = p.right_only ? shift + 1 : shift / 2 + 1;
+    const int sign = p.right_only || shift % 2 == 0 ? 1 : -1;
+    const bool sender_first =
+        p.even_odd ? (r_ / dist) % 2 == 0 : !(p.periodic && r_ < std::gcd(p.ranks, dist));
+    const bool is_send = (j % 2 == 0) == sender_first;
+    const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
+    if (peer == trace::kNoRank) return false;
+    a = p2p(is_send ? ActionKind::Send : ActionKind::Recv, peer, shift_tag(dist, sign), p.bytes);
+    return true;
+  }
+
+  // Receives from r-k (and r+k), then sends to r+k (and r-k), k = 1..d, then MPI_Waitall.
+  bool nonblocking_step(int j, Action& a) const {
+    const Params& p = *p_;
+    const int per_side = directions() * d();
+    if (j == 2 * per_side) {
       a = Action{};
       a.kind = ActionKind::Waitall;
       return true;
     }
-    const bool is_send = j >= 2 * d;
-    const int jj = is_send ? j - 2 * d : j;
-    const int dist = jj / 2 + 1;
+    const bool is_send = j >= per_side;
+    const int jj = is_send ? j - per_side : j;
+    const int dist = p.right_only ? jj + 1 : jj / 2 + 1;
     // Receives: from the left (the message shifted by +dist), then from the right.
     // Sends: to the right (shift +dist), then to the left (shift -dist).
-    const int sign = jj % 2 == 0 ? 1 : -1;
+    const int sign = p.right_only || jj % 2 == 0 ? 1 : -1;
     const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
     if (peer == trace::kNoRank) return false;
     a = p2p(is_send ? ActionKind::Isend : ActionKind::Irecv, peer, shift_tag(dist, sign), p.bytes);
     return true;
   }
 
- private:
+  // Phase 0 moves halos to the right (receive from r-k, send to r+k), phase 1 to the left;
+  // each phase: d Irecv, d Isend, MPI_Waitall.
+  bool phase_step(int phase, int j, Action& a) const {
+    const Params& p = *p_;
+    if (j == 2 * d()) {
+      a = Action{};
+      a.kind = ActionKind::Waitall;
+      return true;
+    }
+    const int sign = phase == 0 ? 1 : -1;
+    const bool is_send = j >= d();
+    const int dist = (is_send ? j - d() : j) + 1;
+    const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
+    if (peer == trace::kNoRank) return false;
+    a = p2p(is_send ? ActionKind::Isend : ActionKind::Irecv, peer, shift_tag(dist, sign), p.bytes);
+    return true;
+  }
+
   // The rank at offset `off`, wrapped on a ring, or kNoRank past the ends of an open chain
   // (and for oneself: a 1-rank ring has no neighbour, as a real code copies locally).
   Rank neighbour(int off) const {
@@ -108,9 +159,12 @@ std::unique_ptr<Workload> make(const Options& opts) {
   p.distance = static_cast<int>(in.integer("distance", 1, std::min<std::int64_t>(max_distance, 1 << 20)));
   p.periodic = in.boolean("periodic");
   const auto& mode = in.choice("mode");
-  if (mode != "blocking" && mode != "nonblocking")
-    in.fail("mode", "must be blocking or nonblocking, got " + mode);
-  p.blocking = mode == "blocking";
+  if (mode != "blocking" && mode != "nonblocking" && mode != "two_phase")
+    in.fail("mode", "must be blocking, nonblocking or two_phase, got " + mode);
+  p.mode = mode == "blocking" ? Mode::Blocking : mode == "nonblocking" ? Mode::Nonblocking : Mode::TwoPhase;
+  const auto& direction = in.choice("direction");
+  if (direction != "both" && direction != "right") in.fail("direction", "must be both or right, got " + direction);
+  p.right_only = direction == "right";
   const auto& order = in.choice("order");
   if (order != "send_first" && order != "even_odd")
     in.fail("order", "must be send_first or even_odd, got " + order);
@@ -137,8 +191,14 @@ WorkloadEntry heat1d_entry() {
           quantity_option("distance", Quantity::Integer, "1",
                           "exchange with every rank up to this distance (1 = nearest neighbours)"),
           bool_option("periodic", "false", "ring instead of an open chain"),
-          choice_option("mode", {"blocking", "nonblocking"}, "blocking",
-                        "blocking: MPI_Send/MPI_Recv; nonblocking: MPI_Irecv, MPI_Isend, MPI_Waitall"),
+          choice_option("mode", {"blocking", "nonblocking", "two_phase"}, "blocking",
+                        "blocking: MPI_Send/MPI_Recv; nonblocking: MPI_Irecv, MPI_Isend, MPI_Waitall; two_phase: "
+                        "per iteration two such exchanges, first to the right (receive from r-k, send to r+k), then "
+                        "to the left, each completed by MPI_Waitall (the sigma = 2 case of the idle-wave model under "
+                        "rendezvous)"),
+          choice_option("direction", {"both", "right"}, "both",
+                        "both: exchange with the neighbours on both sides; right: send only to r+k and receive only "
+                        "from r-k (one-way, e.g. a pipeline; two_phase keeps its first phase)"),
           choice_option(
               "order", {"send_first", "even_odd"}, "send_first",
               "blocking mode, per shift: send_first = send then receive (on a ring ranks below "

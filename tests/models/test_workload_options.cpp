@@ -109,7 +109,9 @@ TEST(WorkloadOptions, ImpossibleValuesNameTheOption) {
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"bytes", V(1.5)}}),
             p + "'bytes' of workload heat1d: must be a whole number of bytes, got 1.5");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"mode", V(std::string("eager"))}}),
-            p + "'mode' of workload heat1d: must be blocking or nonblocking, got eager");
+            p + "'mode' of workload heat1d: must be blocking, nonblocking or two_phase, got eager");
+  EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"direction", V(std::string("left"))}}),
+            p + "'direction' of workload heat1d: must be both or right, got left");
   EXPECT_EQ(error_of("bcast_reduce", {{"ranks", V(4.0)}, {"root", V(4.0)}}),
             p + "'root' of workload bcast_reduce: must be between 0 and 3, got 4");
   EXPECT_EQ(error_of("sweep2d", {{"ranks", V(4.0)}, {"blocks", V(0.0)}}),
