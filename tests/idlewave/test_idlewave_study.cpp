@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,23 @@ TEST(IdleWaveStudy, SelfSynchronisationBehindASlowSocket) {
   const Sim even = simulate("slow_socket.yaml", o);
   EXPECT_FALSE(even.idle.self_sync.slow_group);
   EXPECT_FALSE(even.idle.self_sync.detected);
+}
+
+// The lecture's scenarios (docs/teaching.md): each loads, runs the idle-wave analysis and
+// has 1024 to 4096 ranks.
+TEST(TeachingScenarios, LoadWithTheIdleWaveAnalysis) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(kTeaching))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  EXPECT_EQ(files.size(), 10u);
+  for (const auto& f : files) {
+    const auto s = scenarios::load_scenario(f);
+    const auto& a = s.outputs.analyses;
+    EXPECT_NE(std::find(a.begin(), a.end(), "idlewave"), a.end()) << f;
+    const double ranks = s.workload.options.number("ranks");
+    EXPECT_GE(ranks, 1024) << f;
+    EXPECT_LE(ranks, 4096) << f;
+  }
 }
 
 }  // namespace

@@ -249,21 +249,26 @@ TEST(WorkloadMatching, Heat1dEveryShapeMatchesAndCannotDeadlock) {
     for (int d = 1; d <= 4; ++d) {
       if (d > 1 && d >= n) continue;
       for (const char* periodic : {"false", "true"})
-        for (const char* mode : {"blocking", "nonblocking", "even_odd"}) {
-          const bool even_odd = std::string(mode) == "even_odd";
-          const Given g = {
-              {"ranks", std::to_string(n)},           {"iterations", std::to_string(it)},
-              {"distance", std::to_string(d)},        {"periodic", periodic},
-              {"mode", even_odd ? "blocking" : mode}, {"order", even_odd ? "even_odd" : "send_first"}};
-          // Open chain: each pair (r, r+k) with k <= d exchanges two messages per iteration;
-          // ring: every rank sends 2d messages (none on a single rank).
-          std::uint64_t expected = 0;
-          if (std::string(periodic) == "true")
-            expected = n > 1 ? 2ull * d * n * it : 0;
-          else
-            for (int k = 1; k <= d; ++k) expected += k < n ? 2ull * (n - k) * it : 0;
-          EXPECT_EQ(check("heat1d", g), expected) << describe("heat1d", g);
-        }
+        for (const char* mode : {"blocking", "nonblocking", "two_phase", "even_odd"})
+          for (const char* direction : {"both", "right"}) {
+            const bool even_odd = std::string(mode) == "even_odd";
+            const Given g = {{"ranks", std::to_string(n)},
+                             {"iterations", std::to_string(it)},
+                             {"distance", std::to_string(d)},
+                             {"periodic", periodic},
+                             {"mode", even_odd ? "blocking" : mode},
+                             {"order", even_odd ? "even_odd" : "send_first"},
+                             {"direction", direction}};
+            // Open chain: each pair (r, r+k) with k <= d exchanges two messages per iteration;
+            // ring: every rank sends 2d messages (none on a single rank); one way: half.
+            std::uint64_t expected = 0;
+            if (std::string(periodic) == "true")
+              expected = n > 1 ? 2ull * d * n * it : 0;
+            else
+              for (int k = 1; k <= d; ++k) expected += k < n ? 2ull * (n - k) * it : 0;
+            if (std::string(direction) == "right") expected /= 2;
+            EXPECT_EQ(check("heat1d", g), expected) << describe("heat1d", g);
+          }
     }
 }
 
