@@ -238,14 +238,7 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
   const fs::path d(dir);
   const auto table = [&](const char* file, bool present, const std::function<void(std::ostream&)>& rows) {
     const std::string path = (d / file).string();
-    if (!present) {
-      std::error_code ec;
-      fs::remove(path, ec);
-      if (ec) throw InputError("cannot remove " + path + " (left from an earlier run): " + ec.message());
-      return;
-    }
-    trace::write_file_atomic(path, rows);
-    written.push_back(path);
+    if (trace::write_or_remove(path, present, rows)) written.push_back(path);
   };
   const auto& names = r.path_names;
   table(kWaitstateCsv, r.selection.waitstate, [&](std::ostream& os) {

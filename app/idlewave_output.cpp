@@ -146,14 +146,7 @@ std::vector<std::string> write_idlewave_files(const std::string& dir, const Idle
   const fs::path d(dir);
   const auto file = [&](const char* name, bool present, const std::function<void(std::ostream&)>& body) {
     const std::string path = (d / name).string();
-    if (!present) {
-      std::error_code ec;
-      fs::remove(path, ec);
-      if (ec) throw InputError("cannot remove " + path + " (left from an earlier run): " + ec.message());
-      return;
-    }
-    trace::write_file_atomic(path, body);
-    written.push_back(path);
+    if (trace::write_or_remove(path, present, body)) written.push_back(path);
   };
   file(kJson, r != nullptr, [&](std::ostream& os) { os << idlewave_json(*r).dump(2) << '\n'; });
   file(kFronts, r != nullptr, [&](std::ostream& os) {

@@ -61,4 +61,15 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   });
 }
 
+bool write_or_remove(const std::string& path, bool present, const std::function<void(std::ostream&)>& write) {
+  if (present) {
+    write_file_atomic(path, write);
+    return true;
+  }
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec) throw InputError("cannot remove " + path + " (left from an earlier run): " + ec.message());
+  return false;
+}
+
 }  // namespace waitlab::trace

@@ -19,5 +19,8 @@ namespace waitlab::trace {
 // `write` fills the stream; a stream left in a failed state counts as a failed write.
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 void write_file_atomic(const std::string& path, std::string_view content);
+// An output that exists only when its analysis ran: writes it atomically when `present`
+// (returns true), else removes one left from an earlier run (InputError if that fails).
+bool write_or_remove(const std::string& path, bool present, const std::function<void(std::ostream&)>& write);
 
 }  // namespace waitlab::trace
