@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/critpath/critpath.hpp"
+#include "analysis/idlewave/idlewave.hpp"
 #include "analysis/delay/delay.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
     const double tw = seconds([&] { w = analysis::wait_states(t, m); });
     const double td = seconds([&] { d = analysis::delay_costs(t, m, w); });
     const double tc = seconds([&] { c = analysis::critical_path(t, m, w); });
+    analysis::IdleWaveResult iw;
+    const double ti = seconds([&] { iw = analysis::idle_waves(t, m, w); });
     const double peak = status_bytes("VmHWM") - rss0;
     const double held = status_bytes("VmRSS") - rss0;
 
@@ -72,12 +75,15 @@ int main(int argc, char** argv) {
     row("delay costs", td);
     row("critical path", tc);
     row("all four", tm + tw + td + tc);
+    row("idle waves", ti);
     std::printf("memory per event: matcher %.1f B; resident growth %.1f B held, %.1f B at the peak\n",
                 static_cast<double>(m.memory_bytes()) / events, held / events, peak / events);
     std::printf("results: %zu wait states (%.6g s), %llu synchronisation points, delay %.6g + %.6g s (+%.6g "
                 "unattributed), critical path %.6g s in %zu segments\n",
                 w.instances.size(), w.total_waiting, static_cast<unsigned long long>(d.sync_points), d.short_term,
                 d.long_term, d.unattributed, c.length, c.segments.size());
+    std::printf("idle waves: %zu idle periods, %zu waves, matrix %zu x %zu\n", iw.periods.size(), iw.waves.size(),
+                iw.matrix.ranks, iw.matrix.bins);
     return 0;
   } catch (const InputError& e) {
     std::cerr << "analysis_throughput: error: " << e.what() << "\n";
