@@ -124,6 +124,7 @@ nlohmann::ordered_json idlewave_json(const IdleWaveResult& r) {
                      {"fronts", {front_json(w.down), front_json(w.up)}}});
   }
   j["waves"] = waves;
+  j["waves_left_out"] = r.waves_left_out;
   const auto& ss = r.self_sync;
   j["self_sync"] = {{"slow_group", ss.slow_group},
                     {"detected", ss.detected},

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <queue>
+#include <tuple>
 
 namespace waitlab::analysis {
 
@@ -283,12 +283,16 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         res.waves.push_back(w);
       }
     }
+    // The largest delays (fronts are followed together: their number bounds the cost).
+    if (res.waves.size() > static_cast<std::size_t>(std::max(opt.max_waves, 0))) {
+      std::stable_sort(res.waves.begin(), res.waves.end(), [](const Wave& a, const Wave& b) { return a.delay > b.delay; });
+      res.waves_left_out = res.waves.size() - static_cast<std::size_t>(std::max(opt.max_waves, 0));
+      res.waves.resize(static_cast<std::size_t>(std::max(opt.max_waves, 0)));
+    }
     std::stable_sort(res.waves.begin(), res.waves.end(),
                      [](const Wave& a, const Wave& b) { return a.source_time < b.source_time; });
   }
 
-  // Tracks the fronts of waves [from, end) together, always advancing the one furthest
-  // behind in time, so that where two waves meet the earlier one claims the ranks.
   // Idle per (rank, iteration): its median is the background a front must stand out of
   // (0 without noise), its mean the scale a wave's source must exceed on a measured trace.
   const auto n_iter = static_cast<std::size_t>(res.iterations);
@@ -298,6 +302,8 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       cell[static_cast<std::size_t>(p.rank) * n_iter + static_cast<std::size_t>(p.iteration)] += p.seconds;
   const double typical = median(cell);
   const double mean_cell = P == 0 ? 0 : res.total_idle / static_cast<double>(P * std::max<std::size_t>(n_iter, 1));
+  // Tracks the fronts of waves [from, end) together, always advancing the one furthest
+  // behind in time, so that where two waves meet the earlier one claims the ranks.
   auto track = [&](std::size_t from) {
     std::vector<FrontState> fs;
     for (std::size_t w = from; w < res.waves.size(); ++w) {

@@ -51,7 +51,8 @@ struct IdleWaveOptions {
                              // (and ≥ 5 × the median idle per rank and iteration: noise is no front)
   int sigma = 0;             // 0 = inferred from the trace
   int distance = 0;          // 0 = inferred from the trace
-  int max_waves = 8;         // largest idle periods tracked when nothing was injected
+  int max_waves = 16;        // waves followed at most: the largest injected delays, or the
+                             // first idle periods that stand out
   double slow_gap = 0.03;    // relative gap in per-rank compute that separates a slow group
 };
 
@@ -152,6 +153,7 @@ struct IdleWaveResult {
   bool bidirectional = false;   // ranks receive from both sides
   double threshold_s = 0;       // the smallest idle period the fronts of the largest wave follow
   std::vector<Wave> waves;
+  std::size_t waves_left_out = 0;  // injected delays beyond max_waves (the smallest), not followed
   SelfSync self_sync;
 };
 

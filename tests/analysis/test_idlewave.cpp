@@ -22,8 +22,10 @@ constexpr double kExec = 100, kDelta = 500;  // µs
 // to both neighbours (eager: the sends take no time), then receives from the left and from
 // the right; a receive ends when the neighbour's send has happened. Iteration starts by the
 // recurrence t_r(i+1) = max(t_{r−1}, t_r, t_{r+1})(i) + compute, in µs.
-trace::Trace max_plus_chain(double delta = kDelta) {
+// With `truth`, every compute interval also carries its ground truth, the delay as injected.
+trace::Trace max_plus_chain(double delta = kDelta, bool truth = false) {
   TraceBuilder b(kP, 1e-6);
+  std::vector<std::vector<trace::ComputeTruth>> computed(kP);
   std::vector<double> start(kP, 0.0), next(kP);
   for (Rank r = 0; r < kP; ++r) b.enter(r, 0, "main").call(r, MpiOp::Init, 0, 0);
   for (int i = 0; i < kIters; ++i) {
@@ -32,6 +34,13 @@ trace::Trace max_plus_chain(double delta = kDelta) {
       sent[r] = start[r] + kExec + (r == kR0 && i == kI0 ? delta : 0);
     for (Rank r = 0; r < kP; ++r) {
       b.enter(r, start[r], "compute").leave(r, sent[r], "compute").enter(r, sent[r], "exchange");
+      trace::ComputeTruth c;
+      c.start = start[r] * 1e-6;
+      c.end = sent[r] * 1e-6;
+      c.nominal = kExec * 1e-6;
+      c.injected[static_cast<std::size_t>(trace::Cause::Delay)] = (sent[r] - start[r] - kExec) * 1e-6;
+      c.iteration = i;
+      computed[r].push_back(c);
       if (r + 1 < kP) b.send(r, sent[r], sent[r], r + 1, 0);
       if (r > 0) b.send(r, sent[r], sent[r], r - 1, 1);
       double t = sent[r];
@@ -52,7 +61,12 @@ trace::Trace max_plus_chain(double delta = kDelta) {
   }
   double end = *std::max_element(start.begin(), start.end());
   for (Rank r = 0; r < kP; ++r) b.call(r, MpiOp::Finalize, start[r], end).leave(r, end, "main");
-  return b.trace();
+  trace::Trace t = b.trace();
+  if (truth) {
+    t.has_truth = true;
+    for (Rank r = 0; r < kP; ++r) t.locations[r].truth = computed[r];
+  }
+  return t;
 }
 
 IdleWaveResult analyse(const trace::Trace& t, IdleWaveOptions o = {}) {
@@ -127,6 +141,33 @@ TEST(IdleWave, MaxPlusChainWithoutGroundTruth) {
     EXPECT_NEAR(r.matrix.at(5, b), b >= 3 && b < 8 ? 100e-6 : 0.0, 1e-9) << "bin " << b;
 
   EXPECT_FALSE(r.self_sync.slow_group);
+}
+
+// With ground truth the wave starts at the injected delay itself: the same fronts, the
+// source known exactly; beyond max_waves the smallest delays are left out.
+TEST(IdleWave, MaxPlusChainWithGroundTruth) {
+  const trace::Trace t = max_plus_chain(kDelta, true);
+  const IdleWaveResult r = analyse(t);
+  EXPECT_TRUE(r.iterations_from_truth);
+  EXPECT_EQ(r.iterations, kIters);
+  ASSERT_EQ(r.waves.size(), 1u);
+  const Wave& w = r.waves[0];
+  EXPECT_TRUE(w.injected);
+  EXPECT_EQ(w.source_rank, kR0);
+  EXPECT_EQ(w.source_iteration, kI0);
+  EXPECT_NEAR(w.onset, kI0 * kExec * 1e-6, 1e-15);
+  EXPECT_NEAR(w.source_time, (kI0 * kExec + kExec + kDelta) * 1e-6, 1e-15);
+  EXPECT_NEAR(w.delay, kDelta * 1e-6, 1e-15);
+  EXPECT_EQ(r.waves_left_out, 0u);
+  for (const Front* f : {&w.down, &w.up}) {
+    EXPECT_EQ(f->reach(), 4);
+    EXPECT_NEAR(f->by_iteration.slope, 1.0, 1e-12);
+  }
+  IdleWaveOptions none;
+  none.max_waves = 0;
+  const IdleWaveResult z = analyse(t, none);
+  EXPECT_TRUE(z.waves.empty());
+  EXPECT_EQ(z.waves_left_out, 1u);
 }
 
 TEST(IdleWave, BinWidthAndThresholdOptions) {
