@@ -8,4 +8,5 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="$ROOT/out/demo"
 "$ROOT/build/app/waitlab" run "$ROOT/scenarios/demo.yaml" --out "$OUT"
 echo
-echo "demo results are in $OUT (summary.json, trace.wlt, the analyses' CSV tables; docs/analyses.md explains them)"
+echo "demo results are in $OUT: report.html (open it in a browser), summary.json, trace.wlt, the analyses' CSV tables"
+echo "and the idle wave's heat map idlewave_heatmap.png (docs/analyses.md explains them; docs/teaching.md has more waves)"

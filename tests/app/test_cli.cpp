@@ -86,6 +86,13 @@ TEST_F(Cli, DemoRunsAreByteIdentical) {
   ASSERT_GT(ta.size(), 1000u);
   EXPECT_TRUE(sa == slurp(dir_ / "b" / "summary.json")) << "summary.json differs between two runs";
   EXPECT_TRUE(ta == slurp(dir_ / "b" / "trace.wlt")) << "trace.wlt differs between two runs";
+  // So do the idle-wave files, their pictures and the report.
+  for (const char* f : {"idlewave.json", "idle_matrix.npy", "idlewave_fronts.csv", "idlewave_heatmap.png",
+                        "idlewave_heatmap.svg", "idlewave_amplitude.png", "report.html"}) {
+    const std::string fa = slurp(dir_ / "a" / f);
+    EXPECT_FALSE(fa.empty()) << f;
+    EXPECT_TRUE(fa == slurp(dir_ / "b" / f)) << f << " differs between two runs";
+  }
 
   // The summary describes the demo; the trace is whole and has every rank.
   const auto j = nlohmann::json::parse(sa);
