@@ -136,6 +136,7 @@ nlohmann::ordered_json idlewave_json(const IdleWaveResult& r) {
                     {"expected_idle_s", ss.expected_idle},
                     {"fast_idle_per_iteration_s", ss.fast_idle_per_iteration},
                     {"phase_spread_s", ss.phase_spread},
+                    {"neighbour_phase_shift_s", ss.neighbour_phase_shift},
                     {"front_ranks_per_iteration", ss.front.slope},
                     {"front_fit_r2", ss.front.r2},
                     {"front_ranks", ss.front.points}};
@@ -216,9 +217,10 @@ void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
   if (ss.slow_group)
     out << fmt::format(
         "  self-synchronisation {}: {} slow ranks ({:.6g} s vs {:.6g} s compute per iteration); fast ranks idle "
-        "{:.6g} s per iteration (expected {:.6g} s), phase spread {:.3g} s, front {:.3g} ranks/iteration\n",
+        "{:.6g} s per iteration (expected {:.6g} s), neighbours {:.3g} s apart in phase, front {:.3g} "
+        "ranks/iteration\n",
         ss.detected ? "detected" : "not detected", ss.slow_ranks.size(), ss.t_slow, ss.t_fast,
-        ss.fast_idle_per_iteration, ss.expected_idle, ss.phase_spread, ss.front.slope);
+        ss.fast_idle_per_iteration, ss.expected_idle, ss.neighbour_phase_shift, ss.front.slope);
 }
 
 }  // namespace waitlab::app

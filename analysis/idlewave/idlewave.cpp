@@ -561,6 +561,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     }
     ss.fast_idle_per_iteration = fast_cells > 0 ? fast_idle / static_cast<double>(fast_cells) : 0;
     ss.phase_spread = pmax >= pmin ? pmax - pmin : 0;
+    // Neighbouring fast ranks idle at different phases (paper 003, Fig. 5): the median shift.
+    std::vector<double> shifts;
+    for (std::size_t r = 0; r + 1 < P; ++r)
+      if (!slow[r] && !slow[r + 1]) shifts.push_back(std::abs(ss.phase[r + 1] - ss.phase[r]));
+    ss.neighbour_phase_shift = median(shifts);
     ss.front = fit_line(sync_iter, sync_dist);
     ss.detected = ss.expected_idle > 0 &&
                   std::abs(ss.fast_idle_per_iteration - ss.expected_idle) <= 0.25 * ss.expected_idle;

@@ -126,6 +126,7 @@ struct SelfSync {
   // an iteration from the earliest start of that iteration over all ranks, second half, s.
   std::vector<double> phase;
   double phase_spread = 0;             // max − min of the fast ranks' phases
+  double neighbour_phase_shift = 0;    // median |phase difference| of neighbouring fast ranks
   LineFit front;                       // distance to the nearest slow rank over the iteration it synchronised
 };
 
