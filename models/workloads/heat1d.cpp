@@ -180,7 +180,8 @@ WorkloadEntry heat1d_entry() {
       SpecKind::Workload, kName,
       "1D heat equation (paper 003): per iteration, compute in region `compute`, then exchange one halo "
       "with each neighbour up to `distance` away in region `exchange`, shift by shift (+1, -1, +2, -2, ...) "
-      "with blocking MPI_Send/MPI_Recv, or with MPI_Irecv/MPI_Isend + MPI_Waitall",
+      "with blocking MPI_Send/MPI_Recv, with MPI_Irecv/MPI_Isend + MPI_Waitall, or in two such phases (right, then "
+      "left); in both directions or to the right only",
       {
           ranks_option(true),
           iterations_option(),

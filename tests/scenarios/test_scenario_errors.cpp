@@ -276,8 +276,8 @@ TEST(ScenarioErrors, PerturbationOfMissingRank) {
 TEST(ScenarioErrors, BadChoice) {
   EXPECT_EQ(
       error_of(replace(base_scenario(), "  iterations: 3", "  iterations: 3\n  mode: blockin")),
-      "t.yaml:11:3: option 'mode' of workload 'heat1d': 'blockin' is not one of blocking, nonblocking; did "
-      "you mean 'blocking'?");
+      "t.yaml:11:3: option 'mode' of workload 'heat1d': 'blockin' is not one of blocking, nonblocking, two_phase; "
+      "did you mean 'blocking'?");
 }
 
 TEST(ScenarioErrors, BadRunValues) {
