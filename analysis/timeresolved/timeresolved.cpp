@@ -1,0 +1,499 @@
+#include "analysis/timeresolved/timeresolved.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace waitlab::analysis {
+
+using trace::Event;
+using trace::EventKind;
+using trace::Matching;
+using trace::MpiOp;
+using trace::Rank;
+using trace::Time;
+using trace::Trace;
+
+std::string_view window_rule_name(WindowRule r) {
+  switch (r) {
+    case WindowRule::Fixed: return "fixed";
+    case WindowRule::Count: return "count";
+    case WindowRule::Adaptive: return "adaptive";
+  }
+  return "?";
+}
+
+namespace {
+
+// The op of the region an Enter/Leave refers to (None for user regions and other events).
+MpiOp region_op(const Trace& t, const Event& e) {
+  if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return MpiOp::None;
+  return e.ref < t.defs.regions.size() ? t.defs.regions[e.ref].op : MpiOp::None;
+}
+
+// Per rank: the events that open and close the run and, per event, whether the time from the
+// previous event to it is useful (outside MPI calls, inside [start, end]).
+struct RankSpan {
+  std::size_t start = 0, end = 0;  // event indices
+  bool empty = true;
+};
+
+RankSpan rank_span(const Trace& t, std::size_t r) {
+  const auto& ev = t.locations[r].events;
+  RankSpan s;
+  if (ev.empty()) return s;
+  s.empty = false;
+  s.end = ev.size() - 1;
+  bool init = false, fin = false;
+  for (std::size_t k = 0; k < ev.size(); ++k) {
+    const MpiOp op = region_op(t, ev[k]);
+    if (!init && op == MpiOp::Init && ev[k].kind == EventKind::Leave) {
+      s.start = k;
+      init = true;
+    }
+    if (op == MpiOp::Finalize && ev[k].kind == EventKind::Enter && !fin) {
+      s.end = k;
+      fin = true;
+    }
+  }
+  if (s.end < s.start) s.end = s.start;
+  return s;
+}
+
+// useful[k] (k ≥ 1): the gap between events k−1 and k is useful time.
+std::vector<char> useful_gaps(const Trace& t, std::size_t r, const RankSpan& span) {
+  const auto& ev = t.locations[r].events;
+  std::vector<char> u(ev.size(), 0);
+  int depth = 0;
+  for (std::size_t k = 0; k < ev.size(); ++k) {
+    if (k > 0 && depth == 0 && k - 1 >= span.start && k <= span.end) u[k] = 1;
+    const MpiOp op = region_op(t, ev[k]);
+    if (op != MpiOp::None) {
+      if (ev[k].kind == EventKind::Enter)
+        ++depth;
+      else if (depth > 0)
+        --depth;
+    }
+  }
+  return u;
+}
+
+double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+
+Efficiency metrics(double useful_max, double useful_mean, double ideal, double length) {
+  Efficiency e;
+  e.lb = useful_max > 0 ? useful_mean / useful_max : 1.0;
+  e.comm_e = ratio(useful_max, length);
+  e.pe = ratio(useful_mean, length);
+  e.ser_e = ratio(useful_max, ideal);
+  e.trf_e = ratio(ideal, length);
+  return e;
+}
+
+double clamp_ideal(double raw, double lo, double hi) {
+  return std::max(lo, std::min(raw, hi));
+}
+
+// --- the Lamport replay ------------------------------------------------------------------
+
+struct Dep {
+  std::uint32_t event = 0;  // the event that waits
+  bool coll = false;        // waits for a collective instance (index) or for event (rank, index)
+  bool soft = false;        // a large send waiting for its receive to be posted
+  Rank rank = 0;
+  std::uint32_t index = 0;
+};
+struct Feed {
+  std::uint32_t event = 0;  // a member's entry into collective instance `instance`
+  std::uint32_t instance = 0;
+};
+
+}  // namespace
+
+IdealReference lamport_reference(const Trace& t, const Matching& m) {
+  const std::size_t P = t.ranks();
+  IdealReference ref;
+  ref.source = "lamport";
+  ref.times.resize(P);
+  std::vector<std::vector<Dep>> deps(P);
+  std::vector<std::vector<Feed>> feeds(P);
+  for (const auto& msg : m.messages) {
+    const auto s = static_cast<std::size_t>(msg.sender), r = static_cast<std::size_t>(msg.receiver);
+    deps[r].push_back({msg.recv_event, false, false, msg.sender, msg.send_event});
+    if (t.locations[s].events[msg.send_event].bytes >= kLamportEagerLimit)
+      deps[s].push_back({m.calls[s][msg.send_done_call].leave, false, true, msg.receiver,
+                         m.calls[r][msg.recv_post_call].enter});
+  }
+  std::vector<std::uint32_t> arrived(m.collectives.size(), 0);
+  std::vector<Time> latest(m.collectives.size(), -std::numeric_limits<Time>::infinity());
+  for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
+    const auto& c = m.collectives[i];
+    for (std::uint32_t k = c.first; k < c.first + c.count; ++k) {
+      const auto& mem = m.members[k];
+      const auto r = static_cast<std::size_t>(mem.rank);
+      feeds[r].push_back({mem.begin_event, i});
+      deps[r].push_back({mem.end_event, true, false, 0, i});
+    }
+  }
+  std::vector<std::vector<char>> useful(P);
+  for (std::size_t r = 0; r < P; ++r) {
+    std::stable_sort(deps[r].begin(), deps[r].end(), [](const Dep& a, const Dep& b) { return a.event < b.event; });
+    std::stable_sort(feeds[r].begin(), feeds[r].end(), [](const Feed& a, const Feed& b) { return a.event < b.event; });
+    useful[r] = useful_gaps(t, r, rank_span(t, r));
+    ref.times[r].resize(t.locations[r].events.size());
+  }
+
+  struct State {
+    std::size_t next = 0;  // next event to time
+    std::size_t dep = 0, feed = 0;
+    std::size_t skip = static_cast<std::size_t>(-1);  // a dependency let go (deadlock)
+    std::size_t blocked = static_cast<std::size_t>(-1);  // the dependency it waits for
+    bool queued = false;
+  };
+  std::vector<State> st(P);
+  std::vector<std::vector<Rank>> waiters(P);                // ranks waiting for an event of rank q
+  std::vector<std::vector<Rank>> coll_waiters(m.collectives.size());
+  std::vector<Rank> ready;
+  std::size_t done = 0;
+  for (std::size_t r = P; r-- > 0;) {
+    if (t.locations[r].events.empty()) {
+      ++done;
+      continue;
+    }
+    ready.push_back(static_cast<Rank>(r));
+    st[r].queued = true;
+  }
+
+  const auto wake = [&](Rank w) {
+    auto& s = st[static_cast<std::size_t>(w)];
+    if (!s.queued) {
+      s.queued = true;
+      s.blocked = static_cast<std::size_t>(-1);
+      ready.push_back(w);
+    }
+  };
+
+  while (done < P) {
+    if (ready.empty()) {
+      // A cycle: let go the blocked dependency of the lowest rank, a large send's first.
+      std::size_t pick = P;
+      for (int pass = 0; pass < 2 && pick == P; ++pass)
+        for (std::size_t r = 0; r < P; ++r) {
+          const auto& s = st[r];
+          if (s.blocked == static_cast<std::size_t>(-1)) continue;
+          if (pass == 1 || deps[r][s.blocked].soft) {
+            pick = r;
+            break;
+          }
+        }
+      if (pick == P) break;  // cannot happen: every unfinished rank is blocked
+      if (deps[pick][st[pick].blocked].soft)
+        ++ref.relaxed_sends;
+      else
+        ++ref.unresolved;
+      st[pick].skip = st[pick].blocked;
+      wake(static_cast<Rank>(pick));
+    }
+    const Rank rank = ready.back();
+    ready.pop_back();
+    const auto r = static_cast<std::size_t>(rank);
+    auto& s = st[r];
+    s.queued = false;
+    const auto& ev = t.locations[r].events;
+    if (s.next == ev.size()) continue;  // finished (a stale wake-up)
+    auto& ideal = ref.times[r];
+    bool blocked = false;
+    while (s.next < ev.size()) {
+      const std::size_t k = s.next;
+      Time at = k == 0 ? ev[0].time : ideal[k - 1] + (useful[r][k] ? ev[k].time - ev[k - 1].time : 0.0);
+      // Dependencies of this event (re-checked from the first after a wake-up).
+      std::size_t d = s.dep;
+      for (; d < deps[r].size() && deps[r][d].event == k; ++d) {
+        if (d == s.skip) continue;
+        const Dep& dep = deps[r][d];
+        if (dep.coll) {
+          const auto& c = m.collectives[dep.index];
+          if (arrived[dep.index] < c.count) {
+            coll_waiters[dep.index].push_back(rank);
+            s.blocked = d;
+            blocked = true;
+            break;
+          }
+          at = std::max(at, latest[dep.index]);
+        } else {
+          const auto q = static_cast<std::size_t>(dep.rank);
+          if (st[q].next <= dep.index) {
+            waiters[q].push_back(rank);
+            s.blocked = d;
+            blocked = true;
+            break;
+          }
+          at = std::max(at, ref.times[q][dep.index]);
+        }
+      }
+      if (blocked) break;
+      s.dep = d;
+      ideal[k] = at;
+      s.next = k + 1;
+      for (; s.feed < feeds[r].size() && feeds[r][s.feed].event == k; ++s.feed) {
+        const std::uint32_t i = feeds[r][s.feed].instance;
+        latest[i] = std::max(latest[i], at);
+        if (++arrived[i] == m.collectives[i].count) {
+          for (Rank w : coll_waiters[i]) wake(w);
+          coll_waiters[i].clear();
+        }
+      }
+    }
+    if (!blocked) ++done;
+    // Wake the ranks that waited for an event this rank has now timed.
+    auto& ws = waiters[r];
+    std::size_t keep = 0;
+    for (Rank w : ws) {
+      const auto& sw = st[static_cast<std::size_t>(w)];
+      if (sw.queued || sw.blocked == static_cast<std::size_t>(-1)) continue;  // stale
+      const auto& dep = deps[static_cast<std::size_t>(w)][sw.blocked];
+      if (dep.coll || dep.rank != rank) continue;  // stale: it waits for something else now
+      if (s.next > dep.index)
+        wake(w);
+      else
+        ws[keep++] = w;
+    }
+    ws.resize(keep);
+  }
+  if (done < P) {
+    // Unreachable in practice; leave untimed events at their own times.
+    for (std::size_t r = 0; r < P; ++r)
+      for (std::size_t k = st[r].next; k < t.locations[r].events.size(); ++k) {
+        ref.times[r][k] = t.locations[r].events[k].time;
+        ++ref.unresolved;
+      }
+  }
+  return ref;
+}
+
+bool network_reference(const Trace& t, const Trace& ideal, IdealReference& out, std::string& why) {
+  if (t.ranks() != ideal.ranks()) {
+    why = "the ideal run has " + std::to_string(ideal.ranks()) + " ranks, the run " + std::to_string(t.ranks());
+    return false;
+  }
+  const auto completion = [](EventKind k) { return k == EventKind::IsendComplete || k == EventKind::IrecvComplete; };
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    const auto& a = t.locations[r].events;
+    const auto& b = ideal.locations[r].events;
+    if (a.size() != b.size()) {
+      why = "rank " + std::to_string(r) + " has " + std::to_string(b.size()) + " events in the ideal run, " +
+            std::to_string(a.size()) + " in the run";
+      return false;
+    }
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (a[k].kind != b[k].kind && !(completion(a[k].kind) && completion(b[k].kind))) {
+        why = "event " + std::to_string(k) + " of rank " + std::to_string(r) + " is a " +
+              std::string(trace::event_kind_name(b[k].kind)) + " in the ideal run, a " +
+              std::string(trace::event_kind_name(a[k].kind)) + " in the run";
+        return false;
+      }
+  }
+  out = IdealReference{};
+  out.source = "ideal_network";
+  out.times.resize(t.ranks());
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    const auto& b = ideal.locations[r].events;
+    out.times[r].resize(b.size());
+    for (std::size_t k = 0; k < b.size(); ++k) out.times[r][k] = b[k].time;
+  }
+  return true;
+}
+
+TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt) {
+  const std::size_t P = t.ranks();
+  if (ref.times.size() != P) throw std::invalid_argument("time_resolved: the ideal reference has another rank count");
+  for (std::size_t r = 0; r < P; ++r)
+    if (ref.times[r].size() != t.locations[r].events.size())
+      throw std::invalid_argument("time_resolved: the ideal reference of rank " + std::to_string(r) +
+                                  " has another event count");
+  if (opt.rule == WindowRule::Fixed && !(opt.length > 0 && std::isfinite(opt.length)))
+    throw std::invalid_argument("time_resolved: the window length must be positive");
+  if (opt.rule != WindowRule::Fixed && opt.count == 0)
+    throw std::invalid_argument("time_resolved: the window count must be positive");
+
+  TimeResolvedResult res;
+  res.ranks = P;
+  res.source = ref.source;
+  res.relaxed_sends = ref.relaxed_sends;
+  res.unresolved = ref.unresolved;
+  res.windows_rule = opt;
+  std::vector<RankSpan> span(P);
+  Time t0 = std::numeric_limits<Time>::infinity(), t1 = -std::numeric_limits<Time>::infinity();
+  Time i0 = std::numeric_limits<Time>::infinity(), i1 = -std::numeric_limits<Time>::infinity();
+  std::size_t active = 0;
+  for (std::size_t r = 0; r < P; ++r) {
+    span[r] = rank_span(t, r);
+    if (span[r].empty) continue;
+    ++active;
+    const auto& ev = t.locations[r].events;
+    t0 = std::min(t0, ev[span[r].start].time);
+    t1 = std::max(t1, ev[span[r].end].time);
+    i0 = std::min(i0, ref.times[r][span[r].start]);
+    i1 = std::max(i1, ref.times[r][span[r].end]);
+  }
+  if (active == 0) {
+    t0 = t1 = i0 = i1 = 0;
+  }
+  t1 = std::max(t1, t0);
+  i1 = std::max(i1, i0);
+  res.t0 = t0;
+  res.t1 = t1;
+  res.elapsed = t1 - t0;
+  res.ideal_unclamped = i1 - i0;
+
+  // Window boundaries.
+  std::vector<Time> b;
+  const auto equal = [&](std::size_t n) {
+    std::vector<Time> v(n + 1);
+    for (std::size_t i = 0; i <= n; ++i)
+      v[i] = t0 + res.elapsed * static_cast<double>(i) / static_cast<double>(n);
+    v[n] = t1;
+    return v;
+  };
+  if (opt.rule == WindowRule::Fixed) {
+    b.push_back(t0);
+    if (res.elapsed / opt.length > 1e6)
+      throw std::invalid_argument("time_resolved: a window length of " + std::to_string(opt.length) +
+                                  " s makes more than a million windows");
+    for (std::size_t i = 1;; ++i) {
+      const Time x = t0 + opt.length * static_cast<double>(i);
+      if (x >= t1 - 1e-9 * opt.length || !(res.elapsed > 0)) break;  // no sliver of a window
+      b.push_back(x);
+    }
+    b.push_back(t1);
+  } else if (opt.rule == WindowRule::Count) {
+    b = equal(opt.count);
+  } else {
+    const std::vector<Time> base = equal(opt.count);
+    const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(active)) - 1e-12));
+    res.min_events = need;
+    std::vector<std::size_t> cursor(P, 0), have(P, 0);
+    for (std::size_t r = 0; r < P; ++r) {
+      const auto& ev = t.locations[r].events;
+      while (cursor[r] < ev.size() && ev[cursor[r]].time < t0) ++cursor[r];
+    }
+    std::size_t deficient = active;
+    b.push_back(t0);
+    bool open = false;
+    for (std::size_t j = 0; j + 1 < base.size(); ++j) {
+      const bool last = j + 2 == base.size();
+      for (std::size_t r = 0; r < P; ++r) {
+        if (span[r].empty) continue;
+        const auto& ev = t.locations[r].events;
+        std::size_t c = cursor[r];
+        while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
+        const std::size_t before = have[r];
+        have[r] += c - cursor[r];
+        cursor[r] = c;
+        if (before < need && have[r] >= need) --deficient;
+      }
+      open = true;
+      if (deficient == 0 || need == 0) {
+        b.push_back(base[j + 1]);
+        open = false;
+        std::fill(have.begin(), have.end(), 0);
+        deficient = active;
+      }
+    }
+    if (open) {
+      if (b.size() > 1) b.back() = t1;  // a deficient last window joins the one before
+      else b.push_back(t1);
+    }
+    b.back() = t1;
+  }
+  const std::size_t W = b.size() - 1;
+
+  // Useful time per window (per rank, then max and sum), events per window.
+  std::vector<double> u(W), sum(W, 0), mx(W, 0), cum_sum(W, 0), cum_mx(W, 0);
+  std::vector<std::uint64_t> events(W, 0);
+  res.useful.assign(P, 0);
+  for (std::size_t r = 0; r < P; ++r) {
+    if (span[r].empty) continue;
+    const auto& ev = t.locations[r].events;
+    const auto gaps = useful_gaps(t, r, span[r]);
+    std::fill(u.begin(), u.end(), 0.0);
+    std::size_t w = 0;
+    for (std::size_t k = 1; k < ev.size(); ++k) {
+      if (!gaps[k]) continue;
+      const Time a = ev[k - 1].time, e = ev[k].time;
+      if (!(e > a)) continue;
+      while (w + 1 < W && b[w + 1] <= a) ++w;
+      for (std::size_t x = w; x < W && b[x] < e; ++x) u[x] += std::max(0.0, std::min(e, b[x + 1]) - std::max(a, b[x]));
+    }
+    std::size_t we = 0;
+    for (const auto& e : ev) {
+      if (e.time < t0 || e.time > t1) continue;
+      while (we + 1 < W && b[we + 1] <= e.time) ++we;
+      ++events[we];
+    }
+    double c = 0;
+    for (std::size_t x = 0; x < W; ++x) {
+      sum[x] += u[x];
+      mx[x] = std::max(mx[x], u[x]);
+      c += u[x];
+      cum_sum[x] += c;
+      cum_mx[x] = std::max(cum_mx[x], c);
+    }
+    res.useful[r] = c;
+  }
+
+  // I(t) at the boundaries.
+  std::vector<Time> I(W + 1, -std::numeric_limits<Time>::infinity());
+  I[0] = i0;
+  I[W] = i1;
+  if (W > 1) {
+    for (std::size_t r = 0; r < P; ++r) {
+      const auto& ev = t.locations[r].events;
+      if (ev.empty()) continue;
+      const auto& id = ref.times[r];
+      std::size_t k = 0;  // first event later than the boundary
+      for (std::size_t x = 1; x < W; ++x) {
+        while (k < ev.size() && ev[k].time <= b[x]) ++k;
+        Time v;
+        if (k == 0)
+          v = id[0];
+        else if (k == ev.size())
+          v = id[k - 1];
+        else
+          v = id[k - 1] + (id[k] - id[k - 1]) * ((b[x] - ev[k - 1].time) / (ev[k].time - ev[k - 1].time));
+        I[x] = std::max(I[x], v);
+      }
+    }
+  }
+  for (std::size_t x = 1; x <= W; ++x) I[x] = std::min(i1, std::max(I[x], I[x - 1]));
+
+  const double Pn = active > 0 ? static_cast<double>(active) : 1.0;
+  res.windows.resize(W);
+  for (std::size_t x = 0; x < W; ++x) {
+    Window& win = res.windows[x];
+    win.start = b[x];
+    win.end = b[x + 1];
+    win.events = events[x];
+    win.useful_max = mx[x];
+    win.useful_mean = sum[x] / Pn;
+    const double len = win.end - win.start;
+    win.ideal = clamp_ideal(I[x + 1] - I[x], win.useful_max, len);
+    win.ideal_end = I[x + 1] - i0;
+    win.eff = metrics(win.useful_max, win.useful_mean, win.ideal, len);
+    win.cum_useful_max = cum_mx[x];
+    win.cum_useful_mean = cum_sum[x] / Pn;
+    const double clen = win.end - t0;
+    win.cum_ideal = clamp_ideal(win.ideal_end, win.cum_useful_max, clen);
+    win.cum = metrics(win.cum_useful_max, win.cum_useful_mean, win.cum_ideal, clen);
+  }
+  res.useful_max = W > 0 ? cum_mx[W - 1] : 0;
+  res.useful_mean = W > 0 ? cum_sum[W - 1] / Pn : 0;
+  res.ideal = clamp_ideal(res.ideal_unclamped, res.useful_max, res.elapsed);
+  res.eff = metrics(res.useful_max, res.useful_mean, res.ideal, res.elapsed);
+  return res;
+}
+
+}  // namespace waitlab::analysis

@@ -1,0 +1,116 @@
+// waitlab::analysis — time-resolved efficiency metrics (ALGORITHMS.md §6; paper 004; the POP
+// definitions).
+//
+// Promise: pure functions of a Trace (no printing, no files, no SimGrid).
+//   - The run: rank p is "in the run" from start_p = the Leave of its MPI_Init (its first event
+//     if it has none) to end_p = the Enter of its MPI_Finalize (its last event if none).
+//     T0 = min_p start_p, T1 = max_p end_p, T = T1 − T0.
+//   - Useful time U_p: the time between two consecutive events of p that lies outside every
+//     MPI call (a region whose op is an MPI function) and inside [start_p, end_p]. User
+//     regions (main, compute, ...) and time between regions count; MPI_Init, MPI_Finalize and
+//     every other MPI call do not.
+//   - Whole run: LB = mean_p U_p / max_p U_p, CommE = max_p U_p / T, PE = LB·CommE =
+//     Σ U_p / (P·T), SerE = max_p U_p / T_ideal, TrfE = T_ideal / T, so CommE = SerE·TrfE.
+//     T_ideal = max_p ideal(end_p) − min_p ideal(start_p), clamped to [max_p U_p, T].
+//   - An ideal reference gives every event of the trace an ideal timestamp: lamport_reference()
+//     replays the trace on an ideal network (a Lamport clock per rank; time outside MPI calls
+//     keeps its length, time inside them is 0 except for waiting: a receive completes at
+//     max(own clock, the send's posting), a send of ≥ 32 KiB completes (at the Leave of the
+//     call that completes it) at max(own clock, the posting of its receive), a collective
+//     (MPI_Init and MPI_Finalize included) ends at its latest entry); network_reference()
+//     takes the timestamps of a re-simulation on an ideal network (event k of rank p ↔ event k
+//     of rank p).
+//   - Window boundaries are mapped to ideal time: ideal_p(t) interpolates linearly between
+//     consecutive events of p (constant before the first and after the last);
+//     I(t) = max_p ideal_p(t), with I(T0) = min_p ideal(start_p) and I(T1) = max_p ideal(end_p),
+//     made non-decreasing. Window w = [a, b): L_w = b − a, U_{p,w} = U_p clipped to w,
+//     Ideal_w = I(b) − I(a) clamped to [max_p U_{p,w}, L_w]; LB_w, CommE_w, SerE_w, TrfE_w,
+//     PE_w as above with U_{p,w}, L_w and Ideal_w. The unclamped I(b) − I(a) of all windows sum
+//     to T_ideal (I(b) − I(T0) is reported per window). Cumulative metrics use [T0, b): the
+//     same formulas with U_p clipped to [T0, b) and I(b) − I(T0); at the last window they are
+//     the whole-run values. Only PE aggregates linearly: T·PE = Σ_w L_w·PE_w.
+//   - Windows: fixed length, N equal windows, or adaptive: N equal base windows merged left to
+//     right while any rank has fewer than ⌈√P⌉ events in the merged window (a deficient last
+//     window is merged into the one before). Events are counted in [a, b) (the last window
+//     includes T1).
+// Cost: O(events + P·windows) time, O(P + windows) memory besides the ideal timestamps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/trace/match.hpp"
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::analysis {
+
+// Ideal timestamps of every event (times[rank][event index]) and where they come from.
+struct IdealReference {
+  std::string source;  // "lamport" or "ideal_network"
+  std::vector<std::vector<trace::Time>> times;
+  // Lamport replay only: large sends let go without their receive (a cycle of sends waiting for
+  // receives that real buffering resolved), and dependencies left unresolved (inconsistent
+  // trace): each counted, the event then keeps its own clock.
+  std::uint64_t relaxed_sends = 0;
+  std::uint64_t unresolved = 0;
+};
+
+inline constexpr std::uint64_t kLamportEagerLimit = 32 * 1024;  // bytes: smaller sends complete at once
+
+IdealReference lamport_reference(const trace::Trace& trace, const trace::Matching& matching);
+
+// The timestamps of `ideal` (a re-simulation of `trace` on an ideal network). Returns false and
+// says why in `why` when the two do not correspond: a different number of ranks or of events on
+// a rank, or an event of another kind (the completions inside one MPI_Waitall may come in
+// another order).
+bool network_reference(const trace::Trace& trace, const trace::Trace& ideal, IdealReference& out, std::string& why);
+
+enum class WindowRule : std::uint8_t { Fixed = 0, Count, Adaptive };
+std::string_view window_rule_name(WindowRule r);  // "fixed", "count", "adaptive"
+
+struct WindowOptions {
+  WindowRule rule = WindowRule::Count;
+  double length = 0;     // s, Fixed
+  std::size_t count = 50;  // Count: windows; Adaptive: base windows before merging
+};
+
+// The POP metrics of one interval. Fractions in [0, 1].
+struct Efficiency {
+  double lb = 0, comm_e = 0, ser_e = 0, trf_e = 0, pe = 0;
+};
+
+struct Window {
+  trace::Time start = 0, end = 0;
+  std::uint64_t events = 0;   // events of all ranks in [start, end)
+  double useful_max = 0;      // max_p U_{p,w}, s
+  double useful_mean = 0;     // mean_p U_{p,w}, s
+  double ideal = 0;           // Ideal_w (clamped), s
+  double ideal_end = 0;       // I(end) − I(T0), unclamped, s
+  Efficiency eff;
+  double cum_useful_max = 0, cum_useful_mean = 0, cum_ideal = 0;  // over [T0, end)
+  Efficiency cum;
+};
+
+struct TimeResolvedResult {
+  std::size_t ranks = 0;
+  trace::Time t0 = 0, t1 = 0;
+  double elapsed = 0;          // T
+  double ideal = 0;            // T_ideal (clamped to [max U, T])
+  double ideal_unclamped = 0;  // max_p ideal(end_p) − min_p ideal(start_p)
+  double useful_max = 0, useful_mean = 0;
+  std::vector<double> useful;  // U_p per rank
+  Efficiency eff;
+  std::string source;
+  std::uint64_t relaxed_sends = 0, unresolved = 0;
+  WindowOptions windows_rule;
+  std::uint64_t min_events = 0;  // adaptive: ⌈√P⌉
+  std::vector<Window> windows;
+};
+
+// Throws std::invalid_argument when the reference does not have one time per event, or the
+// window options are not usable (length ≤ 0, count 0).
+TimeResolvedResult time_resolved(const trace::Trace& trace, const IdealReference& reference,
+                                 const WindowOptions& options = {});
+
+}  // namespace waitlab::analysis

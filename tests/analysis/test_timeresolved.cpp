@@ -1,0 +1,300 @@
+// Time-resolved efficiency metrics (ALGORITHMS.md §6) on hand-built traces whose answer is
+// known exactly: Fixture D (built and read from its Paraver form), a lock-step ring with a
+// communication stall in one stretch of time (paper 004's synthetic benchmark), the adaptive
+// windows' √P rule, and the Lamport replay's rules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/timeresolved/timeresolved.hpp"
+#include "analysis/trace/paraver.hpp"
+#include "trace_builder.hpp"
+
+namespace waitlab::analysis {
+namespace {
+
+using test::TraceBuilder;
+using trace::MpiOp;
+using trace::Rank;
+
+const std::string kData = WAITLAB_SOURCE_DIR "/tests/data/";
+
+TimeResolvedResult run_lamport(const trace::Trace& t, const WindowOptions& w = {}) {
+  const auto m = trace::Matching::build(t);
+  return time_resolved(t, lamport_reference(t, m), w);
+}
+
+void expect_invariants(const Efficiency& e) {
+  EXPECT_NEAR(e.pe, e.lb * e.comm_e, 1e-12);
+  EXPECT_NEAR(e.comm_e, e.ser_e * e.trf_e, 1e-12);
+}
+
+void expect_invariants(const TimeResolvedResult& r) {
+  expect_invariants(r.eff);
+  for (const auto& w : r.windows) {
+    SCOPED_TRACE(w.start);
+    expect_invariants(w.eff);
+    expect_invariants(w.cum);
+  }
+  ASSERT_FALSE(r.windows.empty());
+  // The last window's cumulative values are the whole run's; PE adds up over windows.
+  const auto& last = r.windows.back().cum;
+  EXPECT_EQ(last.pe, r.eff.pe);
+  EXPECT_EQ(last.lb, r.eff.lb);
+  EXPECT_EQ(last.comm_e, r.eff.comm_e);
+  EXPECT_EQ(last.ser_e, r.eff.ser_e);
+  EXPECT_EQ(last.trf_e, r.eff.trf_e);
+  double pe_time = 0;
+  for (const auto& w : r.windows) pe_time += w.eff.pe * (w.end - w.start);
+  EXPECT_NEAR(pe_time, r.eff.pe * r.elapsed, 1e-12);
+  // The unclamped window ideals telescope to T_ideal.
+  EXPECT_DOUBLE_EQ(r.windows.back().ideal_end, r.ideal_unclamped);
+}
+
+// Fixture D in seconds; rank 0 is the spec's rank 1 (the sender).
+trace::Trace fixture_d() {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 0, "main").send(0, 0.5, 0.51, 1, 7).leave(0, 0.6, "main");
+  b.enter(1, 0, "main").recv(1, 0.2, 0.52, 0.52, 0, 7).leave(1, 0.62, "main");
+  trace::Trace t = b.trace();
+  for (auto& l : t.locations)
+    for (auto& e : l.events)
+      if (e.kind == trace::EventKind::Send || e.kind == trace::EventKind::Recv) e.bytes = 1 << 20;
+  return t;
+}
+
+void expect_fixture_d(const TimeResolvedResult& r) {
+  EXPECT_NEAR(r.elapsed, 0.62, 1e-12);
+  ASSERT_EQ(r.useful.size(), 2u);
+  EXPECT_NEAR(r.useful[0], 0.59, 1e-12);
+  EXPECT_NEAR(r.useful[1], 0.30, 1e-12);
+  EXPECT_NEAR(r.ideal, 0.600, 1e-12);
+  EXPECT_NEAR(100 * r.eff.lb, 75.42, 0.005);
+  EXPECT_NEAR(100 * r.eff.comm_e, 95.16, 0.005);
+  EXPECT_NEAR(100 * r.eff.ser_e, 98.33, 0.005);
+  EXPECT_NEAR(100 * r.eff.trf_e, 96.77, 0.005);
+  EXPECT_NEAR(100 * r.eff.pe, 71.77, 0.005);
+  // Exactly: LB = 0.445/0.59, CommE = 0.59/0.62, SerE = 0.59/0.6, TrfE = 0.6/0.62.
+  EXPECT_NEAR(r.eff.lb, 0.445 / 0.59, 1e-12);
+  EXPECT_NEAR(r.eff.ser_e, 0.59 / 0.6, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 0.6 / 0.62, 1e-12);
+  EXPECT_EQ(r.source, "lamport");
+  EXPECT_EQ(r.relaxed_sends, 0u);
+  EXPECT_EQ(r.unresolved, 0u);
+  expect_invariants(r);
+}
+
+TEST(TimeResolved, FixtureDBuilt) {
+  const auto t = fixture_d();
+  const auto m = trace::Matching::build(t);
+  ASSERT_EQ(m.messages.size(), 1u);
+  const auto ref = lamport_reference(t, m);
+  // The 1 MiB send completes when the receive is posted (0.2 s): at once, 0.5 s; the receive
+  // completes when the send is posted.
+  EXPECT_DOUBLE_EQ(ref.times[0][3], 0.5);   // Leave MPI_Send
+  EXPECT_DOUBLE_EQ(ref.times[0][4], 0.59);  // Leave main
+  EXPECT_DOUBLE_EQ(ref.times[1][2], 0.5);   // Recv
+  EXPECT_DOUBLE_EQ(ref.times[1][4], 0.6);   // Leave main
+  expect_fixture_d(time_resolved(t, ref, {WindowRule::Count, 0, 1}));
+  expect_fixture_d(time_resolved(t, ref, {WindowRule::Count, 0, 7}));
+  expect_fixture_d(time_resolved(t, ref, {WindowRule::Fixed, 0.1, 0}));
+}
+
+TEST(TimeResolved, FixtureDFromParaver) {
+  const trace::Trace t = trace::read_paraver(kData + "fixture_d.prv");
+  const auto r = run_lamport(t, {WindowRule::Count, 0, 2});
+  expect_fixture_d(r);
+  // Two windows of 0.31 s: in the first both compute until 0.2 s, rank 0 until 0.31 s.
+  ASSERT_EQ(r.windows.size(), 2u);
+  const auto& w0 = r.windows[0];
+  EXPECT_NEAR(w0.end, 0.31, 1e-12);
+  EXPECT_NEAR(w0.useful_max, 0.31, 1e-12);
+  EXPECT_NEAR(w0.useful_mean, (0.31 + 0.2) / 2, 1e-12);
+  EXPECT_NEAR(w0.eff.comm_e, 1.0, 1e-12);
+  EXPECT_NEAR(w0.eff.pe, 0.51 / 0.62, 1e-12);
+  // I(0.31) = max(ideal_0(0.31), ideal_1(0.31)) = 0.31 (rank 0 computes on; rank 1 waits at 0.2).
+  EXPECT_NEAR(w0.ideal_end, 0.31, 1e-12);
+  const auto& w1 = r.windows[1];
+  EXPECT_NEAR(w1.useful_max, 0.28, 1e-12);  // rank 0: 0.31–0.5 and 0.51–0.6
+  EXPECT_NEAR(w1.useful_mean, (0.28 + 0.1) / 2, 1e-12);
+  EXPECT_NEAR(w1.ideal, 0.29, 1e-12);  // 0.6 − 0.31
+  EXPECT_NEAR(w1.eff.trf_e, 0.29 / 0.31, 1e-12);
+}
+
+// P ranks in lock-step, µs: MPI_Init 0–100, then per iteration 9 ms compute, an eager send to
+// the right (1 µs) and a receive from the left that completes 1 ms after the compute ended —
+// except in iteration kStallIter, where every message takes kStall longer (a network stall).
+constexpr int kRing = 4, kIters = 20, kStallIter = 10;
+constexpr double kCompute = 9000, kComm = 1000, kStall = 40000, kInit = 100;
+
+trace::Trace stalled_ring(double stall) {
+  TraceBuilder b(kRing, 1e-6);
+  for (Rank r = 0; r < kRing; ++r) b.enter(r, 0, "main").call(r, MpiOp::Init, 0, kInit);
+  double t = kInit;
+  for (int i = 0; i < kIters; ++i) {
+    const double done = t + kCompute;
+    const double arrive = done + kComm + (i == kStallIter ? stall : 0);
+    for (Rank r = 0; r < kRing; ++r) {
+      b.enter(r, t, "compute").leave(r, done, "compute");
+      b.send(r, done, done + 1, (r + 1) % kRing, i);
+      b.recv(r, done + 1, arrive, arrive, (r + kRing - 1) % kRing, i);
+    }
+    t = arrive;
+  }
+  for (Rank r = 0; r < kRing; ++r) b.call(r, MpiOp::Finalize, t, t + 50).leave(r, t + 50, "main");
+  return b.trace();
+}
+
+TEST(TimeResolved, StallShowsInItsWindowsOnly) {
+  const auto undisturbed = run_lamport(stalled_ring(0), {WindowRule::Fixed, 0.01, 0});
+  const double pe0 = 0.9;  // 9 ms of 10 ms useful, balanced
+  EXPECT_NEAR(undisturbed.eff.pe, pe0, 1e-9);
+  EXPECT_NEAR(undisturbed.eff.lb, 1.0, 1e-12);
+  EXPECT_NEAR(undisturbed.ideal, 20 * 0.009, 1e-9);  // messages cost nothing on an ideal network
+  ASSERT_EQ(undisturbed.windows.size(), 20u);
+
+  const auto r = run_lamport(stalled_ring(kStall), {WindowRule::Fixed, 0.01, 0});
+  // 10 iterations of 10 ms, one of 50 ms (windows 10–14), 9 of 10 ms: 24 windows aligned on
+  // the iterations (T0 = the end of MPI_Init).
+  ASSERT_EQ(r.windows.size(), 24u);
+  EXPECT_NEAR(r.elapsed, 0.24, 1e-12);
+  for (std::size_t w = 0; w < r.windows.size(); ++w) {
+    SCOPED_TRACE(w);
+    const auto& e = r.windows[w].eff;
+    if (w >= 11 && w <= 14) {
+      // Inside the stall nobody computes: nothing useful, nothing an ideal network would need.
+      EXPECT_EQ(e.pe, 0.0);
+      EXPECT_EQ(e.comm_e, 0.0);
+      EXPECT_EQ(e.trf_e, 0.0);
+    } else {
+      EXPECT_NEAR(e.pe, pe0, 1e-9);
+      EXPECT_NEAR(e.comm_e, pe0, 1e-9);
+      EXPECT_NEAR(e.lb, 1.0, 1e-12);
+      EXPECT_NEAR(e.ser_e, 1.0, 1e-9);
+      EXPECT_NEAR(e.trf_e, pe0, 1e-9);
+    }
+  }
+  // The whole run hides it: 180 ms useful in 240 ms.
+  EXPECT_NEAR(r.eff.pe, 0.75, 1e-9);
+  EXPECT_NEAR(r.eff.comm_e, 0.75, 1e-9);
+  EXPECT_NEAR(r.eff.trf_e, 0.75, 1e-9);
+  EXPECT_NEAR(r.eff.ser_e, 1.0, 1e-9);
+  EXPECT_NEAR(r.ideal, 0.18, 1e-9);
+  // Cumulative PE falls in the stall and recovers only partly.
+  EXPECT_NEAR(r.windows[10].cum.pe, 0.9, 1e-9);
+  EXPECT_NEAR(r.windows[11].cum.pe, 0.099 / 0.12, 1e-9);
+  EXPECT_NEAR(r.windows[14].cum.pe, 0.9 * 11 / 15, 1e-9);
+  expect_invariants(r);
+  expect_invariants(undisturbed);
+
+  // Equal windows (here 12 of 20 ms): the stall windows still stand out.
+  const auto c = run_lamport(stalled_ring(kStall), {WindowRule::Count, 0, 12});
+  ASSERT_EQ(c.windows.size(), 12u);
+  EXPECT_NEAR(c.windows[5].eff.pe, 0.45, 1e-9);  // 100–120 ms: iteration 10's compute, stall
+  EXPECT_EQ(c.windows[6].eff.pe, 0.0);
+  EXPECT_NEAR(c.windows[3].eff.pe, pe0, 1e-9);
+  expect_invariants(c);
+}
+
+// 4 ranks over [0, 10] s, ⌈√4⌉ = 2 events needed per rank and window. Ranks 0–2 have two
+// events in every second; rank 3 has 3 events in [0,1), one each in [1,2) and [2,3), none in
+// [3,5), two in [5,6) and [6,7), and only main's Leave (at T1) after that.
+TEST(TimeResolved, AdaptiveWindowsMergeUntilEveryRankHasSqrtPEvents) {
+  TraceBuilder b(4, 1.0);
+  for (Rank r = 0; r < 3; ++r) {
+    b.enter(r, 0, "main");
+    for (int j = 0; j < 10; ++j) b.enter(r, j + 0.2, "compute").leave(r, j + 0.6, "compute");
+    b.leave(r, 10, "main");
+  }
+  b.enter(3, 0, "main").enter(3, 0.2, "compute").leave(3, 0.6, "compute");
+  b.enter(3, 1.2, "compute").leave(3, 2.6, "compute");
+  b.enter(3, 5.2, "compute").leave(3, 5.6, "compute");
+  b.enter(3, 6.2, "compute").leave(3, 6.6, "compute");
+  b.leave(3, 10, "main");
+  const auto r = run_lamport(b.trace(), {WindowRule::Adaptive, 0, 10});
+  EXPECT_EQ(r.min_events, 2u);
+  std::vector<double> bounds;
+  for (const auto& w : r.windows) bounds.push_back(w.start);
+  bounds.push_back(r.windows.back().end);
+  // [0,1) alone; [1,2)+[2,3); [3,4)+[4,5)+[5,6); [6,7), and the deficient tail [7,10] joins it.
+  EXPECT_EQ(bounds, (std::vector<double>{0, 1, 3, 6, 10}));
+  EXPECT_EQ(r.windows[0].events, 4u * 3);  // main's Enter and one compute on every rank
+  EXPECT_EQ(r.windows[3].events, 3u * 9 + 3);  // 4 seconds of 2 events + main's Leave; rank 3: 2 + 1
+  expect_invariants(r);
+  // With 9 ranks 3 events are needed: rank 3 never has 3 in [1,10], one window remains after [0,1).
+  TraceBuilder nine(9, 1.0);
+  for (Rank r9 = 0; r9 < 9; ++r9) {
+    nine.enter(r9, 0, "main");
+    for (int j = 0; j < 10; ++j) nine.enter(r9, j + 0.2, "compute").leave(r9, j + 0.6, "compute");
+    nine.leave(r9, 10, "main");
+  }
+  const auto r9 = run_lamport(nine.trace(), {WindowRule::Adaptive, 0, 10});
+  EXPECT_EQ(r9.min_events, 3u);
+  // 3 events in [0,1) (Enter main + 2); then 2 per second: [1,3) has 4, [3,5) 4, ..., the tail
+  // [9,10] has 3 (with main's Leave at T1).
+  std::vector<double> b9;
+  for (const auto& w : r9.windows) b9.push_back(w.start);
+  EXPECT_EQ(b9, (std::vector<double>{0, 1, 3, 5, 7, 9}));
+}
+
+// A collective ends at its latest entry; MPI_Init and MPI_Finalize are not useful time.
+TEST(TimeResolved, LamportCollectiveEndsAtLatestEntry) {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 0, "main").call(0, MpiOp::Init, 0, 0.5).coll(0, MpiOp::Barrier, 1.5, 3.5);
+  b.enter(1, 0, "main").call(1, MpiOp::Init, 0, 0.5).coll(1, MpiOp::Barrier, 3.0, 3.5);
+  b.call(0, MpiOp::Finalize, 4.5, 4.7).leave(0, 4.7, "main");
+  b.call(1, MpiOp::Finalize, 4.0, 4.7).leave(1, 4.7, "main");
+  const auto r = run_lamport(b.trace());
+  EXPECT_NEAR(r.elapsed, 4.0, 1e-12);  // 0.5 (Init's end) to 4.5 (the last Finalize's start)
+  EXPECT_NEAR(r.useful[0], 2.0, 1e-12);
+  EXPECT_NEAR(r.useful[1], 3.0, 1e-12);
+  // Ideal: Init ends at 0 (its latest entry); rank 0 enters the barrier at 1, rank 1 at 2.5,
+  // both leave at 2.5; Finalize at 3.5 (rank 0) and 3.0 → T_ideal = 3.5.
+  EXPECT_NEAR(r.ideal_unclamped, 3.5, 1e-12);
+  EXPECT_NEAR(r.eff.ser_e, 3.0 / 3.5, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 3.5 / 4.0, 1e-12);
+  expect_invariants(r);
+}
+
+// Two ranks that both send 1 MiB first: real buffering resolved it, the Lamport rule would
+// wait forever; the replay lets one send go and counts it.
+TEST(TimeResolved, LamportBreaksRendezvousCycles) {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 0, "main").send(0, 1, 1.1, 1, 0).recv(0, 1.1, 1.2, 1.2, 1, 0).leave(0, 2, "main");
+  b.enter(1, 0, "main").send(1, 1, 1.1, 0, 0).recv(1, 1.1, 1.2, 1.2, 0, 0).leave(1, 2, "main");
+  trace::Trace t = b.trace();
+  for (auto& l : t.locations)
+    for (auto& e : l.events) e.bytes = 1 << 20;
+  const auto m = trace::Matching::build(t);
+  const auto ref = lamport_reference(t, m);
+  EXPECT_EQ(ref.relaxed_sends, 1u);
+  EXPECT_EQ(ref.unresolved, 0u);
+  const auto r = time_resolved(t, ref);
+  EXPECT_NEAR(r.ideal, 1.8, 1e-12);  // 1 s before and 0.8 s after, nothing in between
+}
+
+TEST(TimeResolved, NetworkReferenceNeedsCorrespondingEvents) {
+  const auto t = fixture_d();
+  trace::Trace ideal = t;
+  ideal.locations[1].events[2].time = 0.5;
+  ideal.locations[1].events[3].time = 0.5;
+  ideal.locations[1].events[4].time = 0.6;
+  ideal.locations[0].events[3].time = 0.5;
+  ideal.locations[0].events[4].time = 0.59;
+  IdealReference ref;
+  std::string why;
+  ASSERT_TRUE(network_reference(t, ideal, ref, why)) << why;
+  EXPECT_EQ(ref.source, "ideal_network");
+  const auto r = time_resolved(t, ref);
+  EXPECT_NEAR(r.ideal, 0.6, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 0.6 / 0.62, 1e-12);
+  EXPECT_EQ(r.source, "ideal_network");
+  ideal.locations[1].events.pop_back();
+  EXPECT_FALSE(network_reference(t, ideal, ref, why));
+  EXPECT_EQ(why, "rank 1 has 4 events in the ideal run, 5 in the run");
+  EXPECT_THROW(time_resolved(t, lamport_reference(t, trace::Matching::build(t)), {WindowRule::Fixed, 0, 0}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace waitlab::analysis
