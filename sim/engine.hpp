@@ -25,6 +25,16 @@ namespace waitlab::sim {
 
 enum class Semantics { Waitlab, SmpiDefault };
 
+// A change to every link of the platform, applied after it is built (XML platforms too):
+// `ideal` = zero latency and (effectively) infinite bandwidth; the scales multiply every
+// link's bandwidth and latency (what-if variants, time-resolved metrics' ideal network).
+struct NetworkChange {
+  bool ideal = false;
+  double bandwidth_scale = 1;
+  double latency_scale = 1;
+  bool empty() const { return !ideal && bandwidth_scale == 1 && latency_scale == 1; }
+};
+
 struct RunOptions {
   std::string name = "run";                 // instance name, recorded in trace attributes
   std::uint64_t seed = 0;
@@ -38,6 +48,7 @@ struct RunOptions {
   // their requests (no simulated time: smpi/test is 0) for the exclude_tested variant.
   bool minprofile = false;
   double minprofile_percentile = 5;         // the percentile variant's Q
+  NetworkChange network;  // applied to every link of the platform after it is built, XML platforms included
 };
 
 struct RunStats {

@@ -1050,6 +1050,32 @@ void Simulation::progress(bool final) {
   printed_ = true;
 }
 
+// RunOptions::network on every link of the built platform (SplitDuplexLink's halves and
+// loopbacks included: get_all_links() lists the links SimGrid routes over). An ideal link has
+// latency 0 and a bandwidth so large that 1 GiB crosses it in 1e-11 s; simgrid_config() also
+// removes SMPI's per-message overheads and size factors for it.
+constexpr double kIdealBandwidth = 1e20;  // bytes/s
+
+std::string network_text(const NetworkChange& n) {
+  if (n.ideal) return "ideal (latency 0, bandwidth 1e20 B/s, no per-message overheads)";
+  std::ostringstream s;
+  s << "bandwidth x" << n.bandwidth_scale << ", latency x" << n.latency_scale;
+  return s.str();
+}
+
+void apply_network(const sg4::Engine& engine, const NetworkChange& n) {
+  if (n.empty()) return;
+  for (sg4::Link* link : engine.get_all_links()) {
+    if (n.ideal) {
+      link->set_latency(0);
+      link->set_bandwidth(kIdealBandwidth);
+    } else {
+      link->set_latency(link->get_latency() * n.latency_scale);
+      link->set_bandwidth(link->get_bandwidth() * n.bandwidth_scale);
+    }
+  }
+}
+
 RunResult Simulation::run() {
   const int n = workload_.ranks();
   if (n < 1) throw InputError("the workload has no ranks");
@@ -1068,6 +1094,7 @@ RunResult Simulation::run() {
 
   if (phase_) phase_("platform");
   const BuiltPlatform platform = build_platform(engine, platform_, n);
+  apply_network(engine, options_.network);
   if (phase_) phase_("run");
 
   SMPI_init();
@@ -1160,6 +1187,7 @@ RunResult Simulation::run() {
       {"simulator", "waitlab on SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
                         std::to_string(SIMGRID_VERSION_MINOR)},
   };
+  if (!options_.network.empty()) tr.attributes.push_back({"network", network_text(options_.network)});
   if (options_.minprofile) {
     tr.attributes.push_back({analysis::kTestedAttribute, "MPI_Wait/MPI_Waitall Enter events flag requests complete at entry"});
     std::vector<std::string> names(paths_.size());
@@ -1207,6 +1235,19 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
   } else {
     const double t = std::min(options.eager_threshold, static_cast<double>(std::numeric_limits<int>::max()));
     c.push_back("smpi/send-is-detached-thresh:" + std::to_string(static_cast<long long>(std::ceil(t))));
+  }
+  const NetworkChange& net = options.network;
+  if (!(std::isfinite(net.bandwidth_scale) && net.bandwidth_scale > 0))
+    throw InputError("network bandwidth scale must be a positive number (got " + std::to_string(net.bandwidth_scale) + ")");
+  if (!(std::isfinite(net.latency_scale) && net.latency_scale >= 0))
+    throw InputError("network latency scale must be a non-negative number (got " + std::to_string(net.latency_scale) + ")");
+  if (net.ideal) {
+    // No per-message software overheads, no size-dependent latency or bandwidth factors: an
+    // ideal network costs nothing, whatever the message size. Rendezvous still synchronises
+    // the sender with its receiver (a matching question, not a timing one).
+    for (const char* k : {"smpi/os:0:0:0:0:0", "smpi/or:0:0:0:0:0", "smpi/ois:0:0:0:0:0", "smpi/lat-factor:0:1",
+                          "smpi/bw-factor:0:1"})
+      c.emplace_back(k);
   }
   const auto& coll = effective_collectives(options);
   if (coll.algorithms.empty()) c.emplace_back("smpi/coll-selector:default");
