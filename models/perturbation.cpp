@@ -61,9 +61,14 @@ const std::vector<PerturbationEntry>& perturbation_models() {
   // Built once on first use, immutable afterwards.
   static const std::vector<PerturbationEntry> entries = [] {
     std::vector<PerturbationEntry> e;
-    perturb::add_imbalance_models(e);
-    perturb::add_delay_model(e);
-    perturb::add_noise_models(e);
+    const auto add = [&e](void (*models)(std::vector<PerturbationEntry>&), trace::Cause cause) {
+      const std::size_t first = e.size();
+      models(e);
+      for (std::size_t i = first; i < e.size(); ++i) e[i].cause = cause;
+    };
+    add(perturb::add_imbalance_models, trace::Cause::Imbalance);
+    add(perturb::add_delay_model, trace::Cause::Delay);
+    add(perturb::add_noise_models, trace::Cause::Noise);
     return e;
   }();
   return entries;

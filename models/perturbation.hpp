@@ -88,6 +88,7 @@ using PerturbationFactory = std::function<std::unique_ptr<Perturbation>(const Op
 struct PerturbationEntry {
   Spec spec;
   PerturbationFactory make;
+  trace::Cause cause = trace::Cause::Imbalance;  // what its models inject (what-if variants remove by cause)
 };
 
 // imbalance models (uniform, gradient, hotspot, slow_group, periodic_region), delay,

@@ -1,0 +1,140 @@
+#include "app/jobs.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include "analysis/trace/error.hpp"
+#include "app/commands.hpp"
+
+namespace waitlab::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a job's process reports back through its pipe: its error message, if any.
+[[noreturn]] void child(const Job& job, int report) {
+  int code = 0;
+  std::string message;
+  try {
+    std::error_code ec;
+    fs::create_directories(job.dir, ec);
+    std::ofstream log(fs::path(job.dir) / "run.log");
+    if (!log) throw InputError(job.dir + ": cannot write run.log");
+    run_scenario(job.scenario, job.dir, false, log);
+    log.flush();
+  } catch (const InputError& e) {
+    code = 2;
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = 1;
+    message = std::string("internal error: ") + e.what();
+  } catch (...) {
+    code = 1;
+    message = "internal error";
+  }
+  std::size_t done = 0;
+  while (done < message.size()) {
+    const ssize_t n = ::write(report, message.data() + done, message.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(report);
+  // No static destructors, no stdio flushing of the parent's buffers: this process is a copy.
+  ::_exit(code);
+}
+
+std::string read_all(int fd) {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std::ostream& out) {
+  if (parallel < 1) parallel = 1;
+  std::vector<JobOutcome> outcomes(jobs.size());
+  struct Running {
+    std::size_t job;
+    int report;
+  };
+  std::map<pid_t, Running> running;
+  std::size_t next = 0, finished = 0;
+  out.flush();
+  while (finished < jobs.size()) {
+    while (next < jobs.size() && static_cast<int>(running.size()) < parallel) {
+      int fds[2];
+      if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+      const pid_t pid = ::fork();
+      if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+      if (pid == 0) {
+        ::close(fds[0]);
+        child(jobs[next], fds[1]);
+      }
+      ::close(fds[1]);
+      running[pid] = Running{next, fds[0]};
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    JobOutcome& o = outcomes[it->second.job];
+    o.error = read_all(it->second.report);
+    if (WIFEXITED(status)) {
+      o.exit_code = WEXITSTATUS(status);
+    } else {
+      o.exit_code = 1;
+      o.error = "the job's process died (signal " + std::to_string(WTERMSIG(status)) + ")";
+    }
+    if (o.exit_code != 0 && o.error.empty()) o.error = "failed with exit code " + std::to_string(o.exit_code);
+    const Job& j = jobs[it->second.job];
+    ++finished;
+    out << fmt::format("[{}/{}] {:<24} {}\n", finished, jobs.size(), j.name,
+                       o.exit_code == 0 ? j.dir : "FAILED: " + o.error);
+    out.flush();
+    running.erase(it);
+  }
+  return outcomes;
+}
+
+Share parse_share(const std::string& text, const std::string& option) {
+  Share s;
+  const auto slash = text.find('/');
+  const auto number = [&](std::string_view v, int& x) {
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    return !v.empty() && ec == std::errc() && end == v.data() + v.size();
+  };
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), s.index) ||
+      !number(std::string_view(text).substr(slash + 1), s.count) || s.count < 1 || s.index < 0 ||
+      s.index >= s.count)
+    throw InputError(option + ": expected R/N with 0 <= R < N (this process's share of the jobs), got '" + text + "'");
+  return s;
+}
+
+}  // namespace waitlab::app

@@ -1,0 +1,43 @@
+// waitlab::app — running many simulations: the variants of `waitlab whatif`, the grid points
+// of `waitlab sweep`.
+//
+// Promise: run_jobs() runs every job as a `waitlab run` of its scenario into its own
+// directory, each in its own process (forked; the simulation forks once more for SimGrid),
+// at most `parallel` at a time, and returns how each ended. A job's terminal summary goes
+// to DIR/run.log, its error (bad input, exit 2; internal failure, exit 1) to the outcome.
+// The jobs' outputs are the same whatever `parallel` is: each is a deterministic run.
+// Shares split a job list among cooperating processes (mpirun: rank r of n runs the jobs
+// i with i mod n = r).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.hpp"
+
+namespace waitlab::app {
+
+struct Job {
+  std::string name;  // shown on the terminal
+  scenarios::Scenario scenario;
+  std::string dir;   // where its outputs go
+};
+
+struct JobOutcome {
+  int exit_code = 0;   // 0 done, 2 bad input, 1 internal failure
+  std::string error;   // the job's error message (one line), if any
+};
+
+// `parallel` >= 1. Prints one line per finished job to `out`.
+std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std::ostream& out);
+
+// "R/N" (0 <= R < N): this process's share of a job list. Throws InputError naming `option`.
+struct Share {
+  int index = 0;
+  int count = 1;
+  bool mine(std::size_t job) const { return static_cast<int>(job % static_cast<std::size_t>(count)) == index; }
+};
+Share parse_share(const std::string& text, const std::string& option);
+
+}  // namespace waitlab::app

@@ -1,0 +1,136 @@
+// waitlab-mpi — runs a study (`waitlab whatif` or `waitlab sweep`) across the ranks of an MPI
+// job: `mpirun -np N waitlab-mpi sweep SCENARIO --grid ... [--out DIR]`.
+//
+// Each MPI rank r runs `waitlab ARGS --share r/N --records FILE` (its share of the jobs, each
+// simulation in its own process, on its own machine), the records travel to rank 0 by MPI
+// (MPI_Gather of the sizes, MPI_Gatherv of the texts), and rank 0 runs
+// `waitlab ARGS --merge FILE`, which writes the study's outputs exactly as a sequential run
+// would (app/study.hpp). The exit code is the largest of all ranks' (MPI_Allreduce).
+// This program links Open MPI and nothing of waitlab: waitlab itself links SimGrid's SMPI,
+// whose MPI symbols would clash with Open MPI's in one process. It finds `waitlab` next to
+// itself (or at $WAITLAB_BIN).
+#include <mpi.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+std::string waitlab_binary() {
+  if (const char* p = std::getenv("WAITLAB_BIN"); p != nullptr && *p != '\0') return p;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return (self.parent_path() / "waitlab").string();
+  return "waitlab";
+}
+
+int spawn_and_wait(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ); rc != 0) {
+    std::fprintf(stderr, "waitlab-mpi: error: cannot start %s: %s\n", argv[0], std::strerror(rc));
+    return 1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 2) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "usage: mpirun -np N waitlab-mpi whatif|sweep ARGS...\n"
+                   "Runs `waitlab whatif|sweep ARGS` with the jobs shared among the MPI ranks; rank 0 "
+                   "writes the outputs.\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const std::string sub = argv[1];
+  if (sub != "whatif" && sub != "sweep") {
+    if (rank == 0) std::fprintf(stderr, "waitlab-mpi: error: expected whatif or sweep, got '%s'\n", sub.c_str());
+    MPI_Finalize();
+    return 2;
+  }
+  std::vector<std::string> args = {waitlab_binary()};
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+
+  char tmpl[] = "/tmp/waitlab-mpi-records.XXXXXX";
+  const int fd = mkstemp(tmpl);
+  if (fd >= 0) close(fd);
+  const std::string records = tmpl;
+  std::vector<std::string> mine = args;
+  mine.insert(mine.end(), {"--share", std::to_string(rank) + "/" + std::to_string(size), "--records", records});
+  int code = fd >= 0 ? spawn_and_wait(mine) : 1;
+
+  // Everyone's records to rank 0, even after a failure (the collectives must match).
+  const std::string text = code == 0 ? read_file(records) : std::string();
+  std::remove(records.c_str());
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      offsets[static_cast<std::size_t>(r)] = total;
+      total += lengths[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
+              MPI_COMM_WORLD);
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && worst == 0) {
+    char merged_tmpl[] = "/tmp/waitlab-mpi-merged.XXXXXX";
+    const int mfd = mkstemp(merged_tmpl);
+    if (mfd < 0) {
+      worst = 1;
+    } else {
+      std::size_t done = 0;
+      while (done < all.size()) {
+        const ssize_t n = write(mfd, all.data() + done, all.size() - done);
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+      }
+      close(mfd);
+      std::vector<std::string> merge = args;
+      merge.insert(merge.end(), {"--merge", merged_tmpl});
+      worst = done == all.size() ? spawn_and_wait(merge) : 1;
+      std::remove(merged_tmpl);
+    }
+  }
+  MPI_Bcast(&worst, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}

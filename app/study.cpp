@@ -1,0 +1,539 @@
+#include "app/study.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/csv.hpp"
+#include "analysis/trace/error.hpp"
+#include "app/jobs.hpp"
+#include "app/plot.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace waitlab::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t kTopDelays = 5;
+
+Json read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw InputError(p.string() + ": cannot read");
+  try {
+    return Json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(p.string() + ": not JSON: " + e.what());
+  }
+}
+
+double number_at(const Json& j, std::initializer_list<const char*> keys) {
+  const Json* v = &j;
+  for (const char* k : keys) {
+    if (!v->is_object() || !v->contains(k)) return 0;
+    v = &(*v)[k];
+  }
+  return v->is_number() ? v->get<double>() : 0.0;
+}
+
+// One finished job as a record (docs/whatif.md): everything the study's outputs show.
+Json record_of(std::size_t index, const std::string& name, const Json& params, const std::vector<std::string>& changes,
+               const fs::path& dir) {
+  const Json s = read_json_file(dir / "summary.json");
+  Json r;
+  r["job"] = index;
+  r["name"] = name;
+  r["params"] = params;
+  r["changes"] = changes;
+  Json f;
+  f["wall_time_s"] = number_at(s, {"wall_time_s"});
+  f["simulated_time_s"] = number_at(s, {"simulated_time_s"});
+  f["mpi_operations"] = number_at(s, {"mpi_operations"});
+  f["nominal_compute_s"] = number_at(s, {"nominal_compute_s"});
+  f["injected_s"] = number_at(s, {"injected", "total_s"});
+  const Json& a = s.contains("analyses") ? s["analyses"] : Json();
+  f["total_waiting_s"] = number_at(a, {"waitstate", "total_waiting_s"});
+  f["wait_ratio"] = number_at(a, {"waitstate", "wait_ratio"});
+  Json by_pattern = Json::object();
+  if (a.is_object() && a.contains("waitstate") && a["waitstate"].contains("patterns"))
+    for (const auto& [p, v] : a["waitstate"]["patterns"].items()) by_pattern[p] = number_at(v, {"total_s"});
+  f["waiting_by_pattern_s"] = by_pattern;
+  f["delay_short_term_s"] = number_at(a, {"delay", "short_term_s"});
+  f["delay_long_term_s"] = number_at(a, {"delay", "long_term_s"});
+  f["critical_path_s"] = number_at(a, {"critpath", "length_s"});
+  f["critical_imbalance_s"] = number_at(a, {"critpath", "impact", "critical_imbalance_s"});
+  r["figures"] = f;
+  Json top = Json::array();
+  if (a.is_object() && a.contains("delay") && a["delay"].is_object())
+    for (const auto& t : a["delay"]["top"]) {
+      if (top.size() == kTopDelays) break;
+      top.push_back(t);
+    }
+  r["top_delay_costs"] = top;
+  // The critical-path profile: call path, time on the path, imbalance (critical_path_profile.csv).
+  Json profile = Json::array();
+  std::ifstream in(dir / "critical_path_profile.csv");
+  std::string line;
+  std::vector<std::string> header;
+  if (in && std::getline(in, line)) header = trace::csv_split(line);
+  const auto col = [&](const char* column) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
+  };
+  const std::size_t cp = col("call_path"), on = col("on_path_s"), imb = col("imbalance_s");
+  while (std::getline(in, line)) {
+    const auto fields = trace::csv_split(line);
+    if (cp >= fields.size() || on >= fields.size() || imb >= fields.size()) continue;
+    profile.push_back({{"call_path", fields[cp]},
+                       {"on_path_s", std::stod(fields[on])},
+                       {"imbalance_s", std::stod(fields[imb])}});
+  }
+  r["critical_path_profile"] = profile;
+  return r;
+}
+
+std::string num(double v) { return fmt::format("{}", v); }
+
+// The CSV of a study: one row per record, the same columns for every row.
+std::string study_csv(const std::vector<Json>& records, const std::vector<std::string>& param_keys, bool whatif) {
+  std::vector<std::string> patterns;
+  for (const auto& r : records)
+    for (const auto& [p, v] : r["figures"]["waiting_by_pattern_s"].items())
+      if (std::find(patterns.begin(), patterns.end(), p) == patterns.end()) patterns.push_back(p);
+  const double base_wall = records.empty() ? 0.0 : records.front()["figures"]["wall_time_s"].get<double>();
+  std::ostringstream o;
+  o << "job,name";
+  for (const auto& k : param_keys) o << "," << trace::csv_field(k);
+  if (whatif) o << ",changes";
+  o << ",wall_time_s";
+  if (whatif) o << ",speedup";
+  o << ",simulated_time_s,total_waiting_s,wait_ratio";
+  for (const auto& p : patterns) o << "," << p << "_s";
+  o << ",delay_short_term_s,delay_long_term_s,critical_path_s,critical_imbalance_s,injected_s,nominal_compute_s\n";
+  for (const auto& r : records) {
+    const Json& f = r["figures"];
+    o << r["job"].get<std::size_t>() << "," << trace::csv_field(r["name"].get<std::string>());
+    for (const auto& k : param_keys)
+      o << "," << trace::csv_field(r["params"].contains(k) ? r["params"][k].get<std::string>() : "");
+    if (whatif) {
+      std::string changes;
+      for (const auto& c : r["changes"]) changes += (changes.empty() ? "" : "; ") + c.get<std::string>();
+      o << "," << trace::csv_field(changes);
+    }
+    const double wall = f["wall_time_s"].get<double>();
+    o << "," << num(wall);
+    if (whatif) o << "," << num(wall > 0 ? base_wall / wall : 0.0);
+    o << "," << num(f["simulated_time_s"].get<double>()) << "," << num(f["total_waiting_s"].get<double>()) << ","
+      << num(f["wait_ratio"].get<double>());
+    for (const auto& p : patterns)
+      o << "," << num(f["waiting_by_pattern_s"].contains(p) ? f["waiting_by_pattern_s"][p].get<double>() : 0.0);
+    for (const char* k : {"delay_short_term_s", "delay_long_term_s", "critical_path_s", "critical_imbalance_s",
+                          "injected_s", "nominal_compute_s"})
+      o << "," << num(f[k].get<double>());
+    o << "\n";
+  }
+  return o.str();
+}
+
+// ---- whatif.html: the variants side by side ----
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  return o;
+}
+
+std::string secs(double v) {
+  const double a = std::abs(v);
+  if (a == 0) return "0 s";
+  if (a >= 1) return fmt::format("{:.4g} s", v);
+  if (a >= 1e-3) return fmt::format("{:.4g} ms", v * 1e3);
+  if (a >= 1e-6) return fmt::format("{:.4g} µs", v * 1e6);
+  return fmt::format("{:.4g} ns", v * 1e9);
+}
+
+std::string base64(const std::string& in) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
+  }
+  if (i < in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out += {k[v >> 18], k[(v >> 12) & 63], i + 1 < in.size() ? k[(v >> 6) & 63] : '=', '='};
+  }
+  return out;
+}
+
+std::string whatif_html(const std::string& scenario, const std::vector<Json>& records, const fs::path& png) {
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>waitlab what-if: " + esc(scenario) +
+      "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
+      "margin:1em 0}th,td{border:1px solid #bbb;padding:.3em .6em}td.num{text-align:right;font-variant-numeric:"
+      "tabular-nums}th{background:#eee}.better{color:#060}.worse{color:#a00}img{max-width:100%}</style></head>\n"
+      "<body>\n<h1>What if … — " +
+      esc(scenario) + "</h1>\n";
+  const auto head = [&](const std::string& first) {
+    std::string t = "<table><thead><tr><th>" + first + "</th>";
+    for (const auto& r : records) t += "<th>" + esc(r["name"].get<std::string>()) + "</th>";
+    return t + "</tr></thead><tbody>\n";
+  };
+  const double base_wall = records.front()["figures"]["wall_time_s"].get<double>();
+  h += "<h2>Runtime</h2>\n" + head("");
+  h += "<tr><th>changes</th>";
+  for (const auto& r : records) {
+    std::string c;
+    for (const auto& x : r["changes"]) c += (c.empty() ? "" : "<br>") + esc(x.get<std::string>());
+    h += "<td>" + (c.empty() ? std::string("as written") : c) + "</td>";
+  }
+  h += "</tr>\n<tr><th>runtime</th>";
+  for (const auto& r : records) h += "<td class=\"num\">" + secs(r["figures"]["wall_time_s"].get<double>()) + "</td>";
+  h += "</tr>\n<tr><th>speed-up vs baseline</th>";
+  for (const auto& r : records) {
+    const double w = r["figures"]["wall_time_s"].get<double>();
+    const double sp = w > 0 ? base_wall / w : 0;
+    h += "<td class=\"num " + std::string(sp > 1.0005 ? "better" : sp < 0.9995 ? "worse" : "") + "\">" +
+         fmt::format("{:.3f}×", sp) + "</td>";
+  }
+  h += "</tr>\n<tr><th>total waiting</th>";
+  for (const auto& r : records)
+    h += "<td class=\"num\">" + secs(r["figures"]["total_waiting_s"].get<double>()) + "</td>";
+  h += "</tr>\n<tr><th>critical path</th>";
+  for (const auto& r : records)
+    h += "<td class=\"num\">" + secs(r["figures"]["critical_path_s"].get<double>()) + "</td>";
+  h += "</tr>\n</tbody></table>\n";
+
+  // Waiting by pattern: the patterns any record has.
+  std::vector<std::string> patterns;
+  for (const auto& r : records)
+    for (const auto& [p, v] : r["figures"]["waiting_by_pattern_s"].items())
+      if (v.get<double>() > 0 && std::find(patterns.begin(), patterns.end(), p) == patterns.end())
+        patterns.push_back(p);
+  h += "<h2>Waiting time by pattern (all ranks)</h2>\n" + head("pattern");
+  for (const auto& p : patterns) {
+    h += "<tr><th>" + esc(p) + "</th>";
+    for (const auto& r : records) {
+      const auto& w = r["figures"]["waiting_by_pattern_s"];
+      h += "<td class=\"num\">" + secs(w.contains(p) ? w[p].get<double>() : 0.0) + "</td>";
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table>\n";
+
+  // Critical-path profile: the call paths on any record's path.
+  std::vector<std::string> paths;
+  for (const auto& r : records)
+    for (const auto& p : r["critical_path_profile"])
+      if (p["on_path_s"].get<double>() > 0 &&
+          std::find(paths.begin(), paths.end(), p["call_path"].get<std::string>()) == paths.end())
+        paths.push_back(p["call_path"].get<std::string>());
+  h += "<h2>Critical-path profile (time on the path)</h2>\n" + head("call path");
+  for (const auto& path : paths) {
+    h += "<tr><th>" + esc(path) + "</th>";
+    for (const auto& r : records) {
+      double v = 0;
+      for (const auto& p : r["critical_path_profile"])
+        if (p["call_path"] == path) v = p["on_path_s"].get<double>();
+      h += "<td class=\"num\">" + secs(v) + "</td>";
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table>\n<h2>Top delay costs (short + long term)</h2>\n";
+  for (const auto& r : records) {
+    h += "<h3>" + esc(r["name"].get<std::string>()) +
+         "</h3>\n<table><thead><tr><th>rank</th><th>call path</th><th>kind</th><th>short term</th><th>long "
+         "term</th></tr></thead><tbody>\n";
+    for (const auto& t : r["top_delay_costs"])
+      h += "<tr><td class=\"num\">" + t["rank"].dump() + "</td><td>" + esc(t["call_path"].get<std::string>()) +
+           "</td><td>" + esc(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
+           secs(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + secs(t["long_term_s"].get<double>()) +
+           "</td></tr>\n";
+    h += "</tbody></table>\n";
+  }
+  std::ifstream pic(png, std::ios::binary);
+  if (pic) {
+    std::ostringstream b;
+    b << pic.rdbuf();
+    h += "<h2>Picture</h2>\n<img id=\"whatif\" alt=\"runtime and waiting per variant\" src=\"data:image/png;base64," +
+         base64(b.str()) + "\">\n";
+  }
+  h += "<p>Each column is its own simulation; its full report is <code>&lt;name&gt;/report.html</code>.</p>\n"
+       "</body></html>\n";
+  return h;
+}
+
+// ---- running a study ----
+
+struct StudyPlan {
+  std::string kind;                       // "whatif" or "sweep"
+  std::string scenario;                   // name, for titles
+  std::string dir;                        // the study's output directory
+  std::vector<Job> jobs;
+  std::vector<Json> params;               // per job
+  std::vector<std::vector<std::string>> changes;
+  std::vector<std::string> param_keys;    // sweep: the grid keys
+};
+
+void write_records(const std::string& path, const std::vector<Json>& records) {
+  std::string text;
+  for (const auto& r : records) text += r.dump() + "\n";
+  trace::write_file_atomic(path, text);
+}
+
+std::vector<Json> read_records(const std::vector<std::string>& files) {
+  std::vector<Json> records;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    if (!in) throw InputError(f + ": cannot read the record file");
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.empty()) continue;
+      try {
+        records.push_back(Json::parse(line));
+      } catch (const nlohmann::json::exception& e) {
+        throw InputError(f + ":" + std::to_string(n) + ": not a study record: " + e.what());
+      }
+      if (!records.back().contains("job") || !records.back().contains("figures"))
+        throw InputError(f + ":" + std::to_string(n) + ": not a study record (no job or figures)");
+    }
+  }
+  std::sort(records.begin(), records.end(),
+            [](const Json& a, const Json& b) { return a["job"].get<std::size_t>() < b["job"].get<std::size_t>(); });
+  return records;
+}
+
+void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std::ostream& out) {
+  if (records.size() != plan.jobs.size())
+    throw InputError(fmt::format("the records hold {} of the study's {} jobs", records.size(), plan.jobs.size()));
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (records[i]["job"].get<std::size_t>() != i) throw InputError(fmt::format("the records lack job {}", i));
+  const bool whatif = plan.kind == "whatif";
+  const fs::path d(plan.dir);
+  std::error_code ec;
+  fs::create_directories(d, ec);
+  const std::string csv = (d / (plan.kind + ".csv")).string();
+  trace::write_file_atomic(csv, study_csv(records, plan.param_keys, whatif));
+  Json j;
+  j["schema"] = "waitlab." + plan.kind;
+  j["schema_version"] = 1;
+  j["scenario"] = plan.scenario;
+  j["parameters"] = plan.param_keys;
+  j["runs"] = records;
+  trace::write_file_atomic((d / (plan.kind + ".json")).string(), j.dump(2) + "\n");
+  const std::string why = draw(plan.kind, {csv, (d / plan.kind).string()});
+  if (!why.empty()) out << "note: no " << plan.kind << ".png: " << why << "\n";
+  std::vector<std::string> files = {csv, (d / (plan.kind + ".json")).string()};
+  if (whatif) {
+    const std::string html = (d / "whatif.html").string();
+    trace::write_file_atomic(html, whatif_html(plan.scenario, records, d / "whatif.png"));
+    files.push_back(html);
+  }
+  // The terminal: one line per run.
+  const double base = records.front()["figures"]["wall_time_s"].get<double>();
+  out << fmt::format("\n{:<28} {:>14} {:>9} {:>14} {:>14}\n", whatif ? "variant" : "run", "runtime",
+                     whatif ? "speed-up" : "vs first", "waiting", "critical imb.");
+  for (const auto& r : records) {
+    const auto& f = r["figures"];
+    const double w = f["wall_time_s"].get<double>();
+    out << fmt::format("{:<28} {:>14} {:>8.3f}× {:>14} {:>14}\n", r["name"].get<std::string>(), secs(w),
+                       w > 0 ? base / w : 0.0, secs(f["total_waiting_s"].get<double>()),
+                       secs(f["critical_imbalance_s"].get<double>()));
+  }
+  out << "\n";
+  for (const auto& f : files) out << "wrote " << f << "\n";
+}
+
+int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
+  if (!args.merge.empty()) {
+    write_outputs(plan, read_records(args.merge), out);
+    return 0;
+  }
+  const Share share = args.share.empty() ? Share{} : parse_share(args.share, "--share");
+  std::vector<Job> mine;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i)
+    if (share.mine(i)) {
+      mine.push_back(plan.jobs[i]);
+      index.push_back(i);
+    }
+  out << fmt::format("{}: {} runs{} into {}, {} at a time\n", plan.kind, mine.size(),
+                     args.share.empty() ? "" : " (share " + args.share + " of " + std::to_string(plan.jobs.size()) + ")",
+                     plan.dir, std::max(1, args.jobs));
+  const auto outcomes = run_jobs(mine, args.jobs, out);
+  int code = 0;
+  for (std::size_t k = 0; k < outcomes.size(); ++k)
+    if (outcomes[k].exit_code != 0) {
+      out << "waitlab: error: " << mine[k].name << ": " << outcomes[k].error << "\n";
+      code = std::max(code, outcomes[k].exit_code);
+    }
+  if (code != 0) return code;
+  std::vector<Json> records;
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const std::size_t i = index[k];
+    records.push_back(record_of(i, plan.jobs[i].name, plan.params[i], plan.changes[i], plan.jobs[i].dir));
+  }
+  if (!args.records.empty()) {
+    write_records(args.records, records);
+    return 0;
+  }
+  if (!args.share.empty())
+    throw InputError("--share needs --records FILE (this share's results, for the process that merges them)");
+  write_outputs(plan, records, out);
+  return 0;
+}
+
+// The analyses a study compares, on top of what the scenario asks for.
+void prepare_job_scenario(scenarios::Scenario& s, const std::string& dir) {
+  for (const char* a : {"waitstate", "delay", "critpath"})
+    if (std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), a) == s.outputs.analyses.end())
+      s.outputs.analyses.push_back(a);
+  s.outputs.progress = false;
+  s.outputs.dir = dir;
+}
+
+// A run directory names its scenario in host.json (absolute path) and its overrides in summary.json.
+void resolve_target(const std::string& target, std::string& scenario, std::vector<std::string>& sets) {
+  std::error_code ec;
+  if (!fs::is_directory(target, ec)) {
+    scenario = target;
+    return;
+  }
+  const fs::path d(target);
+  if (!fs::exists(d / "summary.json") || !fs::exists(d / "host.json"))
+    throw InputError(target + ": not a run directory (no summary.json and host.json) and not a scenario file");
+  const Json host = read_json_file(d / "host.json");
+  if (!host.contains("scenario_path") || !host["scenario_path"].is_string())
+    throw InputError(target + "/host.json: names no scenario file (a run of `waitlab replay`, or an older run); "
+                              "give the scenario file instead");
+  scenario = host["scenario_path"].get<std::string>();
+  const Json summary = read_json_file(d / "summary.json");
+  std::vector<std::string> run_sets;
+  if (summary.contains("scenario") && summary["scenario"].contains("overrides"))
+    for (const auto& o : summary["scenario"]["overrides"]) run_sets.push_back(o.get<std::string>());
+  sets.insert(sets.begin(), run_sets.begin(), run_sets.end());
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      std::size_t end = item.find(',', start);
+      if (end == std::string::npos) end = item.size();
+      if (end > start) out.push_back(item.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int whatif_command(const WhatifArgs& args, std::ostream& out) {
+  std::string scenario_path;
+  std::vector<std::string> sets = args.sets;
+  resolve_target(args.target, scenario_path, sets);
+  const scenarios::VariantChoice all{"", args.variants};
+  const scenarios::Scenario base = scenarios::load_scenario(scenario_path, sets, all);
+  std::vector<std::string> names;
+  for (const auto& v : base.variants) names.push_back(v.name);
+  const std::vector<std::string> only = split_list(args.only);
+  for (const auto& o : only)
+    if (std::find(names.begin(), names.end(), o) == names.end())
+      throw InputError("--only: no variant '" + o + "' in " + scenario_path + " (variants: " +
+                       (names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))) + ")");
+  if (names.empty())
+    throw InputError(scenario_path +
+                     ": no variants to run (add a `variants` section, or --variant '{name: ideal, network: ideal}')");
+  StudyPlan plan;
+  plan.kind = "whatif";
+  plan.scenario = base.name;
+  plan.dir = args.out_dir.empty() ? (fs::path(base.outputs.dir) / "whatif").string() : args.out_dir;
+  const auto add = [&](scenarios::Scenario s, const std::string& name, std::vector<std::string> changes) {
+    prepare_job_scenario(s, (fs::path(plan.dir) / name).string());
+    plan.params.push_back(Json::object());
+    plan.changes.push_back(std::move(changes));
+    plan.jobs.push_back(Job{name, std::move(s), (fs::path(plan.dir) / name).string()});
+  };
+  add(base, "baseline", {});
+  // Every variant is loaded (and so checked) before anything runs.
+  for (const auto& name : names) {
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
+    scenarios::Scenario v = scenarios::load_scenario(scenario_path, sets, {name, args.variants});
+    std::vector<std::string> changes;
+    for (const auto& info : v.variants)
+      if (info.name == name) changes = info.changes;
+    add(std::move(v), name, changes);
+  }
+  return run_plan(plan, args, out);
+}
+
+int sweep_command(const SweepArgs& args, std::ostream& out) {
+  if (args.grid.empty()) throw InputError("sweep: give at least one --grid KEY=V1,V2,...");
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> values;
+  for (const auto& g : args.grid) {
+    const auto eq = g.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--grid " + g + ": expected KEY=V1,V2,... (e.g. perturbations[0].duration=1ms,5ms)");
+    const std::string key = g.substr(0, eq);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      throw InputError("--grid " + g + ": '" + key + "' is swept twice");
+    std::vector<std::string> v = split_list({g.substr(eq + 1)});
+    if (v.empty()) throw InputError("--grid " + g + ": no values");
+    keys.push_back(key);
+    values.push_back(std::move(v));
+  }
+  const scenarios::Scenario base = scenarios::load_scenario(args.scenario, args.sets);
+  StudyPlan plan;
+  plan.kind = "sweep";
+  plan.scenario = base.name;
+  plan.param_keys = keys;
+  plan.dir = args.out_dir.empty() ? (fs::path(base.outputs.dir) / "sweep").string() : args.out_dir;
+  std::size_t total = 1;
+  for (const auto& v : values) total *= v.size();
+  if (total > 10000) throw InputError(fmt::format("sweep: {} grid points; at most 10000", total));
+  for (std::size_t i = 0; i < total; ++i) {
+    std::vector<std::string> sets = args.sets;
+    Json params = Json::object();
+    std::size_t rest = i;
+    std::vector<std::string> picked(keys.size());
+    for (std::size_t k = keys.size(); k-- > 0;) {
+      picked[k] = values[k][rest % values[k].size()];
+      rest /= values[k].size();
+    }
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      sets.push_back(keys[k] + "=" + picked[k]);
+      params[keys[k]] = picked[k];
+    }
+    // Every grid point is loaded (and so checked) before anything runs.
+    scenarios::Scenario s = scenarios::load_scenario(args.scenario, sets);
+    const std::string name = fmt::format("point_{:04}", i);
+    prepare_job_scenario(s, (fs::path(plan.dir) / name).string());
+    plan.params.push_back(params);
+    plan.changes.push_back({});
+    plan.jobs.push_back(Job{name, std::move(s), (fs::path(plan.dir) / name).string()});
+  }
+  return run_plan(plan, args, out);
+}
+
+}  // namespace waitlab::app
