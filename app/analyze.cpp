@@ -10,6 +10,7 @@
 
 #include "analysis/minprofile/minprofile.hpp"
 #include "app/idlewave_output.hpp"
+#include "app/timeresolved_output.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
@@ -17,6 +18,7 @@
 #include "analysis/trace/trace_io.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
+#include "models/windows.hpp"
 
 namespace waitlab::app {
 
@@ -83,6 +85,7 @@ std::vector<std::string> AnalysisSelection::names() const {
   if (critpath) n.emplace_back("critpath");
   if (minprofile) n.emplace_back("minprofile");
   if (idlewave) n.emplace_back("idlewave");
+  if (timeresolved) n.emplace_back("timeresolved");
   return n;
 }
 
@@ -100,12 +103,13 @@ AnalysisSelection parse_analyses(const std::vector<std::string>& names, const st
     sel.critpath = sel.critpath || n == "critpath";
     sel.minprofile = sel.minprofile || n == "minprofile";
     sel.idlewave = sel.idlewave || n == "idlewave";
+    sel.timeresolved = sel.timeresolved || n == "timeresolved";
   }
   return sel;
 }
 
 AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
-                            std::optional<minprofile::Result> online) {
+                            std::optional<minprofile::Result> online, const TimeResolvedInput& tri) {
   AnalysisReport r;
   r.selection = sel;
   if (!sel.any()) return r;
@@ -122,6 +126,17 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
                           : timed(r.minprofile_seconds, [&] { return analysis::minprofile_estimate(t, r.matching); });
   if (sel.idlewave)
     r.idlewave = timed(r.idlewave_seconds, [&] { return analysis::idle_waves(t, r.matching, *r.waits); });
+  if (sel.timeresolved)
+    r.timeresolved = timed(r.timeresolved_seconds, [&] {
+      analysis::IdealReference ref;
+      std::string why;
+      if (tri.ideal != nullptr && !analysis::network_reference(t, *tri.ideal, ref, why)) {
+        r.timeresolved_note = "the ideal-network run does not correspond to the run (" + why +
+                              "): the ideal times come from the Lamport replay instead";
+      }
+      if (tri.ideal == nullptr || !r.timeresolved_note.empty()) ref = analysis::lamport_reference(t, r.matching);
+      return analysis::time_resolved(t, ref, tri.windows);
+    });
   return r;
 }
 
@@ -212,6 +227,7 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
     j["minprofile"] = nullptr;
   }
   j["idlewave"] = r.idlewave ? idlewave_json(*r.idlewave) : nullptr;
+  j["timeresolved"] = r.timeresolved ? timeresolved_json(*r.timeresolved, r.timeresolved_note) : nullptr;
   return j;
 }
 
@@ -226,8 +242,9 @@ nlohmann::ordered_json analyses_host_json(const trace::Trace& t, const AnalysisR
   j["critpath_s"] = r.critpath_seconds;
   j["minprofile_s"] = r.minprofile_seconds;
   j["idlewave_s"] = r.idlewave_seconds;
+  j["timeresolved_s"] = r.timeresolved_seconds;
   const double all = r.match_seconds + r.waitstate_seconds + r.delay_seconds + r.critpath_seconds +
-                     r.minprofile_seconds + r.idlewave_seconds;
+                     r.minprofile_seconds + r.idlewave_seconds + r.timeresolved_seconds;
   j["events_per_second"] = rate(all);
   j["matching_bytes"] = r.matching.memory_bytes();
   return j;
@@ -276,6 +293,12 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
   if (r.idlewave) {
     if (const std::string why = draw_idlewave(dir); !why.empty())
       std::cerr << "waitlab: the idle-wave pictures were not drawn: " << why << "\n";
+  }
+  for (auto& f : write_timeresolved_files(dir, r.timeresolved ? &*r.timeresolved : nullptr, r.timeresolved_note))
+    written.push_back(std::move(f));
+  if (r.timeresolved) {
+    if (const std::string why = draw_timeresolved(dir); !why.empty())
+      std::cerr << "waitlab: the time-resolved efficiency picture was not drawn: " << why << "\n";
   }
   return written;
 }
@@ -333,6 +356,7 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
                          p->imbalance, p->on_path, p->average);
   }
   if (r.idlewave) print_idlewave_summary(*r.idlewave, out);
+  if (r.timeresolved) print_timeresolved_summary(*r.timeresolved, r.timeresolved_note, out);
 }
 
 void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
@@ -342,6 +366,12 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   if (!trace::parse_clock_mode(args.clock_correction, clock.mode))
     throw InputError("--clock-correction: unknown mode '" + args.clock_correction +
                      "' (allowed: auto, none, linear, clamp, linear+clamp)");
+  TimeResolvedInput tri;
+  try {
+    tri.windows = models::parse_windows(args.windows.empty() ? models::kDefaultWindows : args.windows);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--windows: ") + e.what());
+  }
   trace::Trace t = trace::read_trace(args.trace);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
   const std::string dir =
@@ -350,7 +380,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the output directory: " + ec.message());
 
-  const AnalysisReport r = run_analyses(t, sel);
+  const AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
   const fs::path d(dir);
   const std::string summary = (d / "summary.json").string();
   std::error_code rm;

@@ -19,6 +19,7 @@
 #include "analysis/delay/delay.hpp"
 #include "analysis/idlewave/idlewave.hpp"
 #include "analysis/minprofile/estimator.hpp"
+#include "analysis/timeresolved/timeresolved.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 
@@ -30,8 +31,9 @@ struct AnalysisSelection {
   bool critpath = false;
   bool minprofile = false;
   bool idlewave = false;
-  bool any() const { return waitstate || delay || critpath || minprofile || idlewave; }
-  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath, minprofile, idlewave
+  bool timeresolved = false;
+  bool any() const { return waitstate || delay || critpath || minprofile || idlewave || timeresolved; }
+  std::vector<std::string> names() const;  // in the order waitstate, delay, critpath, minprofile, idlewave, timeresolved
 };
 
 // Parses names (models::select_analyses: comma-separated lists, `all`, delay and critpath
@@ -47,15 +49,27 @@ struct AnalysisReport {
   std::optional<analysis::CriticalPathResult> critpath;
   std::optional<minprofile::Result> minprofile;
   std::optional<analysis::IdleWaveResult> idlewave;
+  std::optional<analysis::TimeResolvedResult> timeresolved;
+  std::string timeresolved_note;  // why the ideal reference is not the one asked for ("" if it is)
   // Host seconds per step (not deterministic: host.json only).
   double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0, minprofile_seconds = 0,
-         idlewave_seconds = 0;
+         idlewave_seconds = 0, timeresolved_seconds = 0;
+};
+
+// What the time-resolved analysis needs beyond the trace: its windows, and the ideal reference:
+// a re-simulation of the same run on an ideal network (`waitlab run`), or none for the Lamport
+// replay of the trace itself (`waitlab analyze`, and the fallback when the two traces' events
+// do not correspond).
+struct TimeResolvedInput {
+  analysis::WindowOptions windows;
+  const trace::Trace* ideal = nullptr;
 };
 
 // `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
 // computing it from the trace (they are equal: tests/sim/test_minprofile_online.cpp).
 AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection,
-                            std::optional<minprofile::Result> online = std::nullopt);
+                            std::optional<minprofile::Result> online = std::nullopt,
+                            const TimeResolvedInput& timeresolved = {});
 
 nlohmann::ordered_json analyses_json(const AnalysisReport& report);
 nlohmann::ordered_json analyses_host_json(const trace::Trace& trace, const AnalysisReport& report);
@@ -72,6 +86,7 @@ struct AnalyzeArgs {
   std::string out_dir;                 // default: <trace's directory>/analysis
   std::vector<std::string> analyses;   // default: all
   std::string clock_correction = "auto";  // docs/clock-correction.md
+  std::string windows;                 // time-resolved windows (models/windows.hpp); "" = the default
 };
 void analyze_command(const AnalyzeArgs& args, std::ostream& out);
 

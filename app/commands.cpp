@@ -25,6 +25,7 @@
 #include "models/perturbation.hpp"
 #include "models/replay.hpp"
 #include "models/units.hpp"
+#include "models/windows.hpp"
 #include "models/workload.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"
@@ -159,8 +160,11 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const bool prebuilt = workload != nullptr;
   Outcome o = simulate_scenario(s, progress, std::move(workload));
   if (prebuilt) o.replay_notes = std::move(replay_notes);
-  const AnalysisReport report =
-      run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate);
+  TimeResolvedInput tri;  // outputs.windows was checked by the loader
+  tri.windows = models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
+  if (o.ideal) tri.ideal = &o.ideal->trace;
+  const AnalysisReport report = run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"),
+                                             o.result.estimate, tri);
 
   const fs::path d(dir);
   const std::string summary = (d / "summary.json").string();
@@ -192,6 +196,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   host["host_seconds"] = o.host_seconds;
   host["simulation_host_seconds"] = o.result.stats.host_seconds;
   if (o.baseline) host["baseline_simulation_host_seconds"] = o.baseline->stats.host_seconds;
+  if (o.ideal) host["ideal_network_simulation_host_seconds"] = o.ideal->stats.host_seconds;
   host["mpi_operations_per_host_second"] =
       o.host_seconds > 0
           ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
@@ -400,6 +405,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   analyze->add_option("--analyses,-a", analyze_args.analyses,
                       "Analyses to run: waitstate, delay, critpath or all (default: all; comma-separated or repeated)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  analyze->add_option("--windows", analyze_args.windows,
+                      "Windows of the timeresolved analysis: N equal windows (default 50), a length (10ms) or "
+                      "adaptive[:N] (merged until every rank has sqrt(P) events in each)");
 
   std::string convert_in, convert_out, convert_speed = "1Gf";
   auto* convert = cli.add_subcommand(

@@ -370,6 +370,9 @@ std::vector<Picture> find_pictures(const fs::path& dir) {
       {"idlewave_selfsync", "selfsync", "Self-synchronisation",
        "The idle periods of the ranks next to the slow group over six iterations of the second half of the run: "
        "the fast ranks wait by the same amount, at a phase that shifts from rank to rank."},
+      {"timeresolved", "", "Efficiency over time",
+       "Parallel efficiency (filled), load balance, serialisation and transfer efficiency of every window, and the "
+       "cumulative parallel efficiency (dashed), which ends at the whole run's value (dotted)."},
       {"validation", "", "The estimator against the truth",
        "The minimum-duration estimator's wait ratio per call path against the trace-based truth (waitlab "
        "validate)."},
@@ -841,6 +844,63 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
   return h;
 }
 
+constexpr const char* kTimeresolvedPng = "timeresolved.png";
+
+// Time-resolved efficiency: the whole-run POP metrics, the window of lowest parallel
+// efficiency, the picture, and the windows of lowest parallel efficiency from timeresolved.csv.
+std::string timeresolved_html(const Json* tr, const fs::path& dir, const std::vector<Picture>& pics) {
+  std::string h;
+  if (tr != nullptr) {
+    const auto pc = [&](std::initializer_list<const char*> k) { return percent(number(*tr, k).value_or(NAN)); };
+    const std::string source = text(*tr, {"source"}) == "ideal_network" ? "re-simulated on an ideal network"
+                                                                         : "Lamport replay of the trace";
+    h += "<div class=\"cards\">\n";
+    h += card("Parallel efficiency", pc({"parallel_efficiency"}), "= load balance × communication efficiency");
+    h += card("Load balance", pc({"load_balance"}), "mean / max useful time");
+    h += card("Communication efficiency", pc({"communication_efficiency"}),
+              "serialisation " + pc({"serialisation_efficiency"}) + " × transfer " + pc({"transfer_efficiency"}));
+    h += card("Ideal runtime", time_of(at(*tr, {"ideal_s"})), "of " + time_of(at(*tr, {"elapsed_s"})) + "; " + source);
+    if (const Json* lw = at(*tr, {"lowest_window"}))
+      h += card("Lowest window", percent(number(*lw, {"parallel_efficiency"}).value_or(NAN)),
+                fmt::format("parallel efficiency in {} – {}", time_of(at(*lw, {"start_s"})), time_of(at(*lw, {"end_s"}))));
+    h += "</div>\n";
+    h += fmt::format("<p class=\"note\">{} windows ({}); per window the same metrics as for the whole run (docs/analyses.md). "
+                     "A dip the whole-run numbers hide shows here.</p>\n",
+                     plain(at(*tr, {"windows", "count"})), esc(text(*tr, {"windows", "spec"})));
+    if (const std::string note = text(*tr, {"note"}); !note.empty()) h += "<p class=\"note\">" + esc(note) + "</p>\n";
+  }
+  for (const auto& p : pics)
+    if (p.file == kTimeresolvedPng) h += figure_html(dir, p);
+  if (const auto csv = read_csv(dir / "timeresolved.csv")) {
+    const std::vector<const char*> cols = {"window", "start_s", "end_s", "pe", "lb", "comm_e", "ser_e", "trf_e", "cum_pe"};
+    std::vector<std::size_t> idx;
+    for (const char* c : cols) idx.push_back(csv->column(c));
+    if (std::all_of(idx.begin(), idx.end(), [&](std::size_t i) { return i < csv->header.size(); })) {
+      std::vector<const std::vector<std::string>*> rows;
+      for (const auto& r : csv->rows) rows.push_back(&r);
+      std::stable_sort(rows.begin(), rows.end(), [&](const auto* a, const auto* b) {
+        return parse_double((*a)[idx[3]]).value_or(0) < parse_double((*b)[idx[3]]).value_or(0);
+      });
+      const std::size_t shown = std::min(rows.size(), kTableRows);
+      h += "<h3 id=\"table-timeresolved\">Windows of lowest parallel efficiency <code class=\"file\">timeresolved.csv"
+           "</code></h3>\n";
+      h += fmt::format("<p class=\"note\">{} of {} windows, lowest parallel efficiency first.</p>\n", shown, rows.size());
+      h += "<div class=\"scroll\"><table class=\"data\" id=\"timeresolved-windows\"><thead><tr><th class=\"num\">window"
+           "</th><th class=\"num\">start</th><th class=\"num\">end</th><th class=\"num\">PE</th><th class=\"num\">LB</th>"
+           "<th class=\"num\">CommE</th><th class=\"num\">SerE</th><th class=\"num\">TrfE</th><th class=\"num\">"
+           "cumulative PE</th></tr></thead>\n<tbody>\n";
+      for (std::size_t i = 0; i < shown; ++i) {
+        const auto& r = *rows[i];
+        h += "<tr>" + num_cell(r[idx[0]]) + time_cell(parse_double(r[idx[1]])) + time_cell(parse_double(r[idx[2]]));
+        for (std::size_t c = 3; c < idx.size(); ++c) h += num_cell(percent(parse_double(r[idx[c]]).value_or(NAN)));
+        h += "</tr>\n";
+      }
+      h += "</tbody></table></div>\n";
+    }
+  }
+  return h;
+}
+
 }  // namespace
 
 std::string write_report(const std::string& run_dir) {
@@ -889,9 +949,12 @@ std::string write_report(const std::string& run_dir) {
   const Json* iw = a != nullptr ? at(*a, {"idlewave"}) : nullptr;
   const bool iw_pics = std::any_of(pics.begin(), pics.end(), [](const Picture& p) { return p.idlewave; });
   if (iw != nullptr || iw_pics) page.section("sec-idlewave", "Idle waves", idlewave_html(iw, dir, pics));
+  const Json* tr = a != nullptr ? at(*a, {"timeresolved"}) : nullptr;
+  if (tr != nullptr || fs::exists(dir / "timeresolved.csv"))
+    page.section("sec-timeresolved", "Efficiency over time", timeresolved_html(tr, dir, pics));
   std::string others;
   for (const auto& p : pics)
-    if (!p.idlewave) others += figure_html(dir, p);
+    if (!p.idlewave && p.file != kTimeresolvedPng) others += figure_html(dir, p);
   if (!others.empty()) page.section("sec-pictures", "Pictures", others);
 
   static const TableSpec kTables[] = {

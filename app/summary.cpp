@@ -8,6 +8,7 @@
 
 #include "analysis/trace/error.hpp"
 #include "app/version.hpp"
+#include "models/spec.hpp"
 
 namespace waitlab::app {
 
@@ -233,6 +234,13 @@ Outcome simulate_scenario(const scenarios::Scenario& s, bool progress, std::uniq
     o.baseline = sim::simulate(run.platform, *run.workload, none, run.options);
     annotate(o.baseline->trace, s, true);
     o.base_fig = figures(o.baseline->trace, o.baseline->stats);
+  }
+  const auto analyses = models::select_analyses(s.outputs.analyses);
+  if (std::find(analyses.begin(), analyses.end(), "timeresolved") != analyses.end()) {
+    sim::RunOptions ideal = run.options;
+    ideal.network = sim::NetworkChange{true, 1, 1};
+    ideal.minprofile = false;
+    o.ideal = sim::simulate(run.platform, *run.workload, run.perturbations, ideal);
   }
   o.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;

@@ -55,6 +55,9 @@ struct Outcome {
   Figures fig;
   std::optional<sim::RunResult> baseline;
   std::optional<Figures> base_fig;
+  // The same run on an ideal network (RunOptions::network.ideal), when outputs.analyses has
+  // timeresolved: its trace is that analysis' ideal reference.
+  std::optional<sim::RunResult> ideal;
   double host_seconds = 0;  // host wall-clock of all simulations (not deterministic)
   std::vector<std::string> replay_notes;  // what a replayed trace's conversion approximated
 };

@@ -38,6 +38,14 @@ void register_analyses(Registry& r) {
                   "(idlewave.json, idlewave_fronts.csv, idle_matrix.npy; pictures idlewave_*.png/.svg). Implies "
                   "waitstate.",
                   {}));
+  r.add(make_spec(SpecKind::Analysis, "timeresolved",
+                  "Time-resolved efficiency (paper 004, ALGORITHMS.md §6): the POP metrics — load balance, "
+                  "communication efficiency = serialisation × transfer efficiency, parallel efficiency — per time "
+                  "window and cumulative, and for the whole run, against an ideal network (in `run` a re-simulation "
+                  "on an ideal network, in `analyze` a Lamport-clock replay of the trace). Windows: N equal, a fixed "
+                  "length or adaptive (√P events per rank and window; outputs.windows, analyze --windows). "
+                  "(timeresolved.csv, timeresolved.json; picture timeresolved.png/.svg.)",
+                  {}));
 }
 
 }  // namespace waitlab::models

@@ -21,6 +21,7 @@
 #include "analysis/trace/trace_io.hpp"
 #include "models/replay.hpp"
 #include "models/units.hpp"
+#include "models/windows.hpp"
 
 namespace waitlab::scenarios {
 
@@ -164,7 +165,7 @@ const std::vector<std::string> kTopKeys = {"name",          "description", "plat
                                            "perturbations", "run",         "outputs"};
 const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline",
                                            "timing_precision"};
-const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses"};
+const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses", "windows"};
 const std::vector<std::string> kSemantics = {"waitlab", "smpi-default"};
 
 struct Kind {
@@ -322,6 +323,14 @@ OutputConfig output_section(const Entry& sec) {
   if (const Entry* e = t.find("trace")) o.trace = parse_bool(*e, "outputs.trace");
   if (const Entry* e = t.find("progress")) o.progress = parse_bool(*e, "outputs.progress");
   if (const Entry* e = t.find("analyses")) o.analyses = analyses_option(*e);
+  if (const Entry* e = t.find("windows")) {
+    o.windows = scalar(*e, "outputs.windows");
+    try {
+      (void)models::parse_windows(o.windows);
+    } catch (const std::invalid_argument& x) {
+      throw InputError(e->value.where + ": outputs.windows: " + x.what());
+    }
+  }
   return o;
 }
 

@@ -315,11 +315,12 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   const std::string demo = kSource + "/scenarios/demo.yaml";
   const std::string sets =
       " --set workload.ranks=64 --set workload.iterations=20 --set perturbations[0].rank=32"
-      " --set outputs.analyses=waitstate,delay,critpath,minprofile,idlewave";
+      " --set outputs.analyses=waitstate,delay,critpath,minprofile,idlewave,timeresolved";
   const Result run = waitlab("run '" + demo + "' --no-progress --out '" + (dir_ / "run").string() + "'" + sets);
   ASSERT_EQ(run.code, 0) << run.err;
   for (const char* line :
-       {"wait states     ", "delay costs     ", "critical path   ", "wait estimate   ", "idle waves      "})
+       {"wait states     ", "delay costs     ", "critical path   ", "wait estimate   ", "idle waves      ",
+        "efficiency      "})
     EXPECT_NE(run.out.find(line), std::string::npos) << line << " missing in\n" << run.out;
   const std::string trace = (dir_ / "run" / "trace.wlt").string();
   const Result a = waitlab("analyze '" + trace + "' --out '" + (dir_ / "a").string() + "'");
@@ -330,8 +331,36 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   const auto an = nlohmann::json::parse(slurp(dir_ / "a" / "summary.json"));
   EXPECT_EQ(an["schema"], "waitlab.analysis");
   EXPECT_EQ(an["trace"]["ranks"], 64);
-  EXPECT_EQ(an["analyses"], run_summary["analyses"]);
-  EXPECT_EQ(an["analyses"]["ran"], nlohmann::json({"waitstate", "delay", "critpath", "minprofile", "idlewave"}));
+  // The time-resolved metrics take their ideal times from an ideal-network run in `run`, from
+  // the Lamport replay in `analyze`: on this heat code (eager 8 B messages, a 20 ms delay) the two
+  // give the same T_ideal (the longest compute chain, 40 ms) to rounding; the rest is identical.
+  auto an_tr = an["analyses"]["timeresolved"], run_tr = run_summary["analyses"]["timeresolved"];
+  EXPECT_EQ(run_tr["source"], "ideal_network");
+  EXPECT_EQ(an_tr["source"], "lamport");
+  EXPECT_EQ(run_tr["note"], "");
+  EXPECT_NEAR(run_tr["ideal_s"].get<double>(), 0.04, 1e-12);
+  EXPECT_NEAR(an_tr["ideal_s"].get<double>(), 0.04, 1e-12);
+  for (const char* k : {"ideal_s", "ideal_unclamped_s", "serialisation_efficiency", "transfer_efficiency"}) {
+    EXPECT_NEAR(an_tr[k].get<double>(), run_tr[k].get<double>(), 1e-12) << k;
+    an_tr.erase(k);
+    run_tr.erase(k);
+  }
+  an_tr.erase("source");
+  run_tr.erase("source");
+  an_tr["lowest_window"].erase("serialisation_efficiency");
+  run_tr["lowest_window"].erase("serialisation_efficiency");
+  an_tr["lowest_window"].erase("transfer_efficiency");
+  run_tr["lowest_window"].erase("transfer_efficiency");
+  EXPECT_EQ(an_tr, run_tr);
+  EXPECT_EQ(an_tr["windows"]["count"], 50);  // the default
+  EXPECT_NEAR(an_tr["parallel_efficiency"].get<double>(),
+              an_tr["load_balance"].get<double>() * an_tr["communication_efficiency"].get<double>(), 1e-12);
+  auto an_rest = an["analyses"], run_rest = run_summary["analyses"];
+  an_rest.erase("timeresolved");
+  run_rest.erase("timeresolved");
+  EXPECT_EQ(an_rest, run_rest);
+  EXPECT_EQ(an["analyses"]["ran"],
+            nlohmann::json({"waitstate", "delay", "critpath", "minprofile", "idlewave", "timeresolved"}));
   EXPECT_EQ(slurp(dir_ / "a" / "minprofile.csv"), slurp(dir_ / "run" / "minprofile.csv"));
   EXPECT_EQ(an["analyses"]["minprofile"]["variants"],
             nlohmann::json({"paper", "per_peer", "p5", "exclude_tested"}));
@@ -348,6 +377,37 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
        "call_path,pattern,rank,calls,time_s,wait_paper_s,wait_per_peer_s,wait_p5_s,wait_exclude_tested_s"},
       {"idlewave_fronts.csv", "wave,source_rank,direction,rank,distance,time_s,iteration,amplitude_s"},
       {"idlewave.json", "{"}};
+  const std::string tr_header =
+      "window,start_s,end_s,events,useful_max_s,useful_mean_s,ideal_s,ideal_end_s,lb,comm_e,ser_e,trf_e,pe,"
+      "cum_useful_max_s,cum_useful_mean_s,cum_ideal_s,cum_lb,cum_comm_e,cum_ser_e,cum_trf_e,cum_pe";
+  for (const char* f : {"timeresolved.csv", "timeresolved.json"}) {
+    const std::string text = slurp(dir_ / "a" / f);
+    EXPECT_EQ(text, slurp(dir_ / "b" / f)) << f;
+    if (std::string(f) == "timeresolved.csv") {
+      EXPECT_EQ(text.substr(0, text.find('\n')), tr_header);
+      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 51);  // header + 50 windows
+      const std::string run_text = slurp(dir_ / "run" / f);
+      EXPECT_EQ(run_text.substr(0, run_text.find('\n')), tr_header);
+    }
+  }
+  // Fixed and adaptive windows; a bad rule is one error line and exit code 2.
+  const Result fixed = waitlab("analyze '" + trace + "' -a timeresolved --windows 4ms -o '" + (dir_ / "w").string() + "'");
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  const auto fj = nlohmann::json::parse(slurp(dir_ / "w" / "timeresolved.json"));
+  EXPECT_EQ(fj["windows"]["rule"], "fixed");
+  EXPECT_EQ(fj["windows"]["count"], 11);  // 40.16 ms in windows of 4 ms
+  EXPECT_EQ(fj["parallel_efficiency"], an["analyses"]["timeresolved"]["parallel_efficiency"]);
+  const Result adaptive =
+      waitlab("analyze '" + trace + "' -a timeresolved --windows adaptive:200 -o '" + (dir_ / "w").string() + "'");
+  ASSERT_EQ(adaptive.code, 0) << adaptive.err;
+  const auto aj = nlohmann::json::parse(slurp(dir_ / "w" / "timeresolved.json"));
+  EXPECT_EQ(aj["windows"]["rule"], "adaptive");
+  EXPECT_EQ(aj["windows"]["min_events_per_rank"], 8);  // ⌈√64⌉
+  EXPECT_LT(aj["windows"]["count"].get<int>(), 200);
+  const Result bad = waitlab("analyze '" + trace + "' -a timeresolved --windows 10parsecs -o '" + (dir_ / "w").string() + "'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err.rfind("waitlab: error: --windows: expected a number of equal windows", 0), 0u) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
   for (const auto& [file, header] : headers) {
     const std::string text = slurp(dir_ / "a" / file);
     EXPECT_EQ(text.substr(0, text.find('\n')), header) << file;
@@ -395,7 +455,7 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.err,
             "waitlab: error: --analyses: unknown analysis 'critpat'; did you mean 'critpath'? (allowed: waitstate, "
-            "delay, critpath, minprofile, idlewave, all)\n");
+            "delay, critpath, minprofile, idlewave, timeresolved, all)\n");
   EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 

@@ -210,6 +210,42 @@ TEST_F(Report, ShowsTheIdleWaveHeatMap) {
   EXPECT_NE(none.err.find("no idlewave.json"), std::string::npos) << none.err;
 }
 
+// With the time-resolved analysis the page shows its key figures (those of summary.json), the
+// picture and the windows of lowest parallel efficiency, the delay's window first.
+TEST_F(Report, ShowsTimeResolvedEfficiency) {
+  const fs::path out = run_small("[waitstate, timeresolved]");
+  ASSERT_TRUE(fs::exists(out / "timeresolved.png"));
+  ASSERT_TRUE(fs::exists(out / "timeresolved.svg"));
+  const fs::path html = out / "report.html";
+  const std::string text = slurp(html);
+  expect_nothing_fetched(text);
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  const auto& tr = summary["analyses"]["timeresolved"];
+  EXPECT_EQ(tr["source"], "ideal_network");
+  std::string dom;
+  ASSERT_TRUE(render_dom(html, dir_, dom));
+  EXPECT_EQ(body_attribute(dom, "data-loaded"), "yes");
+  EXPECT_EQ(body_attribute(dom, "data-errors"), "0");
+  EXPECT_NE(dom.find("id=\"sec-timeresolved\""), std::string::npos);
+  EXPECT_NE(dom.find("<img id=\"timeresolved\" src=\"data:image/png;base64,"), std::string::npos);
+  EXPECT_NE(dom.find(fmt::format("{:.2f} %", 100 * tr["parallel_efficiency"].get<double>())), std::string::npos);
+  // The first row of the windows table is the lowest window of summary.json. The 5 ms delay on
+  // rank 32 spreads one rank per iteration; the ranks it has not reached by the end finish up to
+  // 5 ms early and wait in MPI_Finalize: the last 5 ms are the lowest windows (measured 32.3 %),
+  // which the whole run's 79.8 % hides.
+  const auto table = dom.find("id=\"timeresolved-windows\"");
+  ASSERT_NE(table, std::string::npos);
+  const auto first = dom.find("<tr>", dom.find("<tbody>", table));
+  const std::string row0 = dom.substr(first, dom.find("</tr>", first) - first);
+  EXPECT_NE(row0.find(fmt::format(">{}<", tr["lowest_window"]["window"].get<int>())), std::string::npos) << row0;
+  EXPECT_NE(row0.find(fmt::format("{:.2f} %", 100 * tr["lowest_window"]["parallel_efficiency"].get<double>())),
+            std::string::npos)
+      << row0;
+  EXPECT_NEAR(tr["lowest_window"]["parallel_efficiency"].get<double>(), 0.3233, 0.001);
+  EXPECT_GT(tr["lowest_window"]["start_s"].get<double>(), 0.020);
+  EXPECT_NEAR(tr["parallel_efficiency"].get<double>(), 0.7979, 0.001);
+}
+
 TEST_F(Report, ReportCommandRewritesItIdentically) {
   const fs::path out = run_small("[waitstate]");
   const std::string first = slurp(out / "report.html");

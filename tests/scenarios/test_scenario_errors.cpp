@@ -154,7 +154,7 @@ TEST(ScenarioErrors, UnknownRunKey) {
 TEST(ScenarioErrors, UnknownAnalysis) {
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: [waitstate, dealy]\n"),
             "t.yaml:21:25: outputs.analyses: unknown analysis 'dealy'; did you mean 'delay'? (allowed: waitstate, "
-            "delay, critpath, minprofile, idlewave, all)");
+            "delay, critpath, minprofile, idlewave, timeresolved, all)");
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: {delay: 1}\n"),
             "t.yaml:21:3: outputs.analyses: expected a list of analyses (e.g. [waitstate, delay, critpath]), got a "
             "mapping (key: value lines)");
@@ -164,7 +164,13 @@ TEST(ScenarioErrors, UnknownAnalysis) {
   };
   EXPECT_EQ(analyses("[critpath, delay]"), (std::vector<std::string>{"waitstate", "delay", "critpath"}));
   EXPECT_EQ(analyses("delay"), (std::vector<std::string>{"waitstate", "delay"}));
-  EXPECT_EQ(analyses("all"), (std::vector<std::string>{"waitstate", "delay", "critpath", "minprofile", "idlewave"}));
+  EXPECT_EQ(analyses("all"), (std::vector<std::string>{"waitstate", "delay", "critpath", "minprofile", "idlewave",
+                                                       "timeresolved"}));
+  // outputs.windows: the time-resolved analysis' windows, checked where they are written.
+  EXPECT_EQ(parse_scenario(base_scenario() + "outputs:\n  windows: 10ms\n", "t.yaml").outputs.windows, "10ms");
+  EXPECT_EQ(error_of(base_scenario() + "outputs:\n  windows: often\n"),
+            "t.yaml:21:12: outputs.windows: expected a number of equal windows (e.g. 50), a window length with its "
+            "unit (e.g. 10ms) or adaptive[:N]; got 'often' ('often' is not a duration (use s, ms, us, ns))");
   EXPECT_EQ(analyses("[]"), std::vector<std::string>{});
 }
 

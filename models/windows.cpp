@@ -1,0 +1,64 @@
+#include "models/windows.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "models/units.hpp"
+
+namespace waitlab::models {
+
+namespace {
+
+const char* const kAllowed =
+    "expected a number of equal windows (e.g. 50), a window length with its unit (e.g. 10ms) or adaptive[:N]";
+
+bool parse_count(const std::string& s, std::size_t& n) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+}  // namespace
+
+analysis::WindowOptions parse_windows(const std::string& text) {
+  analysis::WindowOptions w;
+  const std::string t = text;
+  std::size_t n = 0;
+  if (parse_count(t, n)) {
+    if (n < 1 || n > 1000000) throw std::invalid_argument(std::string("the number of windows must be 1 to 1000000, got ") + t);
+    w.rule = analysis::WindowRule::Count;
+    w.count = n;
+    return w;
+  }
+  if (t == "adaptive" || t.rfind("adaptive:", 0) == 0) {
+    w.rule = analysis::WindowRule::Adaptive;
+    w.count = kAdaptiveBaseWindows;
+    if (t.size() > 9) {
+      if (!parse_count(t.substr(9), n) || n < 1 || n > 1000000)
+        throw std::invalid_argument("adaptive:N needs a number of base windows from 1 to 1000000, got '" + t + "'");
+      w.count = n;
+    }
+    return w;
+  }
+  double len = 0;
+  try {
+    len = units::parse_duration(t);
+  } catch (const units::UnitError& e) {
+    throw std::invalid_argument(std::string(kAllowed) + "; got '" + t + "' (" + e.what() + ")");
+  }
+  if (!(len > 0)) throw std::invalid_argument("the window length must be positive, got '" + t + "'");
+  w.rule = analysis::WindowRule::Fixed;
+  w.length = len;
+  return w;
+}
+
+std::string windows_text(const analysis::WindowOptions& w) {
+  switch (w.rule) {
+    case analysis::WindowRule::Count: return std::to_string(w.count);
+    case analysis::WindowRule::Fixed: return units::format(w.length, units::Quantity::Duration);
+    case analysis::WindowRule::Adaptive: return "adaptive:" + std::to_string(w.count);
+  }
+  return "?";
+}
+
+}  // namespace waitlab::models
