@@ -17,6 +17,7 @@
 #include "app/analyze.hpp"
 #include "app/idlewave_output.hpp"
 #include "app/report.hpp"
+#include "app/study.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/summary.hpp"
@@ -193,6 +194,11 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   nlohmann::ordered_json host;
   host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";
   host["generator"] = std::string("waitlab ") + kVersion;
+  // Where the scenario is on this host, for `waitlab whatif RUN_DIR` (host-dependent: never in summary.json).
+  if (!prebuilt && !s.file.empty()) {  // a replay's scenario is made from its command line
+    std::error_code abs_ec;
+    host["scenario_path"] = fs::absolute(s.file, abs_ec).string();
+  }
   host["host_seconds"] = o.host_seconds;
   host["simulation_host_seconds"] = o.result.stats.host_seconds;
   if (o.baseline) host["baseline_simulation_host_seconds"] = o.baseline->stats.host_seconds;
@@ -219,6 +225,10 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
 void run_command(const RunArgs& args, std::ostream& out) {
   const scenarios::Scenario s = scenarios::load_scenario(args.scenario, args.sets);
   simulate_and_write(s, args.out_dir, args.progress, nullptr, {}, out);
+}
+
+void run_scenario(const scenarios::Scenario& s, const std::string& out_dir, bool progress, std::ostream& out) {
+  simulate_and_write(s, out_dir, progress, nullptr, {}, out);
 }
 
 void replay_command(const ReplayArgs& args, std::ostream& out) {
@@ -477,6 +487,49 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
               "and self-synchronisation pictures from idlewave.json and idle_matrix.npy), then rewrite report.html");
   plot_cmd->add_option("dir", plot_dir, "Output directory of `waitlab run` or `waitlab analyze`")->required();
 
+  // Options every study (whatif, sweep) has.
+  const auto study_options = [](CLI::App* c, StudyArgs& a) {
+    c->add_option("--set,-s", a.sets, "Override one scenario value in every run (repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    c->add_option("--out,-o", a.out_dir, "Output directory (default: <outputs.dir>/" + c->get_name() + ")");
+    c->add_option("--jobs,-j", a.jobs, "Simulations at once, each in its own process (default 1)")
+        ->check(CLI::Range(1, 256));
+    c->add_option("--share", a.share,
+                  "R/N: run only the jobs i with i mod N = R (waitlab-mpi gives each MPI rank its share)");
+    c->add_option("--records", a.records, "Write this share's results as records to FILE instead of the outputs");
+    c->add_option("--merge", a.merge, "Make the outputs from these record files; simulate nothing")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  };
+  WhatifArgs whatif_args;
+  auto* whatif_cmd = cli.add_subcommand(
+      "whatif",
+      "Simulate a scenario's variants (what if region X were balanced, the network ideal, the noise gone, ...) "
+      "side by side with the baseline: DIR/whatif.csv, whatif.json, whatif.html, one run directory per variant "
+      "(docs/whatif.md)");
+  whatif_cmd->add_option("target", whatif_args.target, "Scenario file, or the output directory of a `waitlab run`")
+      ->required();
+  whatif_cmd->add_option("--variant,-V", whatif_args.variants,
+                         "One more variant as a YAML mapping, e.g. '{name: ideal, network: ideal}' (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  whatif_cmd->add_option("--only", whatif_args.only, "Run only these variants (comma-separated) and the baseline")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  study_options(whatif_cmd, whatif_args);
+  SweepArgs sweep_args;
+  auto* sweep_cmd = cli.add_subcommand(
+      "sweep",
+      "Simulate a scenario over a grid of values (--grid KEY=V1,V2,...; the Cartesian product of all grids): "
+      "DIR/sweep.csv, sweep.json and sweep.png/.svg (docs/whatif.md)");
+  sweep_cmd->add_option("scenario", sweep_args.scenario, "Scenario file")->required();
+  sweep_cmd->add_option("--grid,-g", sweep_args.grid,
+                        "KEY=V1,V2,...: a scenario key (as for --set) and its values (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  study_options(sweep_cmd, sweep_args);
+
   cli.add_subcommand("list", "List every platform, workload, perturbation, analysis and collective set");
   std::string describe_name;
   auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
@@ -547,6 +600,10 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
           out << "drew " << (fs::path(plot_dir) / base).string() << ".png, .svg\n";
       if (const std::string report_path = try_write_report(plot_dir); !report_path.empty())
         out << "wrote " << report_path << "\n";
+    } else if (whatif_cmd->parsed()) {
+      return whatif_command(whatif_args, out);
+    } else if (sweep_cmd->parsed()) {
+      return sweep_command(sweep_args, out);
     } else if (cli.got_subcommand("list")) {
       list_command(out);
     } else if (describe->parsed()) {

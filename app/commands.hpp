@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/scenario.hpp"
+
 namespace waitlab::app {
 
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
@@ -29,6 +31,10 @@ struct RunArgs {
 // only ever found beside the files of its own run. Prints a short human summary to `out`.
 // Throws InputError for bad input and for outputs that cannot be written.
 void run_command(const RunArgs& args, std::ostream& out);
+
+// Simulates a loaded scenario (e.g. one variant of it) and writes the outputs of a run into
+// `out_dir` ("" = its outputs.dir), as run_command does. Throws InputError.
+void run_scenario(const scenarios::Scenario& s, const std::string& out_dir, bool progress, std::ostream& out);
 
 // `waitlab replay TRACE`: simulates a trace as a workload (models/replay.hpp) on the given
 // platform (scenarios::ReplayRequest) and writes the outputs of a run.

@@ -161,8 +161,8 @@ const Tree& expect_map(const Entry& e, const std::string& what, const std::strin
 
 // ---- sections ----
 
-const std::vector<std::string> kTopKeys = {"name",          "description", "platform", "workload",
-                                           "perturbations", "run",         "outputs"};
+const std::vector<std::string> kTopKeys = {"name", "description", "platform", "workload",
+                                           "perturbations", "run", "outputs", "variants"};
 const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline",
                                            "timing_precision"};
 const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses", "windows"};
@@ -377,8 +377,10 @@ std::vector<PathStep> parse_path(const std::string& path, const std::string& whe
   return steps;
 }
 
-void apply_override(Tree& root, const std::string& assignment) {
-  const std::string where = "--set " + assignment;
+// `where` names the override in messages ("--set k=v" by default; a variant's `set` entries
+// name their own position).
+void apply_override(Tree& root, const std::string& assignment, std::string where = "") {
+  if (where.empty()) where = "--set " + assignment;
   const auto eq = assignment.find('=');
   if (eq == std::string::npos) throw InputError(where + ": expected key=value (e.g. workload.iterations=10)");
   const std::string path = assignment.substr(0, eq);
@@ -551,7 +553,8 @@ Tree parse_tree(const std::string& text, const std::string& file) {
   return root;
 }
 
-Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides);
+Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides,
+               const VariantChoice& variant = {});
 
 std::string read_scenario_text(const std::string& path);
 
@@ -570,6 +573,231 @@ void set_entry(Tree& map, const std::string& key, Tree value, const std::string&
     return;
   }
   map.entries.push_back(Entry{key, where, std::move(value)});
+}
+
+// ---- what-if variants (docs/whatif.md) ----
+
+const std::vector<std::string> kVariantKeys = {"name",      "description", "remove", "set",
+                                               "platform",  "rebalance",   "scale",  "network"};
+const std::vector<std::string> kCauseSelectors = {"all", "imbalance", "delay", "noise"};
+
+// A value that may be one scalar or a list of scalars.
+std::vector<const Tree*> scalar_items(const Entry& e, const std::string& what, const std::string& example) {
+  std::vector<const Tree*> out;
+  if (e.value.kind == Tree::Kind::Scalar) {
+    out.push_back(&e.value);
+  } else if (e.value.kind == Tree::Kind::Seq) {
+    for (const auto& item : e.value.items) {
+      if (item.kind != Tree::Kind::Scalar)
+        throw InputError(item.where + ": " + what + ": expected a value (e.g. " + example + "), got " +
+                         kind_name(item.kind));
+      out.push_back(&item);
+    }
+  } else {
+    throw InputError(e.where + ": " + what + ": expected a value or a list (e.g. " + example + "), got " +
+                     kind_name(e.value.kind));
+  }
+  return out;
+}
+
+double parse_factor(const Tree& v, const std::string& what) {
+  double x = 0;
+  const char* first = v.text.data();
+  const char* last = first + v.text.size();
+  const auto [end, ec] = std::from_chars(first, last, x);
+  if (v.text.empty() || ec != std::errc() || end != last || !std::isfinite(x) || x <= 0)
+    throw InputError(v.where + ": " + what + ": expected a factor > 0 (a plain number such as 2 or 0.5), got '" +
+                     v.text + "'");
+  return x;
+}
+
+std::string factor_text(double f) {
+  std::ostringstream o;
+  o << f;
+  return o.str();
+}
+
+struct VariantSpec {
+  VariantInfo info;
+  Tree node;         // a copy: applying a variant edits the tree it came from
+  std::string what;  // "variants[2]"
+};
+
+// Checks the `variants` section's structure and names; the values of each change are checked
+// when that variant is loaded (apply_variant_tree, variant_change): `waitlab whatif` loads
+// every variant before it simulates any.
+std::vector<VariantSpec> variants_section(const Tree& root) {
+  std::vector<VariantSpec> out;
+  const Entry* e = root.find("variants");
+  if (!e) return out;
+  if (e->value.kind != Tree::Kind::Seq)
+    throw InputError(e->where + ": variants: expected a list (each entry starts with '- name: ...'), got " +
+                     kind_name(e->value.kind));
+  for (std::size_t i = 0; i < e->value.items.size(); ++i) {
+    const Tree& item = e->value.items[i];
+    VariantSpec v;
+    v.what = "variants[" + std::to_string(i) + "]";
+    v.node = item;
+    v.info.where = item.where;
+    if (item.kind != Tree::Kind::Map)
+      throw InputError(item.where + ": " + v.what + ": expected a mapping (name: ..., remove: ..., ...), got " +
+                       kind_name(item.kind));
+    check_keys(item, kVariantKeys, v.what);
+    const Entry* name = item.find("name");
+    if (!name) throw InputError(item.where + ": " + v.what + ": missing 'name'");
+    v.info.name = scalar(*name, v.what + ".name");
+    if (!valid_name(v.info.name) || v.info.name == "baseline")
+      throw InputError(name->value.where + ": " + v.what + ".name: '" + v.info.name +
+                       "' is not a valid variant name (letters, digits, '_', '-', '.'; not 'baseline')");
+    for (const auto& other : out)
+      if (other.info.name == v.info.name)
+        throw InputError(name->value.where + ": " + v.what + ".name: '" + v.info.name + "' is also the name of " +
+                         other.what + " (" + other.info.where + ")");
+    if (const Entry* d = item.find("description")) v.info.description = scalar(*d, v.what + ".description");
+    if (item.entries.size() == 1 + (item.find("description") ? 1u : 0u))
+      throw InputError(item.where + ": " + v.what + " ('" + v.info.name +
+                       "') changes nothing (give remove, set, platform, rebalance, scale or network)");
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// The variant's tree edits: another platform section, then its overrides.
+void apply_variant_tree(Tree& root, VariantSpec& v) {
+  const Tree& item = v.node;
+  if (const Entry* p = item.find("platform")) {
+    if (p->value.kind != Tree::Kind::Map)
+      throw InputError(p->where + ": " + v.what + ".platform: expected a platform section (type: cluster, ...), got " +
+                       kind_name(p->value.kind));
+    const Entry* type = p->value.find("type");
+    v.info.changes.push_back("platform " + (type && type->value.kind == Tree::Kind::Scalar ? type->value.text : "?"));
+    Tree copy = p->value;
+    set_entry(root, "platform", std::move(copy), p->where);
+  }
+  if (const Entry* e = item.find("set")) {
+    for (const Tree* t : scalar_items(*e, v.what + ".set", "[workload.iterations=10, run.collectives=mpi]")) {
+      apply_override(root, t->text, t->where + ": " + v.what + ".set '" + t->text + "'");
+      v.info.changes.push_back("set " + t->text);
+    }
+  }
+}
+
+// Removes the perturbations the variant names: a cause (imbalance, delay, noise, all), a
+// perturbation type, or an index into the list (2 or perturbations[2]).
+void remove_perturbations(Scenario& s, VariantSpec& v) {
+  const Entry* e = v.node.find("remove");
+  if (!e) return;
+  std::vector<char> drop(s.perturbations.size(), 0);
+  for (const Tree* t : scalar_items(*e, v.what + ".remove", "[delay, noise]")) {
+    const std::string& sel = t->text;
+    std::vector<std::size_t> hits;
+    std::string index_text = sel;
+    if (sel.rfind("perturbations[", 0) == 0 && sel.back() == ']') index_text = sel.substr(14, sel.size() - 15);
+    std::size_t index = 0;
+    const auto [end, ec] = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+    const bool is_index = !index_text.empty() && ec == std::errc() && end == index_text.data() + index_text.size();
+    for (std::size_t i = 0; i < s.perturbations.size(); ++i) {
+      const std::string& type = s.perturbations[i].type;
+      const auto* entry = models::find_perturbation(type);
+      const std::string cause = entry ? std::string(trace::cause_name(entry->cause)) : "";
+      if ((is_index && i == index) || (!is_index && (sel == "all" || sel == type || sel == cause))) hits.push_back(i);
+    }
+    if (hits.empty()) {
+      std::vector<std::string> known = kCauseSelectors;
+      std::string have;
+      for (std::size_t i = 0; i < s.perturbations.size(); ++i) {
+        have += (have.empty() ? "" : ", ") + std::to_string(i) + ": " + s.perturbations[i].type;
+        known.push_back(s.perturbations[i].type);
+      }
+      const bool known_word = is_index || std::find(known.begin(), known.end(), sel) != known.end() ||
+                              models::find_perturbation(sel) != nullptr;
+      throw InputError(t->where + ": " + v.what + ".remove: '" + sel + "' matches no perturbation of the scenario" +
+                       (known_word ? std::string() : hint(sel, known)) + " (perturbations: " +
+                       (have.empty() ? std::string("none") : have) +
+                       "; remove a cause — imbalance, delay, noise, all —, a type or an index)");
+    }
+    for (std::size_t i : hits) drop[i] = 1;
+    v.info.changes.push_back("remove " + sel);
+  }
+  std::vector<ModelConfig> kept;
+  for (std::size_t i = 0; i < s.perturbations.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(s.perturbations[i]));
+  s.perturbations = std::move(kept);
+}
+
+// The variant's changes beyond the scenario's keys.
+Change variant_change(VariantSpec& v) {
+  Change c;
+  c.where = v.info.where;
+  const Tree& item = v.node;
+  if (const Entry* e = item.find("rebalance")) {
+    std::vector<const Tree*> maps;
+    if (e->value.kind == Tree::Kind::Map) {
+      maps.push_back(&e->value);
+    } else if (e->value.kind == Tree::Kind::Seq) {
+      for (const auto& i : e->value.items) maps.push_back(&i);
+    } else if (e->value.kind == Tree::Kind::Scalar) {
+      maps.push_back(&e->value);  // `rebalance: fixup` = to the mean
+    } else {
+      throw InputError(e->where + ": " + v.what + ".rebalance: expected {region: NAME, to: mean|min}");
+    }
+    for (const Tree* m : maps) {
+      models::RegionRebalance b;
+      if (m->kind == Tree::Kind::Scalar) {
+        b.region = m->text;
+      } else if (m->kind == Tree::Kind::Map) {
+        check_keys(*m, {"region", "to"}, v.what + ".rebalance");
+        const Entry* r = m->find("region");
+        if (!r) throw InputError(m->where + ": " + v.what + ".rebalance: missing 'region'");
+        b.region = scalar(*r, v.what + ".rebalance.region");
+        if (const Entry* to = m->find("to")) {
+          const std::string& t = scalar(*to, v.what + ".rebalance.to");
+          if (t == "min")
+            b.target = models::RegionRebalance::Target::Min;
+          else if (t != "mean")
+            throw InputError(to->value.where + ": " + v.what + ".rebalance.to: '" + t + "'" +
+                             hint(t, {"mean", "min"}) + " (allowed: mean, min)");
+        }
+      } else {
+        throw InputError(m->where + ": " + v.what + ".rebalance: expected {region: NAME, to: mean|min}, got " +
+                         kind_name(m->kind));
+      }
+      if (b.region.empty()) throw InputError(m->where + ": " + v.what + ".rebalance: empty region name");
+      c.workload.rebalance.push_back(b);
+      v.info.changes.push_back("rebalance " + b.region + " to the " +
+                               (b.target == models::RegionRebalance::Target::Min ? "minimum" : "mean"));
+    }
+  }
+  if (const Entry* e = item.find("scale")) {
+    for (const Tree* t : scalar_items(*e, v.what + ".scale", "[solve=0.5, \"fixup@0-15=2\"]")) {
+      c.workload.scales.push_back(models::parse_compute_scale(t->text, t->where + ": " + v.what + ".scale"));
+      v.info.changes.push_back("scale compute " + t->text);
+    }
+  }
+  if (const Entry* e = item.find("network")) {
+    const std::string what = v.what + ".network";
+    if (e->value.kind == Tree::Kind::Scalar) {
+      if (e->value.text != "ideal")
+        throw InputError(e->value.where + ": " + what + ": '" + e->value.text +
+                         "' (expected ideal, or {bandwidth: FACTOR, latency: FACTOR})");
+      c.network.ideal = true;
+    } else if (e->value.kind == Tree::Kind::Map) {
+      check_keys(e->value, {"ideal", "bandwidth", "latency"}, what);
+      if (const Entry* i = e->value.find("ideal")) c.network.ideal = parse_bool(*i, what + ".ideal");
+      if (const Entry* b = e->value.find("bandwidth"))
+        c.network.bandwidth_scale = parse_factor(b->value, what + ".bandwidth");
+      if (const Entry* l = e->value.find("latency")) c.network.latency_scale = parse_factor(l->value, what + ".latency");
+    } else {
+      throw InputError(e->where + ": " + what + ": expected ideal, or {bandwidth: FACTOR, latency: FACTOR}");
+    }
+    if (c.network.ideal)
+      v.info.changes.push_back("network ideal");
+    if (c.network.bandwidth_scale != 1)
+      v.info.changes.push_back("network bandwidth x" + factor_text(c.network.bandwidth_scale));
+    if (c.network.latency_scale != 1)
+      v.info.changes.push_back("network latency x" + factor_text(c.network.latency_scale));
+  }
+  return c;
 }
 
 }  // namespace
@@ -630,14 +858,41 @@ Scenario replay_scenario(const ReplayRequest& r) {
 }
 
 Scenario parse_scenario(const std::string& text, const std::string& file,
-                        const std::vector<std::string>& overrides) {
-  return finish(parse_tree(text, file), file, overrides);
+                        const std::vector<std::string>& overrides, const VariantChoice& variant) {
+  return finish(parse_tree(text, file), file, overrides, variant);
 }
 
 namespace {
 
-Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides) {
+Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides,
+               const VariantChoice& variant) {
   for (const auto& o : overrides) apply_override(root, o);
+  // Variants given on the command line join the file's.
+  for (const auto& text : variant.extra) {
+    Tree v = parse_tree(text, "--variant");
+    Entry* list = root.find("variants");
+    if (!list) {
+      root.entries.push_back(Entry{"variants", "--variant", Tree{}});
+      list = &root.entries.back();
+      list->value.kind = Tree::Kind::Seq;
+      list->value.where = "--variant";
+    }
+    if (list->value.kind == Tree::Kind::Seq) list->value.items.push_back(std::move(v));
+  }
+  std::vector<VariantSpec> variants = variants_section(root);
+  VariantSpec* chosen = nullptr;
+  if (!variant.name.empty()) {
+    std::vector<std::string> names;
+    for (auto& v : variants) {
+      names.push_back(v.info.name);
+      if (v.info.name == variant.name) chosen = &v;
+    }
+    if (!chosen)
+      throw InputError(file + ": no variant '" + variant.name + "'" + hint(variant.name, names) +
+                       (names.empty() ? std::string(" (the scenario has no variants)")
+                                      : " (variants: " + join(names) + ")"));
+    apply_variant_tree(root, *chosen);
+  }
 
   for (const auto& e : root.entries)
     if (std::find(kTopKeys.begin(), kTopKeys.end(), e.key) == kTopKeys.end())
@@ -703,6 +958,12 @@ Scenario finish(Tree root, const std::string& file, const std::vector<std::strin
   if (const Entry* e = root.find("run")) s.run = run_section(*e);
   if (const Entry* e = root.find("outputs")) s.outputs = output_section(*e);
   if (s.outputs.dir.empty()) s.outputs.dir = "out/" + s.name;
+  if (chosen) {
+    remove_perturbations(s, *chosen);
+    s.change = variant_change(*chosen);
+    s.variant = chosen->info.name;
+  }
+  for (const auto& v : variants) s.variants.push_back(v.info);
 
   // Impossible combinations (more ranks than cores, options a model rejects) surface when the
   // models are built; build them once now so that nothing starts on a bad scenario. A trace
@@ -758,8 +1019,9 @@ std::string read_scenario_text(const std::string& path) {
 
 }  // namespace
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  return parse_scenario(read_scenario_text(path), path, overrides);
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       const VariantChoice& variant) {
+  return parse_scenario(read_scenario_text(path), path, overrides, variant);
 }
 
 std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, const std::string& scenario_file,
@@ -842,6 +1104,9 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
   r.options.progress = false;
   r.options.minprofile =
       std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), "minprofile") != s.outputs.analyses.end();
+  r.options.network = s.change.network;
+  r.workload = models::change_workload(std::move(r.workload), s.change.workload, r.perturbations, r.platform.speed,
+                                       s.change.where);
   return r;
 }
 

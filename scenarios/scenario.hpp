@@ -18,6 +18,7 @@
 
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
+#include "models/whatif.hpp"
 #include "models/spec.hpp"
 #include "models/workload.hpp"
 #include "sim/engine.hpp"
@@ -53,6 +54,22 @@ struct OutputConfig {
   std::string windows;
 };
 
+// What a what-if variant changes beyond the scenario's own keys; prepare() applies it.
+struct Change {
+  models::WorkloadChange workload;  // compute scales, rebalanced regions (models/whatif.hpp)
+  sim::NetworkChange network;       // ideal network, scaled bandwidth/latency
+  std::string where;                // "file:line:col" of the variant, for errors
+  bool empty() const { return workload.empty() && network.empty(); }
+};
+
+// A variant as the `variants` section declares it (docs/whatif.md).
+struct VariantInfo {
+  std::string name;
+  std::string description;
+  std::string where;                 // "file:line:col" of its entry (or "--variant ...")
+  std::vector<std::string> changes;  // one line per change, for reports ("remove delay", "network ideal")
+};
+
 struct Scenario {
   std::string name;         // [A-Za-z0-9_.-]+; default: the file name without .yaml
   std::string description;  // free text, may be empty
@@ -63,18 +80,32 @@ struct Scenario {
   RunConfig run;
   OutputConfig outputs;
   std::vector<std::string> overrides;  // the --set strings applied, in order
+  std::vector<VariantInfo> variants;   // the `variants` section (and --variant texts), in order
+  std::string variant;                 // the variant applied to this scenario; "" = as written
+  Change change;                       // the applied variant's changes beyond its overrides
+};
+
+// Which variant of a scenario to load, and variants given on the command line (each a YAML
+// mapping, e.g. "{name: ideal, network: ideal}", appended to the file's `variants`).
+struct VariantChoice {
+  std::string name;                 // "" = the scenario as written
+  std::vector<std::string> extra;   // YAML texts
 };
 
 // Reads and validates `path`. `overrides` are "key=value" strings: a dotted path with list
 // indices, e.g. "workload.iterations=10", "run.seed=3", "perturbations[0].duration=5ms",
 // "perturbations[1].type=delay" (an index equal to the list length appends an entry).
 // Throws InputError.
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// `variant` selects one of the scenario's variants: its overrides, removed perturbations and
+// platform are applied to the scenario before it is checked, its other changes go to
+// Scenario::change (docs/whatif.md); an unknown name throws InputError with a hint.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {},
+                       const VariantChoice& variant = {});
 
 // As load_scenario, from text; `file` names the text in messages and is recorded as the
 // scenario's file (its stem is the default name).
 Scenario parse_scenario(const std::string& text, const std::string& file,
-                        const std::vector<std::string>& overrides = {});
+                        const std::vector<std::string>& overrides = {}, const VariantChoice& variant = {});
 
 // `waitlab replay`: a scenario whose workload replays `trace` (ranks = its rank count). The
 // platform is `platform` (an XML file, or a platform type whose options come by --set
@@ -101,7 +132,8 @@ struct Run {
   sim::RunOptions options;
 };
 
-// Builds the platform, workload (lazy streams), perturbations and run options. The
+// Builds the platform, workload (lazy streams), perturbations and run options, with the
+// scenario's Change applied (models::change_workload, RunOptions::network). The
 // perturbations see the workload's grid, the placement and the seed. Throws InputError for
 // values that are only impossible in combination (more ranks than the platform has cores).
 // A `trace` workload is read from its file (load_trace_workload) unless `workload` already
