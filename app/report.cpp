@@ -40,41 +40,7 @@ const char* const kDash = "—";
 
 // ---- text ----
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  const auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])); };
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const std::uint32_t n = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
-    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(n >> shift) & 63u];
-  }
-  if (const std::size_t rest = in.size() - i; rest > 0) {
-    const std::uint32_t n = (byte(i) << 16) | (rest == 2 ? byte(i + 1) << 8 : 0u);
-    out += kAlphabet[(n >> 18) & 63u];
-    out += kAlphabet[(n >> 12) & 63u];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63u] : '=';
-    out += '=';
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return html_escape(s); }
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -988,6 +954,42 @@ std::string write_report(const std::string& run_dir) {
 
   const std::string out = (dir / "report.html").string();
   trace::write_file_atomic(out, html);
+  return out;
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string base64(std::string_view in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  const auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])); };
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const std::uint32_t n = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
+    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(n >> shift) & 63u];
+  }
+  if (const std::size_t rest = in.size() - i; rest > 0) {
+    const std::uint32_t n = (byte(i) << 16) | (rest == 2 ? byte(i + 1) << 8 : 0u);
+    out += kAlphabet[(n >> 18) & 63u];
+    out += kAlphabet[(n >> 12) & 63u];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63u] : '=';
+    out += '=';
+  }
   return out;
 }
 

@@ -19,8 +19,13 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace waitlab::app {
+
+// HTML-escapes text (& < > " '); encodes bytes as base64 (data: URIs). For every page waitlab writes.
+std::string html_escape(std::string_view s);
+std::string base64(std::string_view in);
 
 // Writes RUN_DIR/report.html and returns its path.
 std::string write_report(const std::string& run_dir);

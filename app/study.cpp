@@ -14,6 +14,7 @@
 #include "analysis/trace/error.hpp"
 #include "app/jobs.hpp"
 #include "app/plot.hpp"
+#include "app/report.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace waitlab::app {
@@ -144,18 +145,6 @@ std::string study_csv(const std::vector<Json>& records, const std::vector<std::s
 
 // ---- whatif.html: the variants side by side ----
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  return o;
-}
-
 std::string secs(double v) {
   const double a = std::abs(v);
   if (a == 0) return "0 s";
@@ -165,34 +154,17 @@ std::string secs(double v) {
   return fmt::format("{:.4g} ns", v * 1e9);
 }
 
-std::string base64(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out += {k[v >> 18], k[(v >> 12) & 63], i + 1 < in.size() ? k[(v >> 6) & 63] : '=', '='};
-  }
-  return out;
-}
-
 std::string whatif_html(const std::string& scenario, const std::vector<Json>& records, const fs::path& png) {
   std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>waitlab what-if: " + esc(scenario) +
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>waitlab what-if: " + html_escape(scenario) +
       "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
       "margin:1em 0}th,td{border:1px solid #bbb;padding:.3em .6em}td.num{text-align:right;font-variant-numeric:"
       "tabular-nums}th{background:#eee}.better{color:#060}.worse{color:#a00}img{max-width:100%}</style></head>\n"
       "<body>\n<h1>What if … — " +
-      esc(scenario) + "</h1>\n";
+      html_escape(scenario) + "</h1>\n";
   const auto head = [&](const std::string& first) {
     std::string t = "<table><thead><tr><th>" + first + "</th>";
-    for (const auto& r : records) t += "<th>" + esc(r["name"].get<std::string>()) + "</th>";
+    for (const auto& r : records) t += "<th>" + html_escape(r["name"].get<std::string>()) + "</th>";
     return t + "</tr></thead><tbody>\n";
   };
   const double base_wall = records.front()["figures"]["wall_time_s"].get<double>();
@@ -200,7 +172,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
   h += "<tr><th>changes</th>";
   for (const auto& r : records) {
     std::string c;
-    for (const auto& x : r["changes"]) c += (c.empty() ? "" : "<br>") + esc(x.get<std::string>());
+    for (const auto& x : r["changes"]) c += (c.empty() ? "" : "<br>") + html_escape(x.get<std::string>());
     h += "<td>" + (c.empty() ? std::string("as written") : c) + "</td>";
   }
   h += "</tr>\n<tr><th>runtime</th>";
@@ -228,7 +200,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
         patterns.push_back(p);
   h += "<h2>Waiting time by pattern (all ranks)</h2>\n" + head("pattern");
   for (const auto& p : patterns) {
-    h += "<tr><th>" + esc(p) + "</th>";
+    h += "<tr><th>" + html_escape(p) + "</th>";
     for (const auto& r : records) {
       const auto& w = r["figures"]["waiting_by_pattern_s"];
       h += "<td class=\"num\">" + secs(w.contains(p) ? w[p].get<double>() : 0.0) + "</td>";
@@ -246,7 +218,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
         paths.push_back(p["call_path"].get<std::string>());
   h += "<h2>Critical-path profile (time on the path)</h2>\n" + head("call path");
   for (const auto& path : paths) {
-    h += "<tr><th>" + esc(path) + "</th>";
+    h += "<tr><th>" + html_escape(path) + "</th>";
     for (const auto& r : records) {
       double v = 0;
       for (const auto& p : r["critical_path_profile"])
@@ -257,12 +229,12 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
   }
   h += "</tbody></table>\n<h2>Top delay costs (short + long term)</h2>\n";
   for (const auto& r : records) {
-    h += "<h3>" + esc(r["name"].get<std::string>()) +
+    h += "<h3>" + html_escape(r["name"].get<std::string>()) +
          "</h3>\n<table><thead><tr><th>rank</th><th>call path</th><th>kind</th><th>short term</th><th>long "
          "term</th></tr></thead><tbody>\n";
     for (const auto& t : r["top_delay_costs"])
-      h += "<tr><td class=\"num\">" + t["rank"].dump() + "</td><td>" + esc(t["call_path"].get<std::string>()) +
-           "</td><td>" + esc(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
+      h += "<tr><td class=\"num\">" + t["rank"].dump() + "</td><td>" + html_escape(t["call_path"].get<std::string>()) +
+           "</td><td>" + html_escape(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
            secs(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + secs(t["long_term_s"].get<double>()) +
            "</td></tr>\n";
     h += "</tbody></table>\n";
