@@ -176,7 +176,7 @@ TEST(ScenarioErrors, UnknownAnalysis) {
 
 TEST(ScenarioErrors, UnknownOutputsKey) {
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  directory: x\n"),
-            "t.yaml:21:3: unknown key 'directory' in outputs (allowed: dir, trace, progress, analyses)");
+            "t.yaml:21:3: unknown key 'directory' in outputs (allowed: dir, trace, progress, analyses, windows)");
 }
 
 TEST(ScenarioErrors, UnknownWorkloadType) {
