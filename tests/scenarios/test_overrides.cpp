@@ -100,7 +100,7 @@ TEST(Overrides, Errors) {
   EXPECT_EQ(error_of({"runn.seed=1"}),
             "--set runn.seed=1: unknown section 'runn'; did you mean 'run'? (sections: name, description, "
             "platform, "
-            "workload, perturbations, run, outputs)");
+            "workload, perturbations, run, outputs, variants)");
   EXPECT_EQ(
       error_of({"perturbations[x].rank=1"}),
       "--set perturbations[x].rank=1: list index 'x' is not a whole number >= 0 (expected a key such as "

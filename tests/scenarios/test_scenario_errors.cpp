@@ -128,7 +128,7 @@ TEST(ScenarioErrors, TabIndentationIsASyntaxError) {
 TEST(ScenarioErrors, UnknownSection) {
   EXPECT_EQ(error_of(replace(base_scenario(), "run:", "rnu:")),
             "t.yaml:17:1: unknown section 'rnu'; did you mean 'run'? (sections: name, description, platform, "
-            "workload, perturbations, run, outputs)");
+            "workload, perturbations, run, outputs, variants)");
 }
 
 TEST(ScenarioErrors, UnknownWorkloadOption) {
@@ -350,7 +350,7 @@ TEST(ScenarioErrors, NotAScenario) {
   EXPECT_EQ(
       error_of("- a\n- b\n"),
       "t.yaml:1:1: expected a scenario (sections: name, description, platform, workload, perturbations, "
-      "run, outputs), got a list");
+      "run, outputs, variants), got a list");
 }
 
 TEST(ScenarioErrors, MissingPlatformFile) {
