@@ -380,9 +380,10 @@ TEST_F(Cli, AnalyzeAgreesWithRunAndIsDeterministic) {
   const std::string tr_header =
       "window,start_s,end_s,events,useful_max_s,useful_mean_s,ideal_s,ideal_end_s,lb,comm_e,ser_e,trf_e,pe,"
       "cum_useful_max_s,cum_useful_mean_s,cum_ideal_s,cum_lb,cum_comm_e,cum_ser_e,cum_trf_e,cum_pe";
-  for (const char* f : {"timeresolved.csv", "timeresolved.json"}) {
+  for (const char* f : {"timeresolved.csv", "timeresolved.json", "timeresolved.png", "timeresolved.svg"}) {
     const std::string text = slurp(dir_ / "a" / f);
-    EXPECT_EQ(text, slurp(dir_ / "b" / f)) << f;
+    EXPECT_FALSE(text.empty()) << f;
+    EXPECT_TRUE(text == slurp(dir_ / "b" / f)) << f << " differs between two analyses";
     if (std::string(f) == "timeresolved.csv") {
       EXPECT_EQ(text.substr(0, text.find('\n')), tr_header);
       EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 51);  // header + 50 windows
