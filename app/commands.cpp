@@ -15,6 +15,7 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
+#include "app/counterfactual.hpp"
 #include "app/idlewave_output.hpp"
 #include "app/report.hpp"
 #include "app/study.hpp"
@@ -473,6 +474,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                            "Compare validation.csv with this checked-in table (exit 3 if it differs)");
   validate_cmd->add_flag("--update", validate_args.update, "With --expected: rewrite the table instead");
   validate_cmd->add_flag("--no-plot", validate_no_plot, "Do not draw the scatter plot");
+  bool counterfactual_mode = false;
+  int counterfactual_jobs = 1;
+  validate_cmd->add_flag(
+      "--counterfactual", counterfactual_mode,
+      "Instead: remove each injected cause (every delay and imbalance; every imbalanced region rebalanced) in a "
+      "simulation of its own and compare the measured saving with the delay costs and the critical-path "
+      "imbalance the analyses attribute to it: DIR/counterfactual.csv/.json (default DIR out/counterfactual)");
+  validate_cmd->add_option("--jobs,-j", counterfactual_jobs, "With --counterfactual: simulations at once")
+      ->check(CLI::Range(1, 256));
 
   std::string report_dir;
   auto* report_cmd = cli.add_subcommand(
@@ -583,6 +593,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                                   : analyze_args.out_dir;
       if (const std::string report_path = try_write_report(dir); !report_path.empty())
         out << "report          " << report_path << "\n";
+    } else if (validate_cmd->parsed() && counterfactual_mode) {
+      if (!validate_args.expected.empty() || validate_args.update)
+        throw InputError("--counterfactual: --expected and --update compare the estimator's table; not here");
+      CounterfactualArgs ca;
+      ca.scenarios = validate_args.scenarios;
+      ca.sets = validate_args.sets;
+      ca.jobs = counterfactual_jobs;
+      if (validate_cmd->count("--out") > 0) ca.out_dir = validate_args.out_dir;
+      (void)counterfactual(ca, out);
     } else if (validate_cmd->parsed()) {
       validate_args.plot = !validate_no_plot;
       if (validate_args.update && validate_args.expected.empty()) throw InputError("--update needs --expected FILE");

@@ -1,0 +1,274 @@
+#include "app/counterfactual.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/csv.hpp"
+#include "analysis/trace/error.hpp"
+#include "analysis/trace/trace_io.hpp"
+#include "app/jobs.hpp"
+#include "models/perturbation.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace waitlab::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+std::string last_region(const std::string& call_path) {
+  const auto slash = call_path.rfind('/');
+  return slash == std::string::npos ? call_path : call_path.substr(slash + 1);
+}
+
+// The rows of a table with a header line, as maps column -> text.
+std::vector<std::map<std::string, std::string>> read_table(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error(p.string() + ": missing");
+  std::string line;
+  std::vector<std::string> header;
+  if (std::getline(in, line)) header = trace::csv_split(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    const auto f = trace::csv_split(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+struct JobResult {
+  double wall = 0;
+  double waiting = 0;
+  std::vector<std::map<std::string, std::string>> delay;    // delay.csv
+  std::vector<std::map<std::string, std::string>> profile;  // critical_path_profile.csv
+  std::vector<double> imbalance_per_rank;                    // injected imbalance, from trace.wlt
+};
+
+JobResult read_job(const fs::path& dir) {
+  JobResult r;
+  std::ifstream in(dir / "summary.json");
+  const Json s = Json::parse(in);
+  r.wall = s["wall_time_s"].get<double>();
+  r.waiting = s["analyses"]["waitstate"]["total_waiting_s"].get<double>();
+  r.delay = read_table(dir / "delay.csv");
+  r.profile = read_table(dir / "critical_path_profile.csv");
+  const trace::Trace t = trace::read_trace((dir / "trace.wlt").string());
+  r.imbalance_per_rank.assign(t.locations.size(), 0.0);
+  for (std::size_t k = 0; k < t.locations.size(); ++k)
+    for (const auto& c : t.locations[k].truth)
+      r.imbalance_per_rank[k] += c.injected[static_cast<std::size_t>(trace::Cause::Imbalance)];
+  return r;
+}
+
+// Σ short + long delay costs of the rows `keep` accepts.
+template <class Keep>
+double costs(const JobResult& j, Keep keep) {
+  double sum = 0;
+  for (const auto& row : j.delay)
+    if (keep(std::stoi(row.at("rank")), row.at("call_path")))
+      sum += std::stod(row.at("short_term_s")) + std::stod(row.at("long_term_s"));
+  return sum;
+}
+
+// The user regions the workload computes in (every rank's stream, once).
+std::vector<std::string> compute_regions(const scenarios::Scenario& s) {
+  const scenarios::Run run = scenarios::prepare(s);
+  const auto& w = *run.workload;
+  std::set<trace::RegionId> ids;
+  for (trace::Rank r = 0; r < w.ranks(); ++r) {
+    auto stream = w.stream(r);
+    models::Action a;
+    while (stream->next(a))
+      if (a.kind == models::ActionKind::Compute) ids.insert(a.region);
+  }
+  std::vector<std::string> names;
+  for (auto id : ids) names.push_back(w.definitions().regions[id].name);
+  return names;
+}
+
+std::string safe_name(const std::string& text) {
+  std::string n = text;
+  for (auto& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+  return n;
+}
+
+struct Cause {
+  std::string job;     // the variant's name
+  std::string change;  // remove / rebalance
+  std::string target;
+  trace::Cause cause = trace::Cause::Delay;
+  int delayed_rank = -1;   // delay
+  std::string region;      // the region it acts in ("" = every region)
+};
+
+}  // namespace
+
+std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, std::ostream& out) {
+  if (args.scenarios.empty()) throw InputError("validate --counterfactual: give at least one scenario");
+  std::vector<Job> jobs;
+  struct Plan {
+    scenarios::Scenario base;
+    std::size_t first_job = 0;
+    std::vector<Cause> causes;
+  };
+  std::vector<Plan> plans;
+  std::set<std::string> names;
+  for (const auto& path : args.scenarios) {
+    Plan p;
+    p.base = scenarios::load_scenario(path, args.sets);
+    if (!names.insert(p.base.name).second)
+      throw InputError(path + ": a second scenario named '" + p.base.name + "'");
+    std::vector<std::string> extra;
+    std::set<std::string> rebalanced;
+    for (std::size_t i = 0; i < p.base.perturbations.size(); ++i) {
+      const auto& m = p.base.perturbations[i];
+      const auto* entry = models::find_perturbation(m.type);
+      if (!entry || entry->cause == trace::Cause::Noise) continue;
+      Cause c;
+      c.job = fmt::format("remove_{}_{}", i, safe_name(m.type));
+      c.change = "remove";
+      c.target = fmt::format("perturbations[{}] ({})", i, m.type);
+      c.cause = entry->cause;
+      if (m.options.has("region")) c.region = m.options.string("region");
+      if (c.cause == trace::Cause::Delay) c.delayed_rank = static_cast<int>(m.options.number("rank"));
+      extra.push_back(fmt::format("{{name: {}, remove: {}}}", c.job, i));
+      p.causes.push_back(c);
+      if (c.cause == trace::Cause::Imbalance) {
+        if (!c.region.empty())
+          rebalanced.insert(c.region);
+        else
+          for (const auto& r : compute_regions(p.base)) rebalanced.insert(r);
+      }
+    }
+    for (const auto& region : rebalanced) {
+      Cause c;
+      c.job = "rebalance_" + safe_name(region);
+      c.change = "rebalance";
+      c.target = region;
+      c.cause = trace::Cause::Imbalance;
+      c.region = region;
+      extra.push_back(fmt::format("{{name: {}, rebalance: {{region: \"{}\", to: mean}}}}", c.job, region));
+      p.causes.push_back(c);
+    }
+    if (p.causes.empty())
+      throw InputError(path + ": no delay or imbalance perturbation to remove (noise is not a cause one removes here)");
+    const fs::path dir = fs::path(args.out_dir) / p.base.name;
+    const auto add = [&](scenarios::Scenario s, const std::string& name) {
+      for (const char* a : {"waitstate", "delay", "critpath"})
+        if (std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), a) == s.outputs.analyses.end())
+          s.outputs.analyses.push_back(a);
+      s.outputs.trace = true;
+      s.outputs.progress = false;
+      s.run.baseline = false;
+      jobs.push_back(Job{p.base.name + "/" + name, std::move(s), (dir / name).string()});
+    };
+    p.first_job = jobs.size();
+    add(scenarios::load_scenario(path, args.sets, {"", extra}), "baseline");
+    // Every variant is loaded (and so checked) before anything runs.
+    for (const auto& c : p.causes) add(scenarios::load_scenario(path, args.sets, {c.job, extra}), c.job);
+    plans.push_back(std::move(p));
+  }
+
+  out << fmt::format("counterfactual: {} runs into {}, {} at a time\n", jobs.size(), args.out_dir,
+                     std::max(1, args.jobs));
+  const auto outcomes = run_jobs(jobs, args.jobs, out);
+  for (std::size_t k = 0; k < outcomes.size(); ++k)
+    if (outcomes[k].exit_code == 2) throw InputError(jobs[k].name + ": " + outcomes[k].error);
+  for (std::size_t k = 0; k < outcomes.size(); ++k)
+    if (outcomes[k].exit_code != 0) throw std::runtime_error(jobs[k].name + ": " + outcomes[k].error);
+
+  std::vector<CounterfactualRow> rows;
+  for (const auto& p : plans) {
+    const JobResult base = read_job(jobs[p.first_job].dir);
+    for (std::size_t k = 0; k < p.causes.size(); ++k) {
+      const Cause& c = p.causes[k];
+      const JobResult var = read_job(jobs[p.first_job + 1 + k].dir);
+      CounterfactualRow row;
+      row.scenario = p.base.name;
+      row.change = c.change;
+      row.target = c.target;
+      row.baseline_runtime_s = base.wall;
+      row.runtime_saving_s = base.wall - var.wall;
+      row.waiting_saving_s = base.waiting - var.waiting;
+      const auto in_region = [&](const std::string& path) { return c.region.empty() || last_region(path) == c.region; };
+      std::function<bool(int, const std::string&)> keep;
+      if (c.change == "rebalance") {
+        keep = [&](int, const std::string& path) { return last_region(path) == c.region; };
+        row.critpath_imbalance_s = 0;
+        for (const auto& r : base.profile)
+          if (last_region(r.at("call_path")) == c.region) row.critpath_imbalance_s += std::stod(r.at("imbalance_s"));
+      } else if (c.cause == trace::Cause::Delay) {
+        keep = [&](int rank, const std::string& path) { return rank == c.delayed_rank && in_region(path); };
+      } else {
+        // The ranks this imbalance lengthened: less injected imbalance without it.
+        std::vector<char> lengthened(base.imbalance_per_rank.size(), 0);
+        for (std::size_t r = 0; r < lengthened.size() && r < var.imbalance_per_rank.size(); ++r)
+          lengthened[r] = base.imbalance_per_rank[r] > var.imbalance_per_rank[r] ? 1 : 0;
+        keep = [lengthened, in_region](int rank, const std::string& path) {
+          return rank >= 0 && static_cast<std::size_t>(rank) < lengthened.size() && lengthened[rank] && in_region(path);
+        };
+      }
+      row.attributed_cost_s = costs(base, keep) - costs(var, keep);
+      rows.push_back(row);
+    }
+  }
+
+  // The tables.
+  std::string csv =
+      "scenario,change,target,baseline_runtime_s,runtime_saving_s,waiting_saving_s,attributed_cost_s,"
+      "attributed_vs_waiting_saving,critpath_imbalance_s,runtime_saving_vs_critpath\n";
+  Json j;
+  j["schema"] = "waitlab.counterfactual";
+  j["schema_version"] = 1;
+  Json arr = Json::array();
+  const auto ratio = [](double a, double b) { return b != 0 ? a / b : 0.0; };
+  for (const auto& r : rows) {
+    const bool predicted = r.critpath_imbalance_s >= 0;
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", trace::csv_field(r.scenario), r.change,
+                       trace::csv_field(r.target), r.baseline_runtime_s, r.runtime_saving_s, r.waiting_saving_s,
+                       r.attributed_cost_s, ratio(r.attributed_cost_s, r.waiting_saving_s),
+                       predicted ? fmt::format("{}", r.critpath_imbalance_s) : "",
+                       predicted ? fmt::format("{}", ratio(r.runtime_saving_s, r.critpath_imbalance_s)) : "");
+    arr.push_back({{"scenario", r.scenario},
+                   {"change", r.change},
+                   {"target", r.target},
+                   {"baseline_runtime_s", r.baseline_runtime_s},
+                   {"runtime_saving_s", r.runtime_saving_s},
+                   {"waiting_saving_s", r.waiting_saving_s},
+                   {"attributed_cost_s", r.attributed_cost_s},
+                   {"critpath_imbalance_s", predicted ? Json(r.critpath_imbalance_s) : Json(nullptr)}});
+  }
+  j["rows"] = arr;
+  std::error_code ec;
+  fs::create_directories(args.out_dir, ec);
+  const std::string csv_path = (fs::path(args.out_dir) / "counterfactual.csv").string();
+  const std::string json_path = (fs::path(args.out_dir) / "counterfactual.json").string();
+  trace::write_file_atomic(csv_path, csv);
+  trace::write_file_atomic(json_path, j.dump(2) + "\n");
+
+  out << fmt::format("\n{:<22} {:<34} {:>13} {:>13} {:>13} {:>13}\n", "scenario", "cause", "runtime saved",
+                     "waiting saved", "attributed", "crit. imb.");
+  for (const auto& r : rows)
+    out << fmt::format("{:<22} {:<34} {:>13.6g} {:>13.6g} {:>13.6g} {:>13}\n", r.scenario, r.change + " " + r.target,
+                       r.runtime_saving_s, r.waiting_saving_s, r.attributed_cost_s,
+                       r.critpath_imbalance_s >= 0 ? fmt::format("{:.6g}", r.critpath_imbalance_s) : "-");
+  out << "(seconds; waiting and attributed delay costs summed over ranks; crit. imb. = the critical-path "
+         "imbalance indicator's prediction for rebalancing)\n";
+  out << "wrote " << csv_path << "\nwrote " << json_path << "\n";
+  return rows;
+}
+
+}  // namespace waitlab::app
