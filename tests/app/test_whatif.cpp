@@ -144,6 +144,46 @@ TEST_F(WhatIf, EachChangeReachesTheSimulation) {
   EXPECT_EQ(flat.variant, "flat");
 }
 
+// A measured run is a trace: replayed, its regions can be rebalanced as a synthetic
+// workload's; `whatif RUN_DIR` finds the run's scenario and overrides.
+TEST_F(WhatIf, ReplayedTraceAndRunDirectory) {
+  const std::string file = write("small.yaml", kSmall);
+  const auto run = waitlab("run '" + file + "' --set workload.iterations=6 --no-progress --out '" +
+                           (dir_ / "measured").string() + "'");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string replay = write("replay.yaml", R"(platform: {type: cluster, nodes: 4, cores: 4}
+workload: {trace: measured/trace.wlt}
+variants:
+  - {name: balanced, rebalance: compute}
+)");
+  const auto base = simulate(replay, "");
+  const auto bal = simulate(replay, "balanced");
+  const RegionWork b = region_work(base.result.trace, "compute");
+  const RegionWork v = region_work(bal.result.trace, "compute");
+  ASSERT_GT(b.total, 0);
+  EXPECT_NEAR(v.total / b.total, 1.0, 1e-9);
+  for (double w : v.per_rank) EXPECT_NEAR(w / (b.total / 16), 1.0, 1e-9);
+  EXPECT_LT(bal.fig.wall_time, base.fig.wall_time);
+
+  // whatif on the run directory: the scenario file and --set of that run, plus a variant.
+  const auto w = waitlab("whatif '" + (dir_ / "measured").string() +
+                         "' --only no_delay --variant '{name: ideal2, network: ideal}' --only ideal2 --out '" +
+                         (dir_ / "wi").string() + "'");
+  ASSERT_EQ(w.code, 0) << w.out << w.err;
+  const auto j = nlohmann::json::parse(slurp(dir_ / "wi" / "whatif.json"));
+  ASSERT_EQ(j["runs"].size(), 3u);
+  const auto measured = nlohmann::json::parse(slurp(dir_ / "measured" / "summary.json"));
+  EXPECT_DOUBLE_EQ(j["runs"][0]["figures"]["wall_time_s"].get<double>(), measured["wall_time_s"].get<double>());
+  EXPECT_EQ(j["runs"][1]["name"], "no_delay");
+  EXPECT_EQ(j["runs"][2]["changes"][0], "network ideal");
+  // A directory that is not a run.
+  const auto bad = waitlab("whatif '" + dir_.string() + "'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("not a run directory (no summary.json and host.json) and not a scenario file"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST_F(WhatIf, BadVariantsNameFileLineAndColumn) {
   const auto error = [&](const std::string& variants, const std::string& variant = "") {
     const std::string text = R"(platform: {type: cluster, nodes: 4, cores: 4}
