@@ -19,6 +19,7 @@
 #include "app/idlewave_output.hpp"
 #include "app/report.hpp"
 #include "app/study.hpp"
+#include "app/timeresolved_output.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/summary.hpp"
@@ -494,7 +495,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   std::string plot_dir;
   auto* plot_cmd = cli.add_subcommand(
       "plot", "Draw the pictures of the analyses whose results are in DIR again (the idle-wave heat map, amplitude "
-              "and self-synchronisation pictures from idlewave.json and idle_matrix.npy), then rewrite report.html");
+              "and self-synchronisation pictures from idlewave.json and idle_matrix.npy; the efficiency over time from "
+              "timeresolved.csv), then rewrite report.html");
   plot_cmd->add_option("dir", plot_dir, "Output directory of `waitlab run` or `waitlab analyze`")->required();
 
   // Options every study (whatif, sweep) has.
@@ -610,13 +612,21 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     } else if (report_cmd->parsed()) {
       out << "wrote " << write_report(report_dir) << "\n";
     } else if (plot_cmd->parsed()) {
-      if (!fs::exists(fs::path(plot_dir) / "idlewave.json"))
-        throw InputError(plot_dir + ": no idlewave.json (run the idlewave analysis first: outputs.analyses or "
-                         "`waitlab analyze TRACE -a idlewave`)");
-      if (const std::string why = draw_idlewave(plot_dir); !why.empty()) throw InputError(why);
-      for (const char* base : kIdlewavePictures)
-        if (fs::exists(fs::path(plot_dir) / (std::string(base) + ".png")))
-          out << "drew " << (fs::path(plot_dir) / base).string() << ".png, .svg\n";
+      const bool idle = fs::exists(fs::path(plot_dir) / "idlewave.json");
+      const bool windows = fs::exists(fs::path(plot_dir) / "timeresolved.json");
+      if (!idle && !windows)
+        throw InputError(plot_dir + ": no idlewave.json and no timeresolved.json (run the idlewave or timeresolved "
+                         "analysis first: outputs.analyses or `waitlab analyze TRACE -a idlewave,timeresolved`)");
+      if (idle) {
+        if (const std::string why = draw_idlewave(plot_dir); !why.empty()) throw InputError(why);
+        for (const char* base : kIdlewavePictures)
+          if (fs::exists(fs::path(plot_dir) / (std::string(base) + ".png")))
+            out << "drew " << (fs::path(plot_dir) / base).string() << ".png, .svg\n";
+      }
+      if (windows) {
+        if (const std::string why = draw_timeresolved(plot_dir); !why.empty()) throw InputError(why);
+        out << "drew " << (fs::path(plot_dir) / kTimeresolvedPicture).string() << ".png, .svg\n";
+      }
       if (const std::string report_path = try_write_report(plot_dir); !report_path.empty())
         out << "wrote " << report_path << "\n";
     } else if (whatif_cmd->parsed()) {
