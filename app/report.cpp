@@ -59,16 +59,7 @@ std::string grouped(std::uint64_t n) {
   return out;
 }
 
-// A time as people read it: "150.16 ms", "3.4 s", "812.5 ns".
-std::string secs(double v) {
-  if (!std::isfinite(v)) return kDash;
-  const double a = std::fabs(v);
-  if (a == 0) return "0 s";
-  if (a >= 1) return fmt::format("{:.5g} s", v);
-  if (a >= 1e-3) return fmt::format("{:.5g} ms", v * 1e3);
-  if (a >= 1e-6) return fmt::format("{:.5g} µs", v * 1e6);
-  return fmt::format("{:.5g} ns", v * 1e9);
-}
+std::string secs(double v) { return readable_seconds(v); }
 
 std::string percent(double fraction) {
   return std::isfinite(fraction) ? fmt::format("{:.2f} %", 100 * fraction) : kDash;
@@ -991,6 +982,17 @@ std::string base64(std::string_view in) {
     out += '=';
   }
   return out;
+}
+
+// A time as people read it: "150.16 ms", "3.4 s", "812.5 ns".
+std::string readable_seconds(double v) {
+  if (!std::isfinite(v)) return kDash;
+  const double a = std::fabs(v);
+  if (a == 0) return "0 s";
+  if (a >= 1) return fmt::format("{:.5g} s", v);
+  if (a >= 1e-3) return fmt::format("{:.5g} ms", v * 1e3);
+  if (a >= 1e-6) return fmt::format("{:.5g} µs", v * 1e6);
+  return fmt::format("{:.5g} ns", v * 1e9);
 }
 
 }  // namespace waitlab::app

@@ -26,6 +26,8 @@ namespace waitlab::app {
 // HTML-escapes text (& < > " '); encodes bytes as base64 (data: URIs). For every page waitlab writes.
 std::string html_escape(std::string_view s);
 std::string base64(std::string_view in);
+// A time as people read it: "150.16 ms", "3.4 s", "812.5 ns" (a dash if not finite).
+std::string readable_seconds(double v);
 
 // Writes RUN_DIR/report.html and returns its path.
 std::string write_report(const std::string& run_dir);

@@ -145,14 +145,6 @@ std::string study_csv(const std::vector<Json>& records, const std::vector<std::s
 
 // ---- whatif.html: the variants side by side ----
 
-std::string secs(double v) {
-  const double a = std::abs(v);
-  if (a == 0) return "0 s";
-  if (a >= 1) return fmt::format("{:.4g} s", v);
-  if (a >= 1e-3) return fmt::format("{:.4g} ms", v * 1e3);
-  if (a >= 1e-6) return fmt::format("{:.4g} µs", v * 1e6);
-  return fmt::format("{:.4g} ns", v * 1e9);
-}
 
 std::string whatif_html(const std::string& scenario, const std::vector<Json>& records, const fs::path& png) {
   std::string h =
@@ -176,7 +168,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
     h += "<td>" + (c.empty() ? std::string("as written") : c) + "</td>";
   }
   h += "</tr>\n<tr><th>runtime</th>";
-  for (const auto& r : records) h += "<td class=\"num\">" + secs(r["figures"]["wall_time_s"].get<double>()) + "</td>";
+  for (const auto& r : records) h += "<td class=\"num\">" + readable_seconds(r["figures"]["wall_time_s"].get<double>()) + "</td>";
   h += "</tr>\n<tr><th>speed-up vs baseline</th>";
   for (const auto& r : records) {
     const double w = r["figures"]["wall_time_s"].get<double>();
@@ -186,10 +178,10 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
   }
   h += "</tr>\n<tr><th>total waiting</th>";
   for (const auto& r : records)
-    h += "<td class=\"num\">" + secs(r["figures"]["total_waiting_s"].get<double>()) + "</td>";
+    h += "<td class=\"num\">" + readable_seconds(r["figures"]["total_waiting_s"].get<double>()) + "</td>";
   h += "</tr>\n<tr><th>critical path</th>";
   for (const auto& r : records)
-    h += "<td class=\"num\">" + secs(r["figures"]["critical_path_s"].get<double>()) + "</td>";
+    h += "<td class=\"num\">" + readable_seconds(r["figures"]["critical_path_s"].get<double>()) + "</td>";
   h += "</tr>\n</tbody></table>\n";
 
   // Waiting by pattern: the patterns any record has.
@@ -203,7 +195,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
     h += "<tr><th>" + html_escape(p) + "</th>";
     for (const auto& r : records) {
       const auto& w = r["figures"]["waiting_by_pattern_s"];
-      h += "<td class=\"num\">" + secs(w.contains(p) ? w[p].get<double>() : 0.0) + "</td>";
+      h += "<td class=\"num\">" + readable_seconds(w.contains(p) ? w[p].get<double>() : 0.0) + "</td>";
     }
     h += "</tr>\n";
   }
@@ -223,7 +215,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
       double v = 0;
       for (const auto& p : r["critical_path_profile"])
         if (p["call_path"] == path) v = p["on_path_s"].get<double>();
-      h += "<td class=\"num\">" + secs(v) + "</td>";
+      h += "<td class=\"num\">" + readable_seconds(v) + "</td>";
     }
     h += "</tr>\n";
   }
@@ -235,7 +227,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
     for (const auto& t : r["top_delay_costs"])
       h += "<tr><td class=\"num\">" + t["rank"].dump() + "</td><td>" + html_escape(t["call_path"].get<std::string>()) +
            "</td><td>" + html_escape(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
-           secs(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + secs(t["long_term_s"].get<double>()) +
+           readable_seconds(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + readable_seconds(t["long_term_s"].get<double>()) +
            "</td></tr>\n";
     h += "</tbody></table>\n";
   }
@@ -326,9 +318,9 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std:
   for (const auto& r : records) {
     const auto& f = r["figures"];
     const double w = f["wall_time_s"].get<double>();
-    out << fmt::format("{:<28} {:>14} {:>8.3f}× {:>14} {:>14}\n", r["name"].get<std::string>(), secs(w),
-                       w > 0 ? base / w : 0.0, secs(f["total_waiting_s"].get<double>()),
-                       secs(f["critical_imbalance_s"].get<double>()));
+    out << fmt::format("{:<28} {:>14} {:>8.3f}× {:>14} {:>14}\n", r["name"].get<std::string>(), readable_seconds(w),
+                       w > 0 ? base / w : 0.0, readable_seconds(f["total_waiting_s"].get<double>()),
+                       readable_seconds(f["critical_imbalance_s"].get<double>()));
   }
   out << "\n";
   for (const auto& f : files) out << "wrote " << f << "\n";
