@@ -76,9 +76,12 @@ JobResult read_job(const fs::path& dir) {
 template <class Keep>
 double costs(const JobResult& j, Keep keep) {
   double sum = 0;
-  for (const auto& row : j.delay)
-    if (keep(std::stoi(row.at("rank")), row.at("call_path")))
-      sum += std::stod(row.at("short_term_s")) + std::stod(row.at("long_term_s"));
+  for (const auto& row : j.delay) {
+    const auto rank = row.find("rank"), path = row.find("call_path"), st = row.find("short_term_s"),
+               lt = row.find("long_term_s");
+    if (rank == row.end() || path == row.end() || st == row.end() || lt == row.end()) continue;
+    if (keep(std::stoi(rank->second), path->second)) sum += std::stod(st->second) + std::stod(lt->second);
+  }
   return sum;
 }
 
@@ -103,6 +106,17 @@ std::string safe_name(const std::string& text) {
   for (auto& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
   return n;
+}
+
+// A YAML single-quoted scalar: any text, quotes doubled (a line break stays one: YAML folds
+// it, so region names with line breaks cannot be rebalanced by name).
+std::string yaml_quoted(const std::string& text) {
+  std::string q = "'";
+  for (char ch : text) {
+    if (ch == '\'') q += '\'';
+    q += ch;
+  }
+  return q + "'";
 }
 
 struct Cause {
@@ -138,7 +152,7 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
       const auto* entry = models::find_perturbation(m.type);
       if (!entry || entry->cause == trace::Cause::Noise) continue;
       Cause c;
-      c.job = fmt::format("remove_{}_{}", i, safe_name(m.type));
+      c.job = fmt::format("cf_remove_{}_{}", i, safe_name(m.type));
       c.change = "remove";
       c.target = fmt::format("perturbations[{}] ({})", i, m.type);
       c.cause = entry->cause;
@@ -153,14 +167,16 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
           for (const auto& r : compute_regions(p.base)) rebalanced.insert(r);
       }
     }
+    std::size_t region_index = 0;
     for (const auto& region : rebalanced) {
       Cause c;
-      c.job = "rebalance_" + safe_name(region);
+      // The index keeps the names unique where two region names look alike as file names.
+      c.job = fmt::format("cf_rebalance_{}_{}", region_index++, safe_name(region));
       c.change = "rebalance";
       c.target = region;
       c.cause = trace::Cause::Imbalance;
       c.region = region;
-      extra.push_back(fmt::format("{{name: {}, rebalance: {{region: \"{}\", to: mean}}}}", c.job, region));
+      extra.push_back(fmt::format("{{name: {}, rebalance: {{region: {}, to: mean}}}}", c.job, yaml_quoted(region)));
       p.causes.push_back(c);
     }
     if (p.causes.empty())
@@ -209,7 +225,8 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
         keep = [&](int, const std::string& path) { return last_region(path) == c.region; };
         row.critpath_imbalance_s = 0;
         for (const auto& r : base.profile)
-          if (last_region(r.at("call_path")) == c.region) row.critpath_imbalance_s += std::stod(r.at("imbalance_s"));
+          if (r.count("call_path") && r.count("imbalance_s") && last_region(r.at("call_path")) == c.region)
+            row.critpath_imbalance_s += std::stod(r.at("imbalance_s"));
       } else if (c.cause == trace::Cause::Delay) {
         keep = [&](int rank, const std::string& path) { return rank == c.delayed_rank && in_region(path); };
       } else {

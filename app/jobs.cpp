@@ -1,9 +1,12 @@
 #include "app/jobs.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -42,6 +45,8 @@ namespace fs = std::filesystem;
     code = 1;
     message = "internal error";
   }
+  // The parent reads the pipe once this process has ended: stay below the pipe's buffer.
+  if (message.size() > 4000) message = message.substr(0, 4000) + " ...";
   std::size_t done = 0;
   while (done < message.size()) {
     const ssize_t n = ::write(report, message.data() + done, message.size() - done);
@@ -81,13 +86,30 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
   };
   std::map<pid_t, Running> running;
   std::size_t next = 0, finished = 0;
-  out.flush();
+  // A failure to start a job ends the ones already running before it is reported.
+  const auto give_up = [&](const char* what) {
+    const std::string why = std::string(what) + ": " + std::strerror(errno);
+    for (const auto& [pid, r] : running) {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+      ::close(r.report);
+    }
+    throw std::runtime_error(why);
+  };
   while (finished < jobs.size()) {
     while (next < jobs.size() && static_cast<int>(running.size()) < parallel) {
       int fds[2];
-      if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+      // Close-on-exec: the plot scripts and SimGrid's processes must not hold the write end.
+      if (::pipe2(fds, O_CLOEXEC) != 0) give_up("pipe");
+      // The child is a copy: what sits in our buffers would be written twice.
+      out.flush();
+      std::fflush(nullptr);
       const pid_t pid = ::fork();
-      if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+      if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        give_up("fork");
+      }
       if (pid == 0) {
         ::close(fds[0]);
         child(jobs[next], fds[1]);
@@ -96,14 +118,17 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       running[pid] = Running{next, fds[0]};
       ++next;
     }
+    // Only our own children: the caller may have others.
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    auto it = running.end();
+    while (it == running.end()) {
+      for (auto j = running.begin(); j != running.end() && it == running.end(); ++j) {
+        const pid_t got = ::waitpid(j->first, &status, WNOHANG);
+        if (got == j->first) it = j;
+        if (got < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      }
+      if (it == running.end()) ::usleep(5000);
     }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
     JobOutcome& o = outcomes[it->second.job];
     o.error = read_all(it->second.report);
     if (WIFEXITED(status)) {

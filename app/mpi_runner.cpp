@@ -82,7 +82,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<std::string> args = {waitlab_binary()};
-  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    for (const char* own : {"--share", "--records", "--merge"})
+      if (a == own || a.rfind(std::string(own) + "=", 0) == 0) {
+        if (rank == 0) std::fprintf(stderr, "waitlab-mpi: error: %s is waitlab-mpi's to give, not an argument\n", own);
+        MPI_Finalize();
+        return 2;
+      }
+    args.push_back(a);
+  }
 
   char tmpl[] = "/tmp/waitlab-mpi-records.XXXXXX";
   const int fd = mkstemp(tmpl);
@@ -93,17 +102,28 @@ int main(int argc, char** argv) {
   int code = fd >= 0 ? spawn_and_wait(mine) : 1;
 
   // Everyone's records to rank 0, even after a failure (the collectives must match).
-  const std::string text = code == 0 ? read_file(records) : std::string();
+  std::string text;
+  if (code == 0) {
+    std::ifstream probe(records);
+    if (probe)
+      text = read_file(records);
+    else
+      code = 1;
+  }
   std::remove(records.c_str());
   int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
   MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   std::string all;
   if (rank == 0) {
-    int total = 0;
+    long long total = 0;
     for (int r = 0; r < size; ++r) {
-      offsets[static_cast<std::size_t>(r)] = total;
+      offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
       total += lengths[static_cast<std::size_t>(r)];
+      if (total > 2147483647LL) {
+        std::fprintf(stderr, "waitlab-mpi: error: the records of all ranks exceed 2 GiB\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
     }
     all.resize(static_cast<std::size_t>(total));
   }

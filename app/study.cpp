@@ -92,9 +92,14 @@ Json record_of(std::size_t index, const std::string& name, const Json& params, c
   while (std::getline(in, line)) {
     const auto fields = trace::csv_split(line);
     if (cp >= fields.size() || on >= fields.size() || imb >= fields.size()) continue;
-    profile.push_back({{"call_path", fields[cp]},
-                       {"on_path_s", std::stod(fields[on])},
-                       {"imbalance_s", std::stod(fields[imb])}});
+    double on_path = 0, imbalance = 0;
+    try {
+      on_path = std::stod(fields[on]);
+      imbalance = std::stod(fields[imb]);
+    } catch (const std::exception&) {
+      throw InputError((dir / "critical_path_profile.csv").string() + ": a row without numbers: " + line);
+    }
+    profile.push_back({{"call_path", fields[cp]}, {"on_path_s", on_path}, {"imbalance_s", imbalance}});
   }
   r["critical_path_profile"] = profile;
   return r;
@@ -261,6 +266,45 @@ void write_records(const std::string& path, const std::vector<Json>& records) {
   trace::write_file_atomic(path, text);
 }
 
+// Whether `r` has every key the outputs read, with the right types ("" = it does).
+std::string record_problem(const Json& r) {
+  const auto is_num = [](const Json& j, const char* k) { return j.is_object() && j.contains(k) && j[k].is_number(); };
+  const auto is_str = [](const Json& j, const char* k) { return j.is_object() && j.contains(k) && j[k].is_string(); };
+  const auto all_of = [](const Json& j, const char* k, auto ok) {
+    if (!j.is_object() || !j.contains(k)) return false;
+    for (const auto& x : j[k]) if (!ok(x)) return false;
+    return true;
+  };
+  if (!r.is_object() || !r.contains("job") || !r["job"].is_number_unsigned()) return "no job index";
+  if (!is_str(r, "name")) return "no name";
+  if (!r.contains("params") || !r["params"].is_object() ||
+      !all_of(r, "params", [](const Json& x) { return x.is_string(); }))
+    return "no params";
+  if (!r.contains("changes") || !r["changes"].is_array() ||
+      !all_of(r, "changes", [](const Json& x) { return x.is_string(); }))
+    return "no changes";
+  if (!r.contains("figures") || !r["figures"].is_object()) return "no figures";
+  for (const char* k : {"wall_time_s", "simulated_time_s", "total_waiting_s", "wait_ratio", "delay_short_term_s",
+                        "delay_long_term_s", "critical_path_s", "critical_imbalance_s", "injected_s",
+                        "nominal_compute_s"})
+    if (!is_num(r["figures"], k)) return std::string("no figures.") + k;
+  if (!r["figures"].contains("waiting_by_pattern_s") || !r["figures"]["waiting_by_pattern_s"].is_object() ||
+      !all_of(r["figures"], "waiting_by_pattern_s", [](const Json& x) { return x.is_number(); }))
+    return "no figures.waiting_by_pattern_s";
+  if (!r.contains("top_delay_costs") || !r["top_delay_costs"].is_array() ||
+      !all_of(r, "top_delay_costs", [&](const Json& x) {
+        return x.is_object() && x.contains("rank") && is_str(x, "call_path") && is_str(x, "kind") &&
+               is_num(x, "short_term_s") && is_num(x, "long_term_s");
+      }))
+    return "no top_delay_costs";
+  if (!r.contains("critical_path_profile") || !r["critical_path_profile"].is_array() ||
+      !all_of(r, "critical_path_profile", [&](const Json& x) {
+        return is_str(x, "call_path") && is_num(x, "on_path_s") && is_num(x, "imbalance_s");
+      }))
+    return "no critical_path_profile";
+  return "";
+}
+
 std::vector<Json> read_records(const std::vector<std::string>& files) {
   std::vector<Json> records;
   for (const auto& f : files) {
@@ -276,8 +320,8 @@ std::vector<Json> read_records(const std::vector<std::string>& files) {
       } catch (const nlohmann::json::exception& e) {
         throw InputError(f + ":" + std::to_string(n) + ": not a study record: " + e.what());
       }
-      if (!records.back().contains("job") || !records.back().contains("figures"))
-        throw InputError(f + ":" + std::to_string(n) + ": not a study record (no job or figures)");
+      if (const std::string why = record_problem(records.back()); !why.empty())
+        throw InputError(f + ":" + std::to_string(n) + ": not a study record (" + why + ")");
     }
   }
   std::sort(records.begin(), records.end(),
@@ -288,8 +332,12 @@ std::vector<Json> read_records(const std::vector<std::string>& files) {
 void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std::ostream& out) {
   if (records.size() != plan.jobs.size())
     throw InputError(fmt::format("the records hold {} of the study's {} jobs", records.size(), plan.jobs.size()));
-  for (std::size_t i = 0; i < records.size(); ++i)
+  for (std::size_t i = 0; i < records.size(); ++i) {
     if (records[i]["job"].get<std::size_t>() != i) throw InputError(fmt::format("the records lack job {}", i));
+    if (records[i]["name"] != plan.jobs[i].name || records[i]["params"] != plan.params[i])
+      throw InputError(fmt::format("the record of job {} ('{}') is not of this study (expected '{}')", i,
+                                   records[i]["name"].get<std::string>(), plan.jobs[i].name));
+  }
   const bool whatif = plan.kind == "whatif";
   const fs::path d(plan.dir);
   std::error_code ec;
@@ -327,6 +375,10 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std:
 }
 
 int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
+  if (!args.merge.empty() && (!args.share.empty() || !args.records.empty()))
+    throw InputError("--merge makes the outputs from record files; it takes no --share or --records");
+  if (!args.share.empty() && args.records.empty())
+    throw InputError("--share needs --records FILE (this share's results, for the process that merges them)");
   if (!args.merge.empty()) {
     write_outputs(plan, read_records(args.merge), out);
     return 0;
@@ -359,8 +411,6 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
     write_records(args.records, records);
     return 0;
   }
-  if (!args.share.empty())
-    throw InputError("--share needs --records FILE (this share's results, for the process that merges them)");
   write_outputs(plan, records, out);
   return 0;
 }
@@ -372,6 +422,9 @@ void prepare_job_scenario(scenarios::Scenario& s, const std::string& dir) {
       s.outputs.analyses.push_back(a);
   s.outputs.progress = false;
   s.outputs.dir = dir;
+  // A study compares its runs with each other; an unperturbed run of a changed workload (a
+  // rebalanced region without the imbalance it was balanced against) would compare nothing.
+  s.run.baseline = false;
 }
 
 // A run directory names its scenario in host.json (absolute path) and its overrides in summary.json.
@@ -390,6 +443,9 @@ void resolve_target(const std::string& target, std::string& scenario, std::vecto
                               "give the scenario file instead");
   scenario = host["scenario_path"].get<std::string>();
   const Json summary = read_json_file(d / "summary.json");
+  if (summary.contains("scenario") && summary["scenario"].contains("variant"))
+    throw InputError(target + ": the run of variant '" + summary["scenario"]["variant"].get<std::string>() +
+                     "' of a study; give the scenario file (" + scenario + ") or the run of the scenario itself");
   std::vector<std::string> run_sets;
   if (summary.contains("scenario") && summary["scenario"].contains("overrides"))
     for (const auto& o : summary["scenario"]["overrides"]) run_sets.push_back(o.get<std::string>());
@@ -474,8 +530,10 @@ int sweep_command(const SweepArgs& args, std::ostream& out) {
   plan.param_keys = keys;
   plan.dir = args.out_dir.empty() ? (fs::path(base.outputs.dir) / "sweep").string() : args.out_dir;
   std::size_t total = 1;
-  for (const auto& v : values) total *= v.size();
-  if (total > 10000) throw InputError(fmt::format("sweep: {} grid points; at most 10000", total));
+  for (const auto& v : values) {
+    if (total > 10000 / v.size()) throw InputError("sweep: more than 10000 grid points");
+    total *= v.size();
+  }
   for (std::size_t i = 0; i < total; ++i) {
     std::vector<std::string> sets = args.sets;
     Json params = Json::object();

@@ -255,6 +255,14 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
                                {"description", s.description},
                                {"file", std::filesystem::path(s.file).filename().string()},
                                {"overrides", s.overrides}};
+  // A what-if variant's run says which variant it is and what the variant changed.
+  if (!s.variant.empty()) {
+    std::vector<std::string> changes;
+    for (const auto& v : s.variants)
+      if (v.name == s.variant) changes = v.changes;
+    j["scenario"]["variant"] = s.variant;
+    j["scenario"]["changes"] = changes;
+  }
   j["ranks"] = o.ranks;
   j["iterations"] = o.iterations;
   j["platform"] = model_json(models::SpecKind::Platform, s.platform);

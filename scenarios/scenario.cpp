@@ -629,7 +629,7 @@ struct VariantSpec {
 std::vector<VariantSpec> variants_section(const Tree& root) {
   std::vector<VariantSpec> out;
   const Entry* e = root.find("variants");
-  if (!e) return out;
+  if (!e || e->value.kind == Tree::Kind::Null) return out;  // `variants:` with nothing under it
   if (e->value.kind != Tree::Kind::Seq)
     throw InputError(e->where + ": variants: expected a list (each entry starts with '- name: ...'), got " +
                      kind_name(e->value.kind));
@@ -877,6 +877,7 @@ Scenario finish(Tree root, const std::string& file, const std::vector<std::strin
       list->value.kind = Tree::Kind::Seq;
       list->value.where = "--variant";
     }
+    if (list->value.kind == Tree::Kind::Null) list->value.kind = Tree::Kind::Seq;
     if (list->value.kind == Tree::Kind::Seq) list->value.items.push_back(std::move(v));
   }
   std::vector<VariantSpec> variants = variants_section(root);
@@ -892,6 +893,11 @@ Scenario finish(Tree root, const std::string& file, const std::vector<std::strin
                        (names.empty() ? std::string(" (the scenario has no variants)")
                                       : " (variants: " + join(names) + ")"));
     apply_variant_tree(root, *chosen);
+    // A variant's platform section replaces the scenario's; the user's --set of platform keys
+    // apply to it as to every run of a study.
+    if (chosen->node.find("platform"))
+      for (const auto& o : overrides)
+        if (o.rfind("platform.", 0) == 0) apply_override(root, o);
   }
 
   for (const auto& e : root.entries)
@@ -962,6 +968,12 @@ Scenario finish(Tree root, const std::string& file, const std::vector<std::strin
     remove_perturbations(s, *chosen);
     s.change = variant_change(*chosen);
     s.variant = chosen->info.name;
+    if (chosen->info.changes.empty())
+      throw InputError(chosen->info.where + ": " + chosen->what + " ('" + chosen->info.name +
+                       "') changes nothing (its lists are empty, or network says ideal: false)");
+    if (s.change.network.ideal && (s.change.network.bandwidth_scale != 1 || s.change.network.latency_scale != 1))
+      throw InputError(chosen->info.where + ": " + chosen->what +
+                       ".network: ideal and a bandwidth or latency factor exclude each other");
   }
   for (const auto& v : variants) s.variants.push_back(v.info);
 
@@ -969,7 +981,9 @@ Scenario finish(Tree root, const std::string& file, const std::vector<std::strin
   // models are built; build them once now so that nothing starts on a bad scenario. A trace
   // workload is only checked for its options and its file here: reading a big trace twice
   // would double the start-up time, and prepare() reads it before anything runs.
-  if (s.workload.type != models::kTraceWorkload) {
+  // A variant of a trace workload is prepared too (the trace is read once more): its regions,
+  // ranks and platform must be checked before a study starts any simulation.
+  if (s.workload.type != models::kTraceWorkload || (chosen && (!s.change.empty() || chosen->node.find("platform")))) {
     (void)prepare(s);
   } else {
     (void)trace_options(s.workload);

@@ -52,7 +52,7 @@ TEST_F(Counterfactual, ShippedScenarios) {
   const auto& d = by.at("heat1d_delay remove perturbations[0] (delay)");
   EXPECT_NEAR(d.runtime_saving_s, 5e-3, 1e-9);
   EXPECT_GT(d.waiting_saving_s, 1.0);  // the idle wave reaches every rank
-  EXPECT_NEAR(d.attributed_cost_s / d.waiting_saving_s, 1.0, 0.02);
+  EXPECT_NEAR(d.attributed_cost_s / d.waiting_saving_s, 1.0, 1e-5);  // the issue asks for 2 %; it is 6 ppm
   EXPECT_LT(d.critpath_imbalance_s, 0);  // no prediction for a removal
 
   // A hot spot and nothing else. Rebalancing saves 89 % of what the critical-path imbalance
@@ -61,20 +61,20 @@ TEST_F(Counterfactual, ShippedScenarios) {
   // computed) is now on the path.
   const auto& h = by.at("halo2d_hotspot_only rebalance compute");
   ASSERT_GT(h.critpath_imbalance_s, 0);
-  EXPECT_LT(h.runtime_saving_s, 0.9 * h.critpath_imbalance_s);
-  EXPECT_GT(h.runtime_saving_s, 0.85 * h.critpath_imbalance_s);
+  EXPECT_LT(h.runtime_saving_s, 0.90 * h.critpath_imbalance_s);  // 89.3 %
+  EXPECT_GT(h.runtime_saving_s, 0.89 * h.critpath_imbalance_s);
   const auto before = profile(dir_ / "cf" / "halo2d_hotspot_only" / "baseline");
-  const auto after = profile(dir_ / "cf" / "halo2d_hotspot_only" / "rebalance_compute");
+  const auto after = profile(dir_ / "cf" / "halo2d_hotspot_only" / "cf_rebalance_0_compute");
   EXPECT_NEAR(before.at("compute")[0] - after.at("compute")[0], h.critpath_imbalance_s, 1e-9);
   EXPECT_NEAR(after.at("compute")[0], before.at("compute")[2], 1e-9);  // the path computes the average
   EXPECT_NEAR(after.at("compute")[1] / before.at("compute")[1], 1.0, 1e-9);  // total compute kept
   const double exposed = after.at("exchange/MPI_Waitall")[0] - before.at("exchange/MPI_Waitall")[0];
   EXPECT_GT(exposed, 1e-3);
   EXPECT_NEAR(h.runtime_saving_s, h.critpath_imbalance_s - exposed, 1e-9);
-  // Removing the hot spot's imbalance altogether saves the most; its delay costs are the waiting saved to 4 %.
+  // Removing the hot spot's imbalance altogether saves the most; its delay costs are 96.6 % of the waiting saved.
   const auto& hr = by.at("halo2d_hotspot_only remove perturbations[0] (imbalance_hotspot)");
   EXPECT_GT(hr.runtime_saving_s, h.runtime_saving_s);
-  EXPECT_NEAR(hr.attributed_cost_s / hr.waiting_saving_s, 1.0, 0.04);
+  EXPECT_NEAR(hr.attributed_cost_s / hr.waiting_saving_s, 0.966, 0.001);
 
   // With a delay and noise as well: the delay on rank 0 falls into the slack the hot spot
   // gives every other rank. The analysis attributes delay costs to it; removing it saves no
@@ -86,7 +86,7 @@ TEST_F(Counterfactual, ShippedScenarios) {
   // And rebalancing saves far less than predicted: the delay and the noise the hot spot hid
   // are on the critical path afterwards.
   const auto& wb = by.at("halo2d_hotspot rebalance compute");
-  EXPECT_LT(wb.runtime_saving_s, 0.7 * wb.critpath_imbalance_s);
+  EXPECT_NEAR(wb.runtime_saving_s / wb.critpath_imbalance_s, 0.586, 0.001);
 
   // The tables hold the same rows.
   const std::string csv = test::slurp(dir_ / "cf" / "counterfactual.csv");

@@ -176,6 +176,16 @@ variants:
   EXPECT_DOUBLE_EQ(j["runs"][0]["figures"]["wall_time_s"].get<double>(), measured["wall_time_s"].get<double>());
   EXPECT_EQ(j["runs"][1]["name"], "no_delay");
   EXPECT_EQ(j["runs"][2]["changes"][0], "network ideal");
+  // A variant of a replayed trace is checked before anything runs.
+  const auto typo = waitlab("whatif '" + replay + "' --variant '{name: typo, rebalance: nosuch}' --out '" +
+                            (dir_ / "wi2").string() + "'");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("--variant:1:1: workload 'trace.wlt' has no region 'nosuch' (its regions: compute, exchange, main)"), std::string::npos) << typo.err;
+  EXPECT_FALSE(fs::exists(dir_ / "wi2" / "baseline"));
+  // A variant's own run directory is not a scenario to vary.
+  const auto variant_dir = waitlab("whatif '" + (dir_ / "wi" / "ideal2").string() + "'");
+  EXPECT_EQ(variant_dir.code, 2);
+  EXPECT_NE(variant_dir.err.find("the run of variant 'ideal2' of a study"), std::string::npos) << variant_dir.err;
   // A directory that is not a run.
   const auto bad = waitlab("whatif '" + dir_.string() + "'");
   EXPECT_EQ(bad.code, 2);
@@ -215,6 +225,10 @@ variants:
   EXPECT_EQ(error("  - {name: a, set: [workload.iteratons=3]}\n", "a"),
             f + ":6:21: variants[0].set 'workload.iteratons=3': unknown option 'iteratons' for workload 'halo2d'; "
                 "did you mean 'iterations'?");
+  EXPECT_EQ(error("  - {name: a, remove: []}\n", "a"),
+            f + ":6:5: variants[0] ('a') changes nothing (its lists are empty, or network says ideal: false)");
+  EXPECT_EQ(error("  - {name: a, network: {ideal: true, latency: 2}}\n", "a"),
+            f + ":6:5: variants[0].network: ideal and a bandwidth or latency factor exclude each other");
   EXPECT_EQ(error("  - {name: a}\n"),
             f + ":6:5: variants[0] ('a') changes nothing (give remove, set, platform, rebalance, scale or network)");
   EXPECT_EQ(error("  - {name: a, remove: delay}\n  - {name: a, remove: 0}\n"),
@@ -262,6 +276,20 @@ TEST_F(WhatIf, StudyOutputsDoNotDependOnHowTheJobsRan) {
   const auto half = waitlab(common + " --merge '" + (dir_ / "r0").string() + "'");
   EXPECT_EQ(half.code, 2);
   EXPECT_NE(half.err.find("the records hold 3 of the study's 5 jobs"), std::string::npos) << half.err;
+  // Records of another study, a share without records, a merge with a share: errors.
+  const auto other = waitlab("whatif '" + file + "' --only balanced,no_delay,ideal,bigger --out '" +
+                             (dir_ / "shares").string() + "' --merge '" + (dir_ / "r1").string() + "' --merge '" +
+                             (dir_ / "r0").string() + "'");
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("the record of job 4 ('rank5_fast') is not of this study (expected 'bigger')"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(waitlab(common + " --share 0/2").code, 2);
+  EXPECT_EQ(waitlab(common + " --share 0/2 --records x --merge y").code, 2);
+  write("bad_record", "{\"job\": 0, \"figures\": {}}\n");
+  const auto bad = waitlab(common + " --merge '" + (dir_ / "bad_record").string() + "'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("bad_record:1: not a study record (no name)"), std::string::npos) << bad.err;
 }
 
 TEST_F(WhatIf, SweepUnderMpirunEqualsTheSequentialSweep) {
@@ -292,7 +320,7 @@ TEST_F(WhatIf, SweepUnderMpirunEqualsTheSequentialSweep) {
   ASSERT_EQ(mpi.code, 0) << mpi.out << mpi.err;
   EXPECT_EQ(slurp(dir_ / "mpi" / "sweep.csv"), csv);
   EXPECT_EQ(slurp(dir_ / "mpi" / "sweep.json"), slurp(dir_ / "seq" / "sweep.json"));
-  // Both ranks ran jobs: the even points on rank 0, the odd ones on rank 1.
+  // Every point ran (rank 0 the even ones, rank 1 the odd ones; merged records of both).
   for (int i = 0; i < 8; ++i)
     EXPECT_TRUE(fs::exists(dir_ / "mpi" / ("point_000" + std::to_string(i)) / "summary.json")) << i;
 }
