@@ -59,16 +59,16 @@ class ChangedWorkload : public Workload {
 
 }  // namespace
 
-std::vector<double> region_work(const Workload& w, const Perturbations& perturbations, trace::RegionId region,
-                                double speed) {
-  std::vector<double> work(static_cast<std::size_t>(w.ranks()), 0.0);
+std::vector<std::vector<double>> region_work(const Workload& w, const Perturbations& perturbations, double speed) {
+  std::vector<std::vector<double>> work(static_cast<std::size_t>(w.ranks()),
+                                        std::vector<double>(w.definitions().regions.size(), 0.0));
   for (Rank r = 0; r < w.ranks(); ++r) {
     auto perturber = perturbations.for_rank(r);
     // Only the imbalance models scale the work; delays and noise are not the region's work.
     std::erase_if(perturber->effects, [](const auto& e) { return e.first != trace::Cause::Imbalance; });
     auto stream = w.stream(r);
+    auto& mine = work[static_cast<std::size_t>(r)];
     Action a;
-    double sum = 0;
     while (stream->next(a)) {
       if (a.kind != ActionKind::Compute) continue;
       ComputeInterval c;
@@ -79,9 +79,8 @@ std::vector<double> region_work(const Workload& w, const Perturbations& perturba
       // Every model sees every interval in program order, as in the engine, so that models
       // with per-rank state (random draws) give the same numbers.
       const double d = perturber->apply(c).duration;
-      if (a.region == region) sum += d;
+      if (a.region < mine.size()) mine[a.region] += d;
     }
-    work[static_cast<std::size_t>(r)] = sum;
   }
   return work;
 }
@@ -102,11 +101,13 @@ std::unique_ptr<Workload> change_workload(std::unique_ptr<Workload> base, const 
       for (std::size_t g = 0; g < regions.size(); ++g)
         if (s.applies(regions[g].name, static_cast<Rank>(r))) factors[r][g] *= s.factor;
   }
+  std::vector<std::vector<double>> all_work;  // [rank][region], measured once for every rebalanced region
+  if (!change.rebalance.empty()) all_work = region_work(*base, perturbations, speed);
   for (const auto& b : change.rebalance) {
     const trace::RegionId g = find_region(*base, b.region, where);
     // Imbalance models scale the work, so a scale applied above scales the region's work too.
-    std::vector<double> work = region_work(*base, perturbations, g, speed);
-    for (std::size_t r = 0; r < ranks; ++r) work[r] *= factors[r][g];
+    std::vector<double> work(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) work[r] = all_work[r][g] * factors[r][g];
     double sum = 0, lowest = std::numeric_limits<double>::infinity();
     std::size_t working = 0;
     for (double w : work)

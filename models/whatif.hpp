@@ -38,10 +38,10 @@ struct WorkloadChange {
   bool empty() const { return scales.empty() && rebalance.empty(); }
 };
 
-// Per rank, the work (s) of the workload's compute in `region`: nominal seconds (flops at
-// `speed` flop/s) scaled by the imbalance models among `perturbations`. Streams every rank once.
-std::vector<double> region_work(const Workload& w, const Perturbations& perturbations, trace::RegionId region,
-                                double speed);
+// Per rank and region ([rank][region id]), the work (s) of the workload's compute: nominal
+// seconds (flops at `speed` flop/s) scaled by the imbalance models among `perturbations`.
+// Streams every rank once, whatever the number of regions.
+std::vector<std::vector<double>> region_work(const Workload& w, const Perturbations& perturbations, double speed);
 
 // `base` with `change` applied. Throws InputError naming `where` for a region the workload
 // does not have, or a rebalanced region no rank computes in.
