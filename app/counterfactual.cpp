@@ -31,28 +31,13 @@ std::string last_region(const std::string& call_path) {
   return slash == std::string::npos ? call_path : call_path.substr(slash + 1);
 }
 
-// The rows of a table with a header line, as maps column -> text.
-std::vector<std::map<std::string, std::string>> read_table(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw std::runtime_error(p.string() + ": missing");
-  std::string line;
-  std::vector<std::string> header;
-  if (std::getline(in, line)) header = trace::csv_split(line);
-  std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(in, line)) {
-    const auto f = trace::csv_split(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 struct JobResult {
   double wall = 0;
   double waiting = 0;
-  std::vector<std::map<std::string, std::string>> delay;    // delay.csv
-  std::vector<std::map<std::string, std::string>> profile;  // critical_path_profile.csv
+  std::vector<TableRow> delay;    // delay.csv
+  std::string delay_path;
+  std::vector<TableRow> profile;  // critical_path_profile.csv
+  std::string profile_path;
   std::vector<double> imbalance_per_rank;                    // injected imbalance, from trace.wlt
 };
 
@@ -62,8 +47,10 @@ JobResult read_job(const fs::path& dir) {
   const Json s = Json::parse(in);
   r.wall = s["wall_time_s"].get<double>();
   r.waiting = s["analyses"]["waitstate"]["total_waiting_s"].get<double>();
-  r.delay = read_table(dir / "delay.csv");
-  r.profile = read_table(dir / "critical_path_profile.csv");
+  r.delay_path = (dir / "delay.csv").string();
+  r.delay = read_table(r.delay_path);
+  r.profile_path = (dir / "critical_path_profile.csv").string();
+  r.profile = read_table(r.profile_path);
   const trace::Trace t = trace::read_trace((dir / "trace.wlt").string());
   r.imbalance_per_rank.assign(t.locations.size(), 0.0);
   for (std::size_t k = 0; k < t.locations.size(); ++k)
@@ -77,10 +64,10 @@ template <class Keep>
 double costs(const JobResult& j, Keep keep) {
   double sum = 0;
   for (const auto& row : j.delay) {
-    const auto rank = row.find("rank"), path = row.find("call_path"), st = row.find("short_term_s"),
-               lt = row.find("long_term_s");
-    if (rank == row.end() || path == row.end() || st == row.end() || lt == row.end()) continue;
-    if (keep(std::stoi(rank->second), path->second)) sum += std::stod(st->second) + std::stod(lt->second);
+    const auto path = row.find("call_path");
+    if (path == row.end()) continue;
+    if (keep(static_cast<int>(table_number(row, "rank", j.delay_path)), path->second))
+      sum += table_number(row, "short_term_s", j.delay_path) + table_number(row, "long_term_s", j.delay_path);
   }
   return sum;
 }
@@ -183,13 +170,8 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
       throw InputError(path + ": no delay or imbalance perturbation to remove (noise is not a cause one removes here)");
     const fs::path dir = fs::path(args.out_dir) / p.base.name;
     const auto add = [&](scenarios::Scenario s, const std::string& name) {
-      for (const char* a : {"waitstate", "delay", "critpath"})
-        if (std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), a) == s.outputs.analyses.end())
-          s.outputs.analyses.push_back(a);
-      s.outputs.trace = true;
-      s.outputs.progress = false;
-      s.run.baseline = false;
-      jobs.push_back(Job{p.base.name + "/" + name, std::move(s), (dir / name).string()});
+      s.outputs.trace = true;  // the ground truth says which ranks an imbalance lengthened
+      jobs.push_back(study_job(p.base.name + "/" + name, std::move(s), (dir / name).string()));
     };
     p.first_job = jobs.size();
     add(scenarios::load_scenario(path, args.sets, {"", extra}), "baseline");
@@ -225,8 +207,8 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
         keep = [&](int, const std::string& path) { return last_region(path) == c.region; };
         row.critpath_imbalance_s = 0;
         for (const auto& r : base.profile)
-          if (r.count("call_path") && r.count("imbalance_s") && last_region(r.at("call_path")) == c.region)
-            row.critpath_imbalance_s += std::stod(r.at("imbalance_s"));
+          if (r.count("call_path") && last_region(r.at("call_path")) == c.region)
+            row.critpath_imbalance_s += table_number(r, "imbalance_s", base.profile_path);
       } else if (c.cause == trace::Cause::Delay) {
         keep = [&](int rank, const std::string& path) { return rank == c.delayed_rank && in_region(path); };
       } else {

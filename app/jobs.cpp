@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <charconv>
@@ -15,6 +16,7 @@
 #include <map>
 #include <ostream>
 
+#include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "app/commands.hpp"
 
@@ -76,6 +78,16 @@ std::string read_all(int fd) {
 }
 
 }  // namespace
+
+Job study_job(std::string name, scenarios::Scenario s, std::string dir) {
+  for (const char* a : {"waitstate", "delay", "critpath"})
+    if (std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), a) == s.outputs.analyses.end())
+      s.outputs.analyses.push_back(a);
+  s.outputs.progress = false;
+  s.outputs.dir = dir;
+  s.run.baseline = false;
+  return Job{std::move(name), std::move(s), std::move(dir)};
+}
 
 std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std::ostream& out) {
   if (parallel < 1) parallel = 1;
@@ -146,6 +158,34 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
     running.erase(it);
   }
   return outcomes;
+}
+
+std::vector<TableRow> read_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": missing (the job wrote no such table)");
+  std::string line;
+  std::vector<std::string> header;
+  if (std::getline(in, line)) header = trace::csv_split(line);
+  std::vector<TableRow> rows;
+  while (std::getline(in, line)) {
+    const auto fields = trace::csv_split(line);
+    TableRow row;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+double table_number(const TableRow& row, const std::string& column, const std::string& path) {
+  const auto it = row.find(column);
+  double v = 0;
+  if (it != row.end()) {
+    const char* first = it->second.data();
+    const char* last = first + it->second.size();
+    const auto [end, ec] = std::from_chars(first, last, v);
+    if (!it->second.empty() && ec == std::errc() && end == last) return v;
+  }
+  throw InputError(path + ": a row without a number in column '" + column + "'");
 }
 
 Share parse_share(const std::string& text, const std::string& option) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,21 @@ struct JobOutcome {
   std::string error;   // the job's error message (one line), if any
 };
 
+// A job of a study (whatif, sweep, counterfactual): the scenario with the analyses studies
+// compare (waitstate, delay, critpath) added to its own, no progress, outputs in `dir`, and
+// no run.baseline — a study compares its runs with each other, and the unperturbed run of a
+// changed workload (a region rebalanced without the imbalance it was balanced against)
+// would compare nothing.
+Job study_job(std::string name, scenarios::Scenario s, std::string dir);
+
 // `parallel` >= 1. Prints one line per finished job to `out`.
 std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std::ostream& out);
+
+// A finished job's table (one of the CSVs a run writes) as rows of column -> text, and one
+// number of a row; a missing file, column or number throws InputError naming the file.
+using TableRow = std::map<std::string, std::string>;
+std::vector<TableRow> read_table(const std::string& path);
+double table_number(const TableRow& row, const std::string& column, const std::string& path);
 
 // "R/N" (0 <= R < N): this process's share of a job list. Throws InputError naming `option`.
 struct Share {

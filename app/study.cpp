@@ -81,26 +81,11 @@ Json record_of(std::size_t index, const std::string& name, const Json& params, c
   r["top_delay_costs"] = top;
   // The critical-path profile: call path, time on the path, imbalance (critical_path_profile.csv).
   Json profile = Json::array();
-  std::ifstream in(dir / "critical_path_profile.csv");
-  std::string line;
-  std::vector<std::string> header;
-  if (in && std::getline(in, line)) header = trace::csv_split(line);
-  const auto col = [&](const char* column) {
-    return static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
-  };
-  const std::size_t cp = col("call_path"), on = col("on_path_s"), imb = col("imbalance_s");
-  while (std::getline(in, line)) {
-    const auto fields = trace::csv_split(line);
-    if (cp >= fields.size() || on >= fields.size() || imb >= fields.size()) continue;
-    double on_path = 0, imbalance = 0;
-    try {
-      on_path = std::stod(fields[on]);
-      imbalance = std::stod(fields[imb]);
-    } catch (const std::exception&) {
-      throw InputError((dir / "critical_path_profile.csv").string() + ": a row without numbers: " + line);
-    }
-    profile.push_back({{"call_path", fields[cp]}, {"on_path_s", on_path}, {"imbalance_s", imbalance}});
-  }
+  const std::string table = (dir / "critical_path_profile.csv").string();
+  for (const auto& row : read_table(table))
+    profile.push_back({{"call_path", row.count("call_path") ? row.at("call_path") : std::string()},
+                       {"on_path_s", table_number(row, "on_path_s", table)},
+                       {"imbalance_s", table_number(row, "imbalance_s", table)}});
   r["critical_path_profile"] = profile;
   return r;
 }
@@ -415,18 +400,6 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
   return 0;
 }
 
-// The analyses a study compares, on top of what the scenario asks for.
-void prepare_job_scenario(scenarios::Scenario& s, const std::string& dir) {
-  for (const char* a : {"waitstate", "delay", "critpath"})
-    if (std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), a) == s.outputs.analyses.end())
-      s.outputs.analyses.push_back(a);
-  s.outputs.progress = false;
-  s.outputs.dir = dir;
-  // A study compares its runs with each other; an unperturbed run of a changed workload (a
-  // rebalanced region without the imbalance it was balanced against) would compare nothing.
-  s.run.baseline = false;
-}
-
 // A run directory names its scenario in host.json (absolute path) and its overrides in summary.json.
 void resolve_target(const std::string& target, std::string& scenario, std::vector<std::string>& sets) {
   std::error_code ec;
@@ -489,10 +462,9 @@ int whatif_command(const WhatifArgs& args, std::ostream& out) {
   plan.scenario = base.name;
   plan.dir = args.out_dir.empty() ? (fs::path(base.outputs.dir) / "whatif").string() : args.out_dir;
   const auto add = [&](scenarios::Scenario s, const std::string& name, std::vector<std::string> changes) {
-    prepare_job_scenario(s, (fs::path(plan.dir) / name).string());
     plan.params.push_back(Json::object());
     plan.changes.push_back(std::move(changes));
-    plan.jobs.push_back(Job{name, std::move(s), (fs::path(plan.dir) / name).string()});
+    plan.jobs.push_back(study_job(name, std::move(s), (fs::path(plan.dir) / name).string()));
   };
   add(base, "baseline", {});
   // Every variant is loaded (and so checked) before anything runs.
@@ -550,10 +522,9 @@ int sweep_command(const SweepArgs& args, std::ostream& out) {
     // Every grid point is loaded (and so checked) before anything runs.
     scenarios::Scenario s = scenarios::load_scenario(args.scenario, sets);
     const std::string name = fmt::format("point_{:04}", i);
-    prepare_job_scenario(s, (fs::path(plan.dir) / name).string());
     plan.params.push_back(params);
     plan.changes.push_back({});
-    plan.jobs.push_back(Job{name, std::move(s), (fs::path(plan.dir) / name).string()});
+    plan.jobs.push_back(study_job(name, std::move(s), (fs::path(plan.dir) / name).string()));
   }
   return run_plan(plan, args, out);
 }

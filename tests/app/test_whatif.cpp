@@ -67,6 +67,18 @@ RegionWork region_work(const trace::Trace& t, const std::string& name) {
   return w;
 }
 
+// The variant's region holds the baseline's total work, every rank the mean (to 1e-9);
+// returns the baseline's work.
+RegionWork expect_rebalanced_to_mean(const trace::Trace& base, const trace::Trace& balanced) {
+  const RegionWork b = region_work(base, "compute");
+  const RegionWork v = region_work(balanced, "compute");
+  EXPECT_GT(b.total, 0);
+  EXPECT_NEAR(v.total / b.total, 1.0, 1e-9);
+  const double mean = b.total / static_cast<double>(b.per_rank.size());
+  for (double w : v.per_rank) EXPECT_NEAR(w / mean, 1.0, 1e-9);
+  return b;
+}
+
 class WhatIf : public test::TempDirTest {
  protected:
   app::Outcome simulate(const std::string& file, const std::string& variant) const {
@@ -89,13 +101,9 @@ TEST_F(WhatIf, RebalancingKeepsTheRegionsTotalWork) {
   const std::string file = write("small.yaml", kSmall);
   const auto base = simulate(file, "");
   const auto bal = simulate(file, "balanced");
-  const RegionWork b = region_work(base.result.trace, "compute");
-  const RegionWork v = region_work(bal.result.trace, "compute");
-  ASSERT_GT(b.total, 0);
   // The hot spot (factor 2 on 9 of 16 ranks) is gone: every rank does the mean.
-  EXPECT_NEAR(v.total / b.total, 1.0, 1e-9);
-  const double mean = b.total / 16;
-  for (double w : v.per_rank) EXPECT_NEAR(w / mean, 1.0, 1e-9);
+  ASSERT_EQ(base.result.trace.locations.size(), 16u);
+  const RegionWork b = expect_rebalanced_to_mean(base.result.trace, bal.result.trace);
   const auto [lo, hi] = std::minmax_element(b.per_rank.begin(), b.per_rank.end());
   EXPECT_NEAR(*hi / *lo, 2.0, 1e-9);  // the baseline really was imbalanced
   // To the minimum: every rank does what the fastest did.
@@ -158,11 +166,8 @@ variants:
 )");
   const auto base = simulate(replay, "");
   const auto bal = simulate(replay, "balanced");
-  const RegionWork b = region_work(base.result.trace, "compute");
-  const RegionWork v = region_work(bal.result.trace, "compute");
-  ASSERT_GT(b.total, 0);
-  EXPECT_NEAR(v.total / b.total, 1.0, 1e-9);
-  for (double w : v.per_rank) EXPECT_NEAR(w / (b.total / 16), 1.0, 1e-9);
+  ASSERT_EQ(base.result.trace.locations.size(), 16u);
+  (void)expect_rebalanced_to_mean(base.result.trace, bal.result.trace);
   EXPECT_LT(bal.fig.wall_time, base.fig.wall_time);
 
   // whatif on the run directory: the scenario file and --set of that run, plus a variant.
