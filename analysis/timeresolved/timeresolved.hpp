@@ -45,6 +45,25 @@
 
 namespace waitlab::analysis {
 
+// Which time is the run and which time is useful (ALGORITHMS.md §6): each tool's convention.
+//   Waitlab  — span: per rank from the Leave of MPI_Init to the Enter of MPI_Finalize (T0 = min,
+//              T1 = max); useful: outside MPI calls inside that span; units: the ranks.
+//   Bsc      — (Paraver's modelfactors, pypop) span: the whole trace, the declared span when the
+//              trace has one ([0, header end] for Paraver), else first to last event of all
+//              locations; useful: outside MPI calls and outside every not-useful state
+//              (Location::states: only Paraver's Running counts); units: every thread of every
+//              rank (Trace::locations and Trace::threads).
+//   Scalasca — (Cube's POP metrics on Score-P traces) span: the declared span, else first to last
+//              event of all locations; useful: outside MPI calls and outside measurement overhead
+//              (Location::states); units: every location (ranks and threads).
+// An MPI call is any region with Region::is_mpi() (MPI_Comm_rank and the like included).
+enum class Convention : std::uint8_t { Waitlab = 0, Bsc, Scalasca };
+std::string_view convention_name(Convention c);   // "waitlab", "bsc", "scalasca"
+bool parse_convention(std::string_view s, Convention& c);
+Convention default_convention(trace::Origin o);   // Simulated/Unknown → Waitlab, Extrae → Bsc, ScoreP → Scalasca
+std::string convention_span_text(Convention c);   // one line for people: which span
+std::string convention_useful_text(Convention c); // one line for people: which time is useful
+
 // Ideal timestamps of every event (times[rank][event index]) and where they come from.
 struct IdealReference {
   std::string source;  // "lamport" or "ideal_network"
@@ -92,14 +111,42 @@ struct Window {
   Efficiency cum;
 };
 
+// The whole run on an ideal network by one estimate: the Lamport replay (the reference the
+// windows use) or a re-simulation of the trace by the SMPI engine on an ideal network (Dimemas'
+// way, `waitlab analyze --ideal smpi`). BSC's definitions: SerE = useful_max / t_ideal where
+// useful_max is the largest useful time *of the ideal run*, TrfE = CommE / SerE.
+struct IdealEstimate {
+  std::string source;       // "lamport", "ideal_network", "smpi_replay"
+  double t_ideal = 0;       // s
+  double useful_max = 0;    // max useful time of a unit in the ideal run, s
+  double ser_e = 0, trf_e = 0;
+};
+// SerE and TrfE of an ideal run against the measured CommE (fractions; 0 when t_ideal is 0).
+IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e);
+
+// Hardware-counter totals over the useful stretches of every unit (a CounterSample counts when the
+// stretch that ends at its time is useful). Zero without counters.
+struct UsefulCounters {
+  bool instructions = false, cycles = false;  // which the trace has
+  double useful_instructions = 0;             // Σ over units
+  double useful_cycles = 0;
+  double ipc = 0;            // instructions / cycles (both present)
+  double frequency_hz = 0;   // cycles / Σ useful time (cycles present)
+};
+
 struct TimeResolvedResult {
+  Convention convention = Convention::Waitlab;
+  std::size_t units = 0;      // ranks, or threads of every rank (Bsc, Scalasca)
+  bool mpi = true;            // the trace has MPI calls (false: every unit is all useful time; say so)
+  UsefulCounters counters;
+  std::vector<IdealEstimate> estimates;  // [0]: the reference of the windows; more added by the caller
   std::size_t ranks = 0;
   trace::Time t0 = 0, t1 = 0;
   double elapsed = 0;          // T
   double ideal = 0;            // T_ideal (clamped to [max U, T])
   double ideal_unclamped = 0;  // max_p ideal(end_p) − min_p ideal(start_p)
   double useful_max = 0, useful_mean = 0;
-  std::vector<double> useful;  // U_p per rank
+  std::vector<double> useful;  // U_p per unit (ranks first, then Trace::threads in order)
   Efficiency eff;
   std::string source;
   std::uint64_t relaxed_sends = 0, unresolved = 0;
@@ -111,6 +158,6 @@ struct TimeResolvedResult {
 // Throws std::invalid_argument when the reference does not have one time per event, or the
 // window options are not usable (length ≤ 0, count 0).
 TimeResolvedResult time_resolved(const trace::Trace& trace, const IdealReference& reference,
-                                 const WindowOptions& options = {});
+                                 const WindowOptions& options = {}, Convention convention = Convention::Waitlab);
 
 }  // namespace waitlab::analysis

@@ -61,6 +61,16 @@ std::string_view event_kind_name(EventKind k) {
   return "?";
 }
 
+std::string_view origin_name(Origin o) {
+  switch (o) {
+    case Origin::Simulated: return "simulated";
+    case Origin::Extrae: return "extrae";
+    case Origin::ScoreP: return "scorep";
+    case Origin::Unknown: return "unknown";
+  }
+  return "?";
+}
+
 std::string_view cause_name(Cause c) {
   switch (c) {
     case Cause::Imbalance: return "imbalance";

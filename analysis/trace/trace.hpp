@@ -135,6 +135,10 @@ struct Region {
   std::string name;
   MpiOp op = MpiOp::None;  // None for user regions
   std::string file;        // source file; "MPI" for MPI regions (as Score-P writes)
+  // An MPI function: one the event model knows (op), or any other the measuring tool names
+  // as MPI (file "MPI": MPI_Comm_rank, MPI_Comm_dup, MPI_Cart_create, ... — no communication,
+  // but time in MPI all the same).
+  bool is_mpi() const { return op != MpiOp::None || file == "MPI"; }
   bool operator==(const Region&) const = default;
 };
 
@@ -145,12 +149,50 @@ struct Communicator {
   bool operator==(const Communicator&) const = default;
 };
 
+// A stretch of a location's time that its measurement tool marks as not useful although the
+// location is in no MPI call (measured traces only): a Paraver state other than Running
+// outside MPI — not created (2), OpenMP synchronisation (5) or scheduling (7), I/O and trace
+// flushing (12), tracing disabled (14), idle (0), ... — or Score-P's measurement overhead
+// (kStateOverhead). `state` is the tool's code (the Paraver state value). Intervals of one
+// location are ordered by begin and do not overlap; they may overlap MPI calls (a flush inside
+// an MPI call): the analyses take the union.
+struct StateInterval {
+  Time begin = 0;
+  Time end = 0;
+  std::uint32_t state = 0;
+  bool operator==(const StateInterval&) const = default;
+};
+inline constexpr std::uint32_t kParaverRunning = 1;
+inline constexpr std::uint32_t kStateOverhead = 1000;  // measurement overhead (Score-P buffer flush, ...)
+
+// Hardware counters read at `time` on one location: what each counted since the location's
+// previous sample (Extrae writes such deltas at every burst boundary; accumulated values, as
+// Score-P writes them, become deltas when read). The delta belongs to the stretch that ends at
+// `time`. Trace::counters says which of the two the trace has.
+struct CounterSample {
+  Time time = 0;
+  std::uint64_t instructions = 0;  // PAPI_TOT_INS
+  std::uint64_t cycles = 0;        // PAPI_TOT_CYC
+  bool operator==(const CounterSample&) const = default;
+};
+inline constexpr std::uint8_t kHasInstructions = 1;
+inline constexpr std::uint8_t kHasCycles = 2;
+
 struct Location {
   Rank rank = 0;
+  std::int32_t thread = 0;          // 0: the rank's MPI thread; k ≥ 1: its (k+1)-th thread
   std::vector<Event> events;        // ordered by time (ties keep program order)
   std::vector<ComputeTruth> truth;  // ordered by start; empty for measured traces
+  std::vector<StateInterval> states;     // not useful outside MPI (measured traces; ordered)
+  std::vector<CounterSample> counters;   // ordered by time (measured traces with counters)
   bool operator==(const Location&) const = default;
 };
+
+// Where a trace comes from: it decides the conventions the efficiency metrics follow by
+// default (ALGORITHMS.md §6): waitlab's own for simulated runs, BSC's for Extrae's Paraver
+// traces, Scalasca/Cube's for Score-P's OTF2 archives.
+enum class Origin : std::uint8_t { Simulated = 0, Extrae, ScoreP, Unknown };
+std::string_view origin_name(Origin o);  // "simulated", "extrae", "scorep", "unknown"
 
 struct Definitions {
   std::vector<Region> regions;
@@ -174,12 +216,24 @@ struct Attribute {
 
 struct Trace {
   Definitions defs;
-  std::vector<Location> locations;  // locations[r].rank == r
+  std::vector<Location> locations;  // locations[r].rank == r, thread 0: the MPI analyses' ranks
+  // Further threads of the ranks (OpenMP workers of a hybrid run), ordered by (rank, thread),
+  // each with thread ≥ 1. The MPI analyses (matching, wait states, delay, critical path) read
+  // `locations` only; the efficiency metrics count every thread as a unit (BSC's convention).
+  std::vector<Location> threads;
   std::vector<Attribute> attributes;
   bool has_truth = false;
+  Origin origin = Origin::Simulated;
+  // The time range the trace declares for the whole run (Paraver: 0 to the header's end time;
+  // OTF2: the clock properties' global offset and length), or span_end < span_begin when it
+  // declares none.
+  Time span_begin = 0;
+  Time span_end = -1;
+  std::uint8_t counters = 0;  // kHasInstructions | kHasCycles: what CounterSample values hold
 
   std::size_t ranks() const { return locations.size(); }
-  std::size_t event_count() const;
+  std::size_t event_count() const;  // events of `locations` (not `threads`)
+  bool has_declared_span() const { return span_end >= span_begin; }
   // Earliest event time and latest event time over all locations (0,0 if empty).
   Time begin_time() const;
   Time end_time() const;

@@ -62,7 +62,7 @@ constexpr Time us(double v) {
 struct Builder {
   Trace t;
   explicit Builder(int ranks) {
-    for (Rank r = 0; r < ranks; ++r) t.locations.push_back(Location{r, {}, {}});
+    for (Rank r = 0; r < ranks; ++r) { Location l; l.rank = r; t.locations.push_back(std::move(l)); }
   }
   void add(Rank r, Event e) { t.locations[static_cast<std::size_t>(r)].events.push_back(e); }
   void enter(Rank r, Time at, MpiOp op) { add(r, make_event(at, EventKind::Enter, op, t.defs.mpi_region(op))); }
