@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "analysis/minprofile/minprofile.hpp"
+#include "app/ideal_replay.hpp"
 #include "app/idlewave_output.hpp"
 #include "app/timeresolved_output.hpp"
 #include "analysis/trace/atomic_file.hpp"
@@ -117,7 +118,8 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
   r.path_names.resize(r.matching.paths.size());
   for (std::size_t i = 0; i < r.path_names.size(); ++i)
     r.path_names[i] = r.matching.paths.name(static_cast<trace::CallPathId>(i), t.defs);
-  r.waits = timed(r.waitstate_seconds, [&] { return analysis::wait_states(t, r.matching); });
+  if (sel.waitstate || sel.delay || sel.critpath || sel.idlewave)
+    r.waits = timed(r.waitstate_seconds, [&] { return analysis::wait_states(t, r.matching); });
   if (sel.delay) r.delay = timed(r.delay_seconds, [&] { return analysis::delay_costs(t, r.matching, *r.waits); });
   if (sel.critpath)
     r.critpath = timed(r.critpath_seconds, [&] { return analysis::critical_path(t, r.matching, *r.waits); });
@@ -135,8 +137,12 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
                               "): the ideal times come from the Lamport replay instead";
       }
       if (tri.ideal == nullptr || !r.timeresolved_note.empty()) ref = analysis::lamport_reference(t, r.matching);
-      return analysis::time_resolved(t, ref, tri.windows);
+      return analysis::time_resolved(t, ref, tri.windows, tri.convention);
     });
+  if (r.timeresolved && !r.timeresolved->mpi)
+    r.timeresolved_warnings.push_back(
+        "the trace has no MPI calls: every unit's time outside not-useful states is useful, so communication "
+        "efficiency and its factors describe no communication");
   return r;
 }
 
@@ -155,6 +161,9 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
                      {"collective_calls", m.unmatched.collective_calls},
                      {"unbalanced_regions", m.unmatched.unbalanced_regions},
                      {"stray_events", m.unmatched.stray_events}}}};
+  if (!r.waits) {
+    j["waitstate"] = nullptr;
+  } else {
   const auto& w = *r.waits;
   nlohmann::ordered_json patterns;
   for (std::size_t p = 0; p < analysis::kPatternCount; ++p) {
@@ -169,6 +178,7 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
                     {"total_waiting_s", w.total_waiting},
                     {"wait_ratio", w.wait_ratio},
                     {"patterns", patterns}};
+  }
   if (r.delay) {
     const auto& d = *r.delay;
     nlohmann::ordered_json kinds;
@@ -227,7 +237,8 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
     j["minprofile"] = nullptr;
   }
   j["idlewave"] = r.idlewave ? idlewave_json(*r.idlewave) : nullptr;
-  j["timeresolved"] = r.timeresolved ? timeresolved_json(*r.timeresolved, r.timeresolved_note) : nullptr;
+  j["timeresolved"] =
+      r.timeresolved ? timeresolved_json(*r.timeresolved, r.timeresolved_note, r.timeresolved_warnings) : nullptr;
   return j;
 }
 
@@ -294,7 +305,8 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
     if (const std::string why = draw_idlewave(dir); !why.empty())
       std::cerr << "waitlab: the idle-wave pictures were not drawn: " << why << "\n";
   }
-  for (auto& f : write_timeresolved_files(dir, r.timeresolved ? &*r.timeresolved : nullptr, r.timeresolved_note))
+  for (auto& f : write_timeresolved_files(dir, r.timeresolved ? &*r.timeresolved : nullptr, r.timeresolved_note,
+                                          r.timeresolved_warnings))
     written.push_back(std::move(f));
   if (r.timeresolved) {
     if (const std::string why = draw_timeresolved(dir); !why.empty())
@@ -306,23 +318,25 @@ std::vector<std::string> write_analysis_tables(const std::string& dir, const Ana
 void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
   if (!r.selection.any()) return;
   const auto& names = r.path_names;
-  const auto& w = *r.waits;
   const auto& un = r.matching.unmatched;
   if (un.total() > 0)
     out << fmt::format("unmatched       {} sends, {} receives, {} requests, {} collective calls, {} regions, "
                        "{} events outside MPI calls (left out of the analyses)\n",
                        un.sends, un.receives, un.requests, un.collective_calls, un.unbalanced_regions,
                        un.stray_events);
-  out << fmt::format("wait states     {} of {} ranks × {:.6g} s waiting ({:.6g} s)\n", percent(w.wait_ratio), w.ranks,
-                     w.wall_time, w.total_waiting);
-  std::vector<std::size_t> order;
-  for (std::size_t p = 0; p < analysis::kPatternCount; ++p)
-    if (w.total[p] > 0) order.push_back(p);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w.total[a] > w.total[b]; });
-  for (std::size_t i = 0; i < order.size() && i < 5; ++i) {
-    const auto p = static_cast<Pattern>(order[i]);
-    out << fmt::format("  {:<44} {:>12.6g} s {:>8}  {} instances\n", analysis::pattern_title(p), w.total[order[i]],
-                       percent(w.ratio(p)), w.count[order[i]]);
+  if (r.waits) {
+    const auto& w = *r.waits;
+    out << fmt::format("wait states     {} of {} ranks × {:.6g} s waiting ({:.6g} s)\n", percent(w.wait_ratio), w.ranks,
+                       w.wall_time, w.total_waiting);
+    std::vector<std::size_t> order;
+    for (std::size_t p = 0; p < analysis::kPatternCount; ++p)
+      if (w.total[p] > 0) order.push_back(p);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w.total[a] > w.total[b]; });
+    for (std::size_t i = 0; i < order.size() && i < 5; ++i) {
+      const auto p = static_cast<Pattern>(order[i]);
+      out << fmt::format("  {:<44} {:>12.6g} s {:>8}  {} instances\n", analysis::pattern_title(p), w.total[order[i]],
+                         percent(w.ratio(p)), w.count[order[i]]);
+    }
   }
   if (r.delay) {
     const auto& d = *r.delay;
@@ -356,7 +370,7 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
                          p->imbalance, p->on_path, p->average);
   }
   if (r.idlewave) print_idlewave_summary(*r.idlewave, out);
-  if (r.timeresolved) print_timeresolved_summary(*r.timeresolved, r.timeresolved_note, out);
+  if (r.timeresolved) print_timeresolved_summary(*r.timeresolved, r.timeresolved_note, r.timeresolved_warnings, out);
 }
 
 void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
@@ -372,7 +386,13 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--windows: ") + e.what());
   }
+  if (args.ideal != "auto" && args.ideal != "lamport" && args.ideal != "smpi" && args.ideal != "both")
+    throw InputError("--ideal: unknown estimate '" + args.ideal + "' (allowed: auto, lamport, smpi, both)");
+  if (args.convention != "auto" && !analysis::parse_convention(args.convention, tri.convention))
+    throw InputError("--convention: unknown convention '" + args.convention +
+                     "' (allowed: auto, bsc, scalasca, waitlab)");
   trace::Trace t = trace::read_trace(args.trace);
+  if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
   const std::string dir =
       args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
@@ -380,7 +400,28 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the output directory: " + ec.message());
 
-  const AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
+  AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
+  // The SMPI engine's ideal-network replay (Dimemas' estimate), next to the Lamport replay's.
+  const bool measured = t.origin != trace::Origin::Simulated;
+  const bool smpi = args.ideal == "smpi" || args.ideal == "both" || (args.ideal == "auto" && measured);
+  double smpi_host_seconds = 0;
+  if (r.timeresolved && smpi) {
+    auto& tr = *r.timeresolved;
+    const SmpiIdealRun ideal = smpi_ideal_run(t, args.trace, tr);
+    smpi_host_seconds = ideal.host_seconds;
+    if (ideal.ok) {
+      tr.estimates.push_back(ideal.estimate);
+      for (const auto& n : ideal.notes) r.timeresolved_warnings.push_back("SMPI replay: " + n);
+      if (args.ideal == "smpi") {  // the whole-run factors from the SMPI replay, as BSC's from Dimemas'
+        tr.eff.ser_e = ideal.estimate.ser_e;
+        tr.eff.trf_e = ideal.estimate.trf_e;
+        tr.ideal = ideal.estimate.t_ideal;
+        tr.source = ideal.estimate.source;
+      }
+    } else {
+      r.timeresolved_warnings.push_back("no SMPI ideal-network estimate: " + ideal.why);
+    }
+  }
   const fs::path d(dir);
   const std::string summary = (d / "summary.json").string();
   std::error_code rm;
@@ -390,6 +431,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
   host["generator"] = std::string("waitlab ") + kVersion;
   host["analyses"] = analyses_host_json(t, r);
+  if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
   trace::write_file_atomic((d / "host.json").string(), host.dump(2) + "\n");
   files.push_back((d / "host.json").string());
 
@@ -399,7 +441,9 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   j["generator"] = std::string("waitlab ") + kVersion;
   j["trace"] = {{"file", fs::path(args.trace).filename().string()},
                 {"name", t.attribute("name")},
+                {"origin", trace::origin_name(t.origin)},
                 {"ranks", t.ranks()},
+                {"threads", t.ranks() + t.threads.size()},
                 {"events", t.event_count()}};
   j["clock_correction"] = {{"mode", args.clock_correction},
                            {"method", clock_report.method},
@@ -416,7 +460,9 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   trace::write_file_atomic(summary, j.dump(2) + "\n");
   files.insert(files.begin(), summary);
 
-  out << fmt::format("trace           {} — {} ranks, {} events\n", args.trace, t.ranks(), t.event_count());
+  out << fmt::format("trace           {} — {} ranks{}, {} events ({})\n", args.trace, t.ranks(),
+                     t.threads.empty() ? "" : fmt::format(" ({} threads)", t.ranks() + t.threads.size()),
+                     t.event_count(), trace::origin_name(t.origin));
   if (clock_report.violations_before > 0)
     out << fmt::format(
         "clock skew      {} receives or collective ends before their partners' start; corrected by {} ({} ranks "

@@ -51,6 +51,9 @@ struct AnalysisReport {
   std::optional<analysis::IdleWaveResult> idlewave;
   std::optional<analysis::TimeResolvedResult> timeresolved;
   std::string timeresolved_note;  // why the ideal reference is not the one asked for ("" if it is)
+  // Said on the terminal and in summary.json: a trace without MPI calls, an ideal estimate that
+  // could not be made, ...
+  std::vector<std::string> timeresolved_warnings;
   // Host seconds per step (not deterministic: host.json only).
   double match_seconds = 0, waitstate_seconds = 0, delay_seconds = 0, critpath_seconds = 0, minprofile_seconds = 0,
          idlewave_seconds = 0, timeresolved_seconds = 0;
@@ -63,6 +66,9 @@ struct AnalysisReport {
 struct TimeResolvedInput {
   analysis::WindowOptions windows;
   const trace::Trace* ideal = nullptr;
+  // Whose definitions of the run's span and of useful time (ALGORITHMS.md §6); analyze takes the
+  // trace origin's (analysis::default_convention) unless --convention says otherwise.
+  analysis::Convention convention = analysis::Convention::Waitlab;
 };
 
 // `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
@@ -87,6 +93,8 @@ struct AnalyzeArgs {
   std::vector<std::string> analyses;   // default: all
   std::string clock_correction = "auto";  // docs/clock-correction.md
   std::string windows;                 // time-resolved windows (models/windows.hpp); "" = the default
+  std::string convention = "auto";     // auto (the trace origin's), bsc, scalasca, waitlab
+  std::string ideal = "auto";          // lamport, smpi, both; auto: both for measured traces, lamport otherwise
 };
 void analyze_command(const AnalyzeArgs& args, std::ostream& out);
 

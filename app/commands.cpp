@@ -17,6 +17,7 @@
 #include "app/analyze.hpp"
 #include "app/counterfactual.hpp"
 #include "app/idlewave_output.hpp"
+#include "app/pop.hpp"
 #include "app/report.hpp"
 #include "app/study.hpp"
 #include "app/timeresolved_output.hpp"
@@ -415,11 +416,37 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                       "none, linear, clamp, linear+clamp (docs/clock-correction.md)");
   analyze->add_option("--out,-o", analyze_args.out_dir, "Output directory (default: <trace's directory>/analysis)");
   analyze->add_option("--analyses,-a", analyze_args.analyses,
-                      "Analyses to run: waitstate, delay, critpath or all (default: all; comma-separated or repeated)")
+                      "Analyses to run: waitstate, delay, critpath, minprofile, idlewave, timeresolved or all "
+                      "(default: all; comma-separated or repeated; delay and critpath include waitstate)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  analyze->add_option("--convention", analyze_args.convention,
+                      "Whose definitions the efficiency metrics follow: auto (default: the trace's tool — bsc for "
+                      "Extrae/Paraver, scalasca for Score-P/OTF2, waitlab for simulated runs), bsc (whole trace, "
+                      "useful = Running outside MPI, every thread a unit), scalasca, waitlab (MPI_Init to "
+                      "MPI_Finalize, useful = outside MPI)");
+  analyze->add_option("--ideal", analyze_args.ideal,
+                      "Ideal-network estimate of SerE/TrfE: lamport (Lamport-clock replay of the trace), smpi (the "
+                      "trace replayed by the SMPI engine on an ideal network, as Dimemas does), both, or auto "
+                      "(default: both for measured traces, lamport for simulated ones)");
   analyze->add_option("--windows", analyze_args.windows,
                       "Windows of the timeresolved analysis: N equal windows (default 50), a length (10ms) or "
                       "adaptive[:N] (merged until every rank has sqrt(P) events in each)");
+
+  PopArgs pop_args;
+  auto* pop_cmd = cli.add_subcommand(
+      "pop", "POP model factors of a scaling study: traces of one program at several rank counts -> "
+             "DIR/pop.csv, pop.json, pop.png and report.html (docs/pop.md)");
+  pop_cmd->add_option("traces", pop_args.inputs,
+                      "Traces of the runs: Extrae .prv/.prv.gz, OTF2 archives, .wlt, run directories (DIR/trace.wlt) "
+                      "or a sweep directory (its point_* runs)")
+      ->required();
+  pop_cmd->add_option("--out,-o", pop_args.out_dir, "Output directory (default: pop)");
+  pop_cmd->add_option("--scaling", pop_args.scaling,
+                      "strong (default: the same problem on more units) or weak (the problem grows with the units)");
+  pop_cmd->add_option("--convention", pop_args.convention, "As for analyze: auto (default), bsc, scalasca, waitlab");
+  pop_cmd->add_option("--ideal", pop_args.ideal,
+                      "Ideal-network estimate of SerE/TrfE: lamport (default) or smpi (every trace replayed by the SMPI "
+                      "engine on an ideal network)");
 
   std::string convert_in, convert_out, convert_speed = "1Gf";
   auto* convert = cli.add_subcommand(
@@ -588,6 +615,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     } else if (replay->parsed()) {
       replay_args.progress = !replay_no_progress;
       replay_command(replay_args, out);
+    } else if (pop_cmd->parsed()) {
+      pop_command(pop_args, out);
     } else if (analyze->parsed()) {
       analyze_command(analyze_args, out);
       const std::string dir = analyze_args.out_dir.empty()

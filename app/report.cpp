@@ -1,4 +1,5 @@
 #include "app/report.hpp"
+#include "app/pop.hpp"
 
 #include <fmt/format.h>
 
@@ -507,7 +508,16 @@ std::string trace_html(const Json& s) {
   h += kv_row("File", "<code>" + esc(plain(at(s, {"trace", "file"}))) + "</code>");
   if (const std::string name = text(s, {"trace", "name"}); !name.empty()) h += kv_row("Name", esc(name));
   h += kv_row("Ranks", esc(plain(at(s, {"trace", "ranks"}))));
+  if (const Json* th = at(s, {"trace", "threads"}); th != nullptr && plain(*th) != plain(at(s, {"trace", "ranks"})))
+    h += kv_row("Threads", esc(plain(*th)));
+  if (const std::string o = text(s, {"trace", "origin"}); !o.empty()) h += kv_row("Measured by", esc(o));
   h += kv_row("Events", esc(plain(at(s, {"trace", "events"}))));
+  if (const Json* sk = at(s, {"trace", "skipped"}); sk != nullptr && sk->is_array() && !sk->empty()) {
+    std::string list;
+    for (const auto& e : *sk)
+      list += fmt::format("{}{} × {}", list.empty() ? "" : "; ", esc(plain(at(e, {"count"}))), esc(text(e, {"kind"})));
+    h += kv_row("Not used", list);
+  }
   if (const Json* c = at(s, {"clock_correction"}); c != nullptr) {
     h += kv_row("Clock correction",
                 fmt::format("mode <code>{}</code>, method <code>{}</code>: {} violations before, {} after; {} events "
@@ -809,8 +819,10 @@ std::string timeresolved_html(const Json* tr, const fs::path& dir, const std::ve
   std::string h;
   if (tr != nullptr) {
     const auto pc = [&](std::initializer_list<const char*> k) { return percent(number(*tr, k).value_or(NAN)); };
-    const std::string source = text(*tr, {"source"}) == "ideal_network" ? "re-simulated on an ideal network"
-                                                                         : "Lamport replay of the trace";
+    const std::string src = text(*tr, {"source"});
+    const std::string source = src == "ideal_network" ? "re-simulated on an ideal network"
+                               : src == "smpi_replay" ? "SMPI replay on an ideal network"
+                                                      : "Lamport replay of the trace";
     h += "<div class=\"cards\">\n";
     h += card("Parallel efficiency", pc({"parallel_efficiency"}), "= load balance × communication efficiency");
     h += card("Load balance", pc({"load_balance"}), "mean / max useful time");
@@ -821,6 +833,31 @@ std::string timeresolved_html(const Json* tr, const fs::path& dir, const std::ve
       h += card("Lowest window", percent(number(*lw, {"parallel_efficiency"}).value_or(NAN)),
                 fmt::format("parallel efficiency in {} – {}", time_of(at(*lw, {"start_s"})), time_of(at(*lw, {"end_s"}))));
     h += "</div>\n";
+    if (const Json* cv = at(*tr, {"convention"}))
+      h += fmt::format("<p class=\"note\" id=\"conventions\"><strong>Conventions: {}</strong> — span: {}; useful time: {}; "
+                       "{} units averaged (docs/analyses.md, <code>--convention</code>).</p>\n",
+                       esc(text(*cv, {"name"})), esc(text(*cv, {"span"})), esc(text(*cv, {"useful"})),
+                       esc(plain(at(*cv, {"units"}))));
+    if (const Json* est = at(*tr, {"ideal_estimates"}); est != nullptr && est->is_array() && !est->empty()) {
+      h += "<table class=\"data\" id=\"ideal-estimates\"><thead><tr><th>ideal-network estimate</th><th class=\"num\">"
+           "T_ideal</th><th class=\"num\">SerE</th><th class=\"num\">TrfE</th></tr></thead><tbody>\n";
+      for (const auto& e : *est) {
+        const std::string src = text(e, {"source"});
+        const std::string title = src == "lamport" ? "Lamport replay of the trace"
+                                  : src == "smpi_replay" ? "SMPI replay on an ideal network (Dimemas' way)"
+                                                         : "re-simulated on an ideal network";
+        h += "<tr><td>" + esc(title) + "</td>" + time_cell(number(e, {"ideal_s"})) +
+             num_cell(percent(number(e, {"serialisation_efficiency"}).value_or(NAN))) +
+             num_cell(percent(number(e, {"transfer_efficiency"}).value_or(NAN))) + "</tr>\n";
+      }
+      h += "</tbody></table>\n";
+    }
+    if (const Json* c = at(*tr, {"counters"}); c != nullptr && !c->is_null())
+      h += fmt::format("<p class=\"note\">Hardware counters over useful time: IPC {}, {} instructions, {} GHz.</p>\n",
+                       esc(plain(at(*c, {"ipc"}))), esc(plain(at(*c, {"useful_instructions"}))),
+                       number(*c, {"frequency_hz"}) ? fmt::format("{:.3f}", *number(*c, {"frequency_hz"}) / 1e9) : "—");
+    if (const Json* ws = at(*tr, {"warnings"}); ws != nullptr && ws->is_array())
+      for (const auto& w : *ws) h += "<p class=\"note\"><strong>Warning:</strong> " + esc(w.get<std::string>()) + "</p>\n";
     h += fmt::format("<p class=\"note\">{} windows ({}); per window the same metrics as for the whole run (docs/analyses.md). "
                      "A dip the whole-run numbers hide shows here.</p>\n",
                      plain(at(*tr, {"windows", "count"})), esc(text(*tr, {"windows", "spec"})));
@@ -858,6 +895,66 @@ std::string timeresolved_html(const Json* tr, const fs::path& dir, const std::ve
   return h;
 }
 
+// `waitlab pop`: the model factors (rows) of every run (columns), each cell coloured by POP's
+// traffic-light scale, and the picture.
+std::string pop_html(const Json& pop, const fs::path& dir, const std::vector<Picture>& pics) {
+  static const std::pair<const char*, const char*> kRows[] = {
+      {"global_efficiency", "Global efficiency"},
+      {"parallel_efficiency", "&nbsp;&nbsp;Parallel efficiency"},
+      {"load_balance", "&nbsp;&nbsp;&nbsp;&nbsp;Load balance"},
+      {"communication_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;Communication efficiency"},
+      {"serialisation_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Serialisation efficiency"},
+      {"transfer_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Transfer efficiency"},
+      {"computation_scalability", "&nbsp;&nbsp;Computation scalability"},
+      {"ipc_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;IPC scalability"},
+      {"instruction_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;Instruction scalability"},
+      {"frequency_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;Frequency scalability"},
+  };
+  static const std::pair<const char*, const char*> kPlain[] = {
+      {"speedup", "Speed-up"}, {"ipc", "Average IPC"}, {"frequency_ghz", "Average frequency (GHz)"},
+      {"elapsed_s", "Runtime (s)"}};
+  const Json* runs = at(pop, {"runs"});
+  if (runs == nullptr || !runs->is_array()) return "<p>pop.json holds no runs.</p>\n";
+  std::string h = fmt::format("<p class=\"note\">{} scaling; reference run <strong>{}</strong> (the fewest units). "
+                              "Efficiencies multiply down the tree: global = parallel × computation scalability, "
+                              "parallel = load balance × communication, communication = serialisation × transfer. "
+                              "Colours: POP's scale, red at 50 % and below, yellow at 75 %, green at 100 %.</p>\n",
+                              esc(text(pop, {"scaling"})), esc(text(pop, {"reference"})));
+  h += "<div class=\"scroll\"><table class=\"data\" id=\"pop-table\"><thead><tr><th>factor</th>";
+  for (const auto& r : *runs)
+    h += fmt::format("<th class=\"num\">{}<br><span class=\"note\">{} ranks, {} units</span></th>", esc(text(r, {"run"})),
+                     esc(plain(at(r, {"ranks"}))), esc(plain(at(r, {"units"}))));
+  h += "</tr></thead><tbody>\n";
+  for (const auto& [key, title] : kRows) {
+    h += std::string("<tr><th>") + title + "</th>";
+    for (const auto& r : *runs) {
+      const auto v = number(r, {key});
+      h += fmt::format("<td class=\"num\" style=\"background:{}\">{}</td>", pop_colour(v.value_or(NAN)),
+                       v ? percent(*v) : std::string(kDash));
+    }
+    h += "</tr>\n";
+  }
+  for (const auto& [key, title] : kPlain) {
+    h += std::string("<tr><th>") + title + "</th>";
+    for (const auto& r : *runs) {
+      const auto v = number(r, {key});
+      h += "<td class=\"num\">" + (v ? fmt::format("{:.4g}", *v) : std::string(kDash)) + "</td>";
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table></div>\n";
+  for (const auto& r : *runs) {
+    h += fmt::format("<p class=\"note\"><strong>{}</strong>: {} conventions — span: {}; useful: {}; ideal: {}.</p>\n",
+                     esc(text(r, {"run"})), esc(text(r, {"convention", "name"})), esc(text(r, {"convention", "span"})),
+                     esc(text(r, {"convention", "useful"})), esc(text(r, {"ideal"})));
+    if (const Json* ws = at(r, {"warnings"}); ws != nullptr && ws->is_array())
+      for (const auto& w : *ws) h += "<p class=\"note\"><strong>Warning:</strong> " + esc(w.get<std::string>()) + "</p>\n";
+  }
+  for (const auto& p : pics)
+    if (p.file == "pop.png") h += figure_html(dir, p);
+  return h;
+}
+
 }  // namespace
 
 std::string write_report(const std::string& run_dir) {
@@ -872,7 +969,8 @@ std::string write_report(const std::string& run_dir) {
     throw InputError(summary_path.string() + ": not valid JSON: " + e.what());
   }
   if (!s.is_object()) throw InputError(summary_path.string() + ": not a waitlab summary");
-  const bool is_run = at(s, {"scenario"}) != nullptr || text(s, {"schema"}) == "waitlab.summary";
+  const bool is_pop = text(s, {"schema"}) == "waitlab.pop";
+  const bool is_run = !is_pop && (at(s, {"scenario"}) != nullptr || text(s, {"schema"}) == "waitlab.summary");
   const Json* a = at(s, {"analyses"});
   const auto pics = find_pictures(dir);
 
@@ -890,6 +988,14 @@ std::string write_report(const std::string& run_dir) {
   }
 
   Page page;
+  std::string tables;
+  if (is_pop) {
+    const Json* pop = at(s, {"pop"});
+    title = "POP model factors";
+    sub = fmt::format("{} scaling study of {} runs", pop ? text(*pop, {"scaling"}) : std::string(),
+                      pop && at(*pop, {"runs"}) ? at(*pop, {"runs"})->size() : 0);
+    page.section("sec-pop", "POP model factors", pop ? pop_html(*pop, dir, pics) : "<p>No pop object.</p>\n");
+  } else {
   page.section("sec-scenario", is_run ? "Scenario" : "Trace", is_run ? scenario_html(s) : trace_html(s));
   page.section("sec-figures", "Key figures", figures_html(s, is_run));
   if (a == nullptr) {
@@ -920,12 +1026,12 @@ std::string write_report(const std::string& run_dir) {
       {"critical_path_profile.csv", "Critical-path profile", {"on_path_s"}, "longest on the path first"},
       {"minprofile.csv", "Minimum-duration estimate", {"wait_paper_s"}, "largest estimated waiting (paper variant) first"},
   };
-  std::string tables;
   for (const auto& t : kTables) tables += csv_table_html(dir, t);
   if (!tables.empty())
     page.section("sec-tables", "Tables",
                  "<p class=\"note\">The first rows of each table in this directory; columns as in docs/analyses.md, "
                  "times rounded (hover for the exact value).</p>\n" + tables);
+  }
 
   std::string html;
   html.reserve(page.body.size() + 8192);

@@ -42,10 +42,28 @@ std::size_t lowest(const TimeResolvedResult& r) {
 
 }  // namespace
 
-nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std::string& note) {
+std::string estimate_title(const std::string& source) {
+  if (source == "lamport") return "Lamport replay";
+  if (source == "ideal_network") return "ideal-network run";
+  if (source == "smpi_replay") return "SMPI replay on an ideal network";
+  return source;
+}
+
+nlohmann::ordered_json convention_json(const TimeResolvedResult& r) {
+  return {{"name", analysis::convention_name(r.convention)},
+          {"span", analysis::convention_span_text(r.convention)},
+          {"useful", analysis::convention_useful_text(r.convention)},
+          {"units", r.units}};
+}
+
+nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std::string& note,
+                                         const std::vector<std::string>& warnings) {
   nlohmann::ordered_json j;
   j["source"] = r.source;
   j["note"] = note;
+  j["warnings"] = warnings;
+  j["convention"] = convention_json(r);
+  j["mpi"] = r.mpi;
   j["ranks"] = r.ranks;
   j["start_s"] = r.t0;
   j["end_s"] = r.t1;
@@ -55,6 +73,23 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
   j["useful_max_s"] = r.useful_max;
   j["useful_mean_s"] = r.useful_mean;
   add_efficiency(j, r.eff);
+  nlohmann::ordered_json est = nlohmann::ordered_json::array();
+  for (const auto& e : r.estimates)
+    est.push_back({{"source", e.source},
+                   {"ideal_s", e.t_ideal},
+                   {"useful_max_s", e.useful_max},
+                   {"serialisation_efficiency", e.ser_e},
+                   {"transfer_efficiency", e.trf_e}});
+  j["ideal_estimates"] = est;
+  const auto& c = r.counters;
+  if (c.instructions || c.cycles) {
+    j["counters"] = {{"useful_instructions", c.instructions ? nlohmann::ordered_json(c.useful_instructions) : nullptr},
+                     {"useful_cycles", c.cycles ? nlohmann::ordered_json(c.useful_cycles) : nullptr},
+                     {"ipc", c.instructions && c.cycles ? nlohmann::ordered_json(c.ipc) : nullptr},
+                     {"frequency_hz", c.cycles ? nlohmann::ordered_json(c.frequency_hz) : nullptr}};
+  } else {
+    j["counters"] = nullptr;
+  }
   j["windows"] = {{"rule", analysis::window_rule_name(r.windows_rule.rule)},
                   {"spec", models::windows_text(r.windows_rule)},
                   {"count", r.windows.size()},
@@ -75,7 +110,7 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
 }
 
 std::vector<std::string> write_timeresolved_files(const std::string& dir, const TimeResolvedResult* r,
-                                                  const std::string& note) {
+                                                  const std::string& note, const std::vector<std::string>& warnings) {
   std::vector<std::string> written;
   const fs::path d(dir);
   const auto file = [&](const char* name, const std::function<void(std::ostream&)>& body) {
@@ -95,7 +130,7 @@ std::vector<std::string> write_timeresolved_files(const std::string& dir, const 
          << num(w.cum.pe) << '\n';
     }
   });
-  file(kJson, [&](std::ostream& os) { os << timeresolved_json(*r, note).dump(2) << '\n'; });
+  file(kJson, [&](std::ostream& os) { os << timeresolved_json(*r, note, warnings).dump(2) << '\n'; });
   return written;
 }
 
@@ -107,11 +142,23 @@ std::string draw_timeresolved(const std::string& dir) {
   return draw("timeresolved", {dir});
 }
 
-void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& note, std::ostream& out) {
+void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& note,
+                                const std::vector<std::string>& warnings, std::ostream& out) {
   const auto pct = [](double f) { return fmt::format("{:.2f} %", 100 * f); };
+  for (const auto& w : warnings) out << "warning         " << w << "\n";
+  out << fmt::format("conventions     {} — span: {}; useful: {}; {} units\n", analysis::convention_name(r.convention),
+                     analysis::convention_span_text(r.convention), analysis::convention_useful_text(r.convention),
+                     r.units);
   out << fmt::format("efficiency      PE {} = LB {} × CommE {} (SerE {} × TrfE {}); T {:.6g} s, T_ideal {:.6g} s ({})\n",
                      pct(r.eff.pe), pct(r.eff.lb), pct(r.eff.comm_e), pct(r.eff.ser_e), pct(r.eff.trf_e), r.elapsed,
-                     r.ideal, r.source == "lamport" ? "Lamport replay" : "ideal-network run");
+                     r.ideal, estimate_title(r.source));
+  for (const auto& e : r.estimates)
+    out << fmt::format("  ideal ({:<31}) T_ideal {:.6g} s: SerE {}, TrfE {}\n", estimate_title(e.source), e.t_ideal,
+                       pct(e.ser_e), pct(e.trf_e));
+  const auto& c = r.counters;
+  if (c.instructions && c.cycles)
+    out << fmt::format("  counters      IPC {:.4g} ({:.6g} instructions, {:.6g} cycles in useful time), {:.4g} GHz\n",
+                       c.ipc, c.useful_instructions, c.useful_cycles, c.frequency_hz / 1e9);
   if (!r.windows.empty()) {
     const auto& w = r.windows[lowest(r)];
     const auto& rule = r.windows_rule;

@@ -17,12 +17,19 @@
 
 namespace waitlab::app {
 
-// `note`: why the reference is not the one asked for ("" if it is).
-nlohmann::ordered_json timeresolved_json(const analysis::TimeResolvedResult& r, const std::string& note);
+// `note`: why the reference is not the one asked for ("" if it is); `warnings`: what a reader of
+// the numbers must know (no MPI calls, an ideal estimate that could not be made).
+nlohmann::ordered_json timeresolved_json(const analysis::TimeResolvedResult& r, const std::string& note,
+                                         const std::vector<std::string>& warnings = {});
 std::vector<std::string> write_timeresolved_files(const std::string& dir, const analysis::TimeResolvedResult* r,
-                                                  const std::string& note);
+                                                  const std::string& note, const std::vector<std::string>& warnings = {});
 std::string draw_timeresolved(const std::string& dir);
-void print_timeresolved_summary(const analysis::TimeResolvedResult& r, const std::string& note, std::ostream& out);
+void print_timeresolved_summary(const analysis::TimeResolvedResult& r, const std::string& note,
+                                const std::vector<std::string>& warnings, std::ostream& out);
+// The `convention` object: name, span, useful time, units.
+nlohmann::ordered_json convention_json(const analysis::TimeResolvedResult& r);
+// "the ideal-network run", "Lamport replay", "SMPI replay on an ideal network".
+std::string estimate_title(const std::string& source);
 
 inline constexpr const char* kTimeresolvedPicture = "timeresolved";
 

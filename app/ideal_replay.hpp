@@ -1,0 +1,42 @@
+// waitlab::app — a measured trace replayed on an ideal network by the SMPI engine: Dimemas' way
+// of measuring what the run would take without transfer costs (BSC's serialisation and transfer
+// efficiencies), next to the Lamport-clock estimate of the timeresolved analysis.
+//
+// Promise: smpi_ideal_run() turns the trace into per-rank action streams (models::replay_trace:
+// the measured compute bursts, every MPI call with its peers and sizes) and simulates them with
+// SimGrid's SMPI on a flat cluster whose network is ideal (zero latency, infinite bandwidth;
+// sim::NetworkChange::ideal). The replay covers each rank from the end of its MPI_Init to the
+// start of its MPI_Finalize; what the measured span holds outside [min_p Init end,
+// max_p Finalize start] (start-up before MPI_Init, MPI_Finalize and whatever follows, Extrae's
+// trace flush) keeps its measured length:
+//   T_ideal = (max_p Finalize_start − min_p Init_end of the ideal run) + (T − W)
+// where T is the measured span of the convention and W the measured [min_p Init end, max_p
+// Finalize start]. The useful time of the ideal run is the measured useful time (each burst is
+// replayed with its measured length), so SerE = max_p U_p / T_ideal and TrfE = CommE / SerE
+// (analysis::make_estimate). A trace the replay cannot run (a collective on a sub-communicator,
+// no MPI calls) gives ok = false and the reason; it never fails the analysis.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/timeresolved/timeresolved.hpp"
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::app {
+
+struct SmpiIdealRun {
+  bool ok = false;
+  std::string why;                  // when !ok
+  analysis::IdealEstimate estimate;  // source "smpi_replay"
+  double replay_elapsed = 0;        // s: the ideal run from min Init end to max Finalize start
+  double outside = 0;               // s: T − W, kept as measured
+  std::vector<std::string> notes;   // what the replay approximated (models::ReplayReport)
+  double host_seconds = 0;          // not deterministic: host.json only
+};
+
+// `measured`: the timeresolved result of `trace` (its span, CommE and max useful time).
+SmpiIdealRun smpi_ideal_run(const trace::Trace& trace, const std::string& trace_path,
+                            const analysis::TimeResolvedResult& measured);
+
+}  // namespace waitlab::app

@@ -1,0 +1,285 @@
+#include "app/pop.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/pop/pop.hpp"
+#include "analysis/timeresolved/timeresolved.hpp"
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/clock.hpp"
+#include "analysis/trace/error.hpp"
+#include "analysis/trace/match.hpp"
+#include "analysis/trace/trace_io.hpp"
+#include "app/ideal_replay.hpp"
+#include "app/plot.hpp"
+#include "app/report.hpp"
+#include "app/timeresolved_output.hpp"
+#include "app/version.hpp"
+
+namespace waitlab::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Input {
+  std::string label;  // the run's name in the table
+  std::string path;   // the trace
+};
+
+std::string stem_of(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  if (name == "traces.otf2" || name == "trace.wlt") name = fs::path(path).parent_path().filename().string();
+  for (const std::string ext : {".gz", ".prv", ".wlt", ".otf2"})
+    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+      name.resize(name.size() - ext.size());
+  return name;
+}
+
+// A trace file or archive, a run directory (DIR/trace.wlt), or a sweep directory (its point_* runs).
+void expand(const std::string& in, std::vector<Input>& out) {
+  std::error_code ec;
+  const fs::path p(in);
+  if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / "traces.otf2", ec)) {
+      out.push_back({p.filename().string(), in});
+      return;
+    }
+    if (fs::exists(p / "trace.wlt", ec)) {
+      out.push_back({p.filename().string(), (p / "trace.wlt").string()});
+      return;
+    }
+    std::vector<fs::path> points;
+    for (const auto& e : fs::directory_iterator(p, ec))
+      if (e.is_directory() && e.path().filename().string().rfind("point_", 0) == 0 &&
+          fs::exists(e.path() / "trace.wlt"))
+        points.push_back(e.path());
+    std::sort(points.begin(), points.end());
+    if (points.empty())
+      throw InputError(in + ": a directory without traces.otf2, trace.wlt or point_*/trace.wlt (a pop study needs "
+                            "traces: .prv(.gz), OTF2, .wlt, or run and sweep directories whose scenario writes the "
+                            "trace, outputs.trace: true)");
+    for (const auto& pt : points) out.push_back({p.filename().string() + "/" + pt.filename().string(),
+                                                 (pt / "trace.wlt").string()});
+    return;
+  }
+  if (!fs::exists(p, ec)) throw InputError(in + ": no such trace or directory");
+  out.push_back({stem_of(in), in});
+}
+
+struct Analysed {
+  analysis::PopRun run;
+  analysis::TimeResolvedResult tr;
+  std::string origin;
+  std::vector<std::string> warnings;
+};
+
+Analysed analyse(const Input& in, const PopArgs& args) {
+  trace::Trace t = trace::read_trace(in.path);
+  analysis::Convention conv = analysis::default_convention(t.origin);
+  if (args.convention != "auto") analysis::parse_convention(args.convention, conv);
+  trace::ClockOptions clock;
+  trace::correct_clocks(t, clock);
+  const trace::Matching m = trace::Matching::build(t);
+  const analysis::IdealReference ref = analysis::lamport_reference(t, m);
+  analysis::WindowOptions one;
+  one.rule = analysis::WindowRule::Count;
+  one.count = 1;
+  Analysed a;
+  a.tr = analysis::time_resolved(t, ref, one, conv);
+  a.origin = std::string(trace::origin_name(t.origin));
+  if (!a.tr.mpi) a.warnings.push_back(in.label + ": the trace has no MPI calls");
+  if (args.ideal == "smpi") {
+    const SmpiIdealRun ideal = smpi_ideal_run(t, in.path, a.tr);
+    if (ideal.ok) {
+      a.tr.estimates.insert(a.tr.estimates.begin(), ideal.estimate);
+      a.tr.eff.ser_e = ideal.estimate.ser_e;
+      a.tr.eff.trf_e = ideal.estimate.trf_e;
+      a.tr.ideal = ideal.estimate.t_ideal;
+      a.tr.source = ideal.estimate.source;
+    } else {
+      a.warnings.push_back(in.label + ": no SMPI ideal-network estimate (" + ideal.why + "); Lamport replay used");
+    }
+  }
+  a.run = analysis::pop_run(in.label, a.tr);
+  return a;
+}
+
+std::string num(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+nlohmann::ordered_json jnum(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+// The factors in table order: key, title, accessor.
+struct Column {
+  const char* key;
+  const char* title;
+  double (*get)(const analysis::PopFactors&);
+  bool efficiency;  // a fraction shown in %, coloured by POP's scale
+};
+
+const std::vector<Column>& columns() {
+  using F = analysis::PopFactors;
+  static const std::vector<Column> c = {
+      {"global_efficiency", "Global efficiency", [](const F& f) { return f.global_efficiency; }, true},
+      {"parallel_efficiency", "– Parallel efficiency", [](const F& f) { return f.parallel_efficiency; }, true},
+      {"load_balance", "   – Load balance", [](const F& f) { return f.load_balance; }, true},
+      {"communication_efficiency", "   – Communication efficiency", [](const F& f) { return f.communication_efficiency; }, true},
+      {"serialisation_efficiency", "      – Serialisation efficiency", [](const F& f) { return f.serialisation_efficiency; }, true},
+      {"transfer_efficiency", "      – Transfer efficiency", [](const F& f) { return f.transfer_efficiency; }, true},
+      {"computation_scalability", "– Computation scalability", [](const F& f) { return f.computation_scalability; }, true},
+      {"ipc_scalability", "   – IPC scalability", [](const F& f) { return f.ipc_scalability; }, true},
+      {"instruction_scalability", "   – Instruction scalability", [](const F& f) { return f.instruction_scalability; }, true},
+      {"frequency_scalability", "   – Frequency scalability", [](const F& f) { return f.frequency_scalability; }, true},
+      {"speedup", "Speed-up", [](const F& f) { return f.speedup; }, false},
+      {"ipc", "Average IPC", [](const F& f) { return f.ipc; }, false},
+      {"frequency_ghz", "Average frequency (GHz)", [](const F& f) { return f.frequency_ghz; }, false},
+      {"instructions", "Useful instructions", [](const F& f) { return f.instructions; }, false},
+      {"useful_s", "Useful time, sum (s)", [](const F& f) { return f.useful_sum; }, false},
+      {"elapsed_s", "Runtime (s)", [](const F& f) { return f.elapsed; }, false},
+  };
+  return c;
+}
+
+std::string cell_text(const Column& c, double v) {
+  if (!std::isfinite(v)) return "—";
+  if (c.efficiency) return fmt::format("{:.2f} %", 100 * v);
+  if (std::string_view(c.key) == "instructions") return fmt::format("{:.4g}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+}  // namespace
+
+std::string pop_colour(double v) {
+  // POP's traffic-light scale: red at 50 % and below, yellow at 75 %, green from 100 % (a
+  // super-linear factor stays green).
+  if (!std::isfinite(v)) return "#eeeeee";
+  const double x = std::clamp((v - 0.5) / 0.5, 0.0, 1.0);
+  double r, g, b;
+  if (x < 0.5) {  // red (230,124,115) -> yellow (255,214,102)
+    const double k = x / 0.5;
+    r = 230 + k * (255 - 230), g = 124 + k * (214 - 124), b = 115 + k * (102 - 115);
+  } else {  // yellow -> green (87,187,138)
+    const double k = (x - 0.5) / 0.5;
+    r = 255 + k * (87 - 255), g = 214 + k * (187 - 214), b = 102 + k * (138 - 102);
+  }
+  return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(r)), static_cast<int>(std::lround(g)),
+                     static_cast<int>(std::lround(b)));
+}
+
+void pop_command(const PopArgs& args, std::ostream& out) {
+  analysis::Scaling scaling;
+  if (args.scaling == "strong")
+    scaling = analysis::Scaling::Strong;
+  else if (args.scaling == "weak")
+    scaling = analysis::Scaling::Weak;
+  else
+    throw InputError("--scaling: unknown scaling '" + args.scaling + "' (allowed: strong, weak)");
+  analysis::Convention conv{};
+  if (args.convention != "auto" && !analysis::parse_convention(args.convention, conv))
+    throw InputError("--convention: unknown convention '" + args.convention + "' (allowed: auto, bsc, scalasca, waitlab)");
+  if (args.ideal != "lamport" && args.ideal != "smpi")
+    throw InputError("--ideal: unknown estimate '" + args.ideal + "' (allowed: lamport, smpi)");
+  if (args.inputs.empty()) throw InputError("pop: no traces given");
+
+  std::vector<Input> inputs;
+  for (const auto& in : args.inputs) expand(in, inputs);
+  std::vector<Analysed> runs;
+  runs.reserve(inputs.size());
+  for (const auto& in : inputs) runs.push_back(analyse(in, args));
+  std::vector<analysis::PopRun> pr;
+  for (const auto& a : runs) pr.push_back(a.run);
+  const std::vector<analysis::PopFactors> factors = analysis::pop_factors(pr, scaling);
+
+  std::error_code ec;
+  fs::create_directories(args.out_dir, ec);
+  if (ec || !fs::is_directory(args.out_dir))
+    throw InputError(args.out_dir + ": cannot create the output directory: " + ec.message());
+  const fs::path d(args.out_dir);
+
+  // pop.csv: one row per run, in the order of the factors (by units).
+  std::string csv = "run,origin,convention,ranks,units";
+  for (const auto& c : columns()) csv += std::string(",") + c.key;
+  csv += "\n";
+  nlohmann::ordered_json jruns = nlohmann::ordered_json::array();
+  for (const auto& f : factors) {
+    const Analysed& a = runs[f.index];
+    csv += fmt::format("{},{},{},{},{}", f.name, a.origin, analysis::convention_name(a.tr.convention), f.ranks, f.units);
+    nlohmann::ordered_json jr;
+    jr["run"] = f.name;
+    jr["trace"] = inputs[f.index].path;
+    jr["origin"] = a.origin;
+    jr["convention"] = convention_json(a.tr);
+    jr["ideal"] = a.tr.source;
+    jr["ranks"] = f.ranks;
+    jr["units"] = f.units;
+    for (const auto& c : columns()) {
+      csv += "," + num(c.get(f));
+      jr[c.key] = jnum(c.get(f));
+    }
+    jr["warnings"] = a.warnings;
+    csv += "\n";
+    jruns.push_back(jr);
+  }
+  nlohmann::ordered_json j;
+  j["schema"] = "waitlab.pop";
+  j["schema_version"] = 1;
+  j["generator"] = std::string("waitlab ") + kVersion;
+  j["scaling"] = args.scaling;
+  j["reference"] = factors.empty() ? std::string() : factors.front().name;
+  j["runs"] = jruns;
+  const std::string text = j.dump(2) + "\n";
+  trace::write_file_atomic((d / "pop.csv").string(), csv);
+  trace::write_file_atomic((d / "pop.json").string(), text);
+  nlohmann::ordered_json summary;
+  summary["schema"] = "waitlab.pop";
+  summary["schema_version"] = 1;
+  summary["generator"] = j["generator"];
+  summary["pop"] = j;
+  trace::write_file_atomic((d / "summary.json").string(), summary.dump(2) + "\n");
+  std::vector<std::string> files = {(d / "pop.csv").string(), (d / "pop.json").string()};
+  for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("pop") + ext), ec);
+  if (const std::string why = draw("pop", {args.out_dir}); !why.empty())
+    std::cerr << "waitlab: the POP picture was not drawn: " << why << "\n";
+  else
+    files.push_back((d / "pop.png").string());
+  try {
+    files.push_back(write_report(args.out_dir));
+  } catch (const std::exception& e) {
+    std::cerr << "waitlab: report.html was not written: " << e.what() << "\n";
+  }
+
+  // The table on the terminal: factors as rows, runs as columns (as POP reports print it).
+  out << fmt::format("POP model factors, {} scaling, reference {} ({} runs)\n", args.scaling, j["reference"].get<std::string>(),
+                     factors.size());
+  std::string head = fmt::format("{:<34}", "");
+  for (const auto& f : factors) head += fmt::format(" {:>12}", f.units == f.ranks ? fmt::format("{} ranks", f.ranks)
+                                                                              : fmt::format("{}×{}", f.ranks, f.units / std::max<std::size_t>(f.ranks, 1)));
+  out << head << "\n";
+  for (const auto& c : columns()) {
+    std::string line = fmt::format("{:<34}", c.title);
+    for (const auto& f : factors) line += fmt::format(" {:>12}", cell_text(c, c.get(f)));
+    out << line << "\n";
+  }
+  for (const auto& a : runs)
+    for (const auto& w : a.warnings) out << "warning         " << w << "\n";
+  for (const auto& f : factors) {
+    const Analysed& a = runs[f.index];
+    out << fmt::format("{:<15} {} conventions: {}; useful: {}; ideal: {}\n", f.name, analysis::convention_name(a.tr.convention),
+                       analysis::convention_span_text(a.tr.convention), analysis::convention_useful_text(a.tr.convention),
+                       estimate_title(a.tr.source));
+  }
+  out << "results         ";
+  for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
+  out << "\n";
+}
+
+}  // namespace waitlab::app
