@@ -68,7 +68,8 @@ inline constexpr double kOtf2TicksPerSecond = 1e9;
 void write_otf2(const Trace& trace, const std::string& dir);
 
 struct Otf2ReadStats {
-  std::uint64_t skipped_locations = 0;  // locations that carry no rank (threads, metric locations, ...)
+  std::uint64_t skipped_locations = 0;  // locations not read (metric locations, GPU streams, ...)
+  std::uint64_t thread_locations = 0;   // worker-thread locations read into Trace::threads
   std::uint64_t timer_resolution = 0;   // ticks per second (ClockProperties)
   std::uint64_t global_offset = 0;      // the tick that reads as time 0
   std::uint64_t trace_length = 0;       // ticks
@@ -77,6 +78,10 @@ struct Otf2ReadStats {
   // enough: "Metric", "ThreadFork", "Enter (OPENMP)", "MpiCollectiveEnd (CREATE_HANDLE)",
   // "MpiIrecvRequest (cancelled)", ... records − their sum = the events of the Trace.
   std::map<std::string, std::uint64_t> skipped_records;
+  // Records that became counter samples or overhead state intervals rather than events, by
+  // the same names: "Metric", "BufferFlush", "MeasurementOnOff", "Enter (MEASUREMENT_SYSTEM)",
+  // "Leave (MEASUREMENT_SYSTEM)". records = events of locations and threads + skipped + these.
+  std::map<std::string, std::uint64_t> converted_records;
 };
 Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats = nullptr);
 
