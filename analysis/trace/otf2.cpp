@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -31,6 +32,12 @@ namespace {
 constexpr const char* kOriginProperty = "WAITLAB::ORIGIN";
 constexpr const char* kSpanBeginProperty = "WAITLAB::SPAN_BEGIN";
 constexpr const char* kSpanEndProperty = "WAITLAB::SPAN_END";
+
+std::string number(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
 
 OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
   return OTF2_FLUSH;
@@ -67,7 +74,23 @@ class QuietErrors {
 class Writer {
  public:
   Writer(const Trace& t, std::string where) : t_(t), where_(std::move(where)) {
-    begin_ = t.begin_time();
+    // The time axis starts at the earliest event or counter sample of any location or thread.
+    begin_ = std::numeric_limits<Time>::infinity();
+    end_ = -std::numeric_limits<Time>::infinity();
+    for (const auto* v : {&t.locations, &t.threads})
+      for (const Location& l : *v) {
+        if (!l.events.empty()) {
+          begin_ = std::min(begin_, l.events.front().time);
+          end_ = std::max(end_, l.events.back().time);
+        }
+        if (!l.counters.empty()) {
+          begin_ = std::min(begin_, l.counters.front().time);
+          end_ = std::max(end_, l.counters.back().time);
+        }
+        samples_ = samples_ || !l.counters.empty();
+      }
+    if (begin_ > end_) begin_ = end_ = 0;
+    samples_ = samples_ && t.counters != 0;
   }
 
   void check(OTF2_ErrorCode code, const char* what) const {
@@ -125,12 +148,42 @@ class Writer {
       return local[c][static_cast<std::size_t>(g)];
     };
 
+    check(OTF2_Archive_SetProperty(archive, kOriginProperty, std::string(origin_name(t_.origin)).c_str(), true),
+          "origin property");
+    if (t_.has_declared_span()) {
+      check(OTF2_Archive_SetProperty(archive, kSpanBeginProperty, number(t_.span_begin - begin_).c_str(), true),
+            "span property");
+      check(OTF2_Archive_SetProperty(archive, kSpanEndProperty, number(t_.span_end - begin_).c_str(), true),
+            "span property");
+    }
+
     check(OTF2_Archive_OpenEvtFiles(archive), "open event files");
-    std::vector<std::uint64_t> counts(n, 0);
-    for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t n_all = n + t_.threads.size();
+    std::vector<std::uint64_t> counts(n_all, 0);
+    for (std::size_t r = 0; r < n_all; ++r) {
       OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, r);
-      if (!w) throw InputError(where_ + ": cannot open the event writer of rank " + std::to_string(r));
-      for (const Event& e : t_.locations[r].events) {
+      if (!w) throw InputError(where_ + ": cannot open the event writer of location " + std::to_string(r));
+      const Location& l = r < n ? t_.locations[r] : t_.threads[r - n];
+      std::array<std::uint64_t, 2> sums{};  // accumulated instructions, cycles (Score-P's metric mode)
+      std::size_t next_sample = 0;
+      const auto samples_until = [&](Time time) {
+        for (; samples_ && next_sample < l.counters.size() && l.counters[next_sample].time <= time; ++next_sample) {
+          const CounterSample& c = l.counters[next_sample];
+          sums[0] += c.instructions;
+          sums[1] += c.cycles;
+          std::array<OTF2_Type, 2> types{};
+          std::array<OTF2_MetricValue, 2> values{};
+          std::uint8_t k = 0;
+          for (std::size_t i = 0; i < 2; ++i)
+            if (t_.counters & (i == 0 ? kHasInstructions : kHasCycles)) {
+              types[k] = OTF2_TYPE_UINT64;
+              values[k++].unsigned_int = sums[i];
+            }
+          check(OTF2_EvtWriter_Metric(w, nullptr, ticks(c.time), 0, k, types.data(), values.data()), "metric record");
+        }
+      };
+      for (const Event& e : l.events) {
+        samples_until(e.time);  // a sample before the events of its time, as Score-P writes them
         const OTF2_TimeStamp ts = ticks(e.time);
         OTF2_ErrorCode code = OTF2_SUCCESS;
         switch (e.kind) {
@@ -163,6 +216,7 @@ class Writer {
         }
         check(code, "event record");
       }
+      samples_until(std::numeric_limits<Time>::infinity());
       // The location's record count as OTF2 keeps it (with any record OTF2 adds itself, such
       // as BufferFlush): the number readers get back.
       check(OTF2_EvtWriter_GetNumberOfEvents(w, &counts[r]), "count the events");
@@ -171,7 +225,7 @@ class Writer {
     check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
 
     check(OTF2_Archive_OpenDefFiles(archive), "open definition files");
-    for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t r = 0; r < n_all; ++r) {
       OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, r);
       if (!dw) throw InputError(where_ + ": cannot open the definition writer of rank " + std::to_string(r));
       check(OTF2_Archive_CloseDefWriter(archive, dw), "close a definition writer");
@@ -199,13 +253,14 @@ class Writer {
       rank_names.push_back(str("MPI Rank " + std::to_string(r)));
       thread_names.push_back(str("Master thread"));
     }
+    for (const Location& l : t_.threads) thread_names.push_back(str("Thread " + std::to_string(l.thread)));
+    const OTF2_StringRef ins_name = str("PAPI_TOT_INS"), cyc_name = str("PAPI_TOT_CYC"), unit = str("#");
     const OTF2_StringRef locations_name = str("MPI_COMM_WORLD locations");
     std::vector<OTF2_StringRef> comm_names;
     for (const auto& c : t_.defs.comms) comm_names.push_back(str(c.name));
 
-    const Time end = t_.end_time();
     check(OTF2_GlobalDefWriter_WriteClockProperties(g, static_cast<std::uint64_t>(kOtf2TicksPerSecond), 0,
-                                                    ticks(end) + 1, OTF2_UNDEFINED_TIMESTAMP),
+                                                    ticks(end_) + 1, OTF2_UNDEFINED_TIMESTAMP),
           "clock properties");
     for (const std::string* s : order_) check(OTF2_GlobalDefWriter_WriteString(g, strings_.at(*s), s->c_str()), "string");
     check(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, mpi_name, OTF2_PARADIGM_CLASS_PROCESS), "paradigm");
@@ -232,6 +287,24 @@ class Writer {
       check(OTF2_GlobalDefWriter_WriteLocation(g, r, thread_names[r], OTF2_LOCATION_TYPE_CPU_THREAD, counts[r],
                                                static_cast<OTF2_LocationGroupRef>(r)),
             "location");
+    // Worker threads: further CPU-thread locations of their rank's process.
+    for (std::size_t i = 0; i < t_.threads.size(); ++i)
+      check(OTF2_GlobalDefWriter_WriteLocation(g, n + i, thread_names[n + i], OTF2_LOCATION_TYPE_CPU_THREAD,
+                                               counts[n + i], static_cast<OTF2_LocationGroupRef>(t_.threads[i].rank)),
+            "thread location");
+    if (samples_) {  // metric class 0: the counters the trace has, accumulated from the start
+      std::vector<OTF2_MetricMemberRef> members;
+      if (t_.counters & kHasInstructions) members.push_back(0);
+      if (t_.counters & kHasCycles) members.push_back(1);
+      for (OTF2_MetricMemberRef m : members)
+        check(OTF2_GlobalDefWriter_WriteMetricMember(g, m, m == 0 ? ins_name : cyc_name, m == 0 ? ins_name : cyc_name,
+                                                     OTF2_METRIC_TYPE_PAPI, OTF2_METRIC_ACCUMULATED_START,
+                                                     OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0, unit),
+              "metric member");
+      check(OTF2_GlobalDefWriter_WriteMetricClass(g, 0, static_cast<std::uint8_t>(members.size()), members.data(),
+                                                  OTF2_METRIC_SYNCHRONOUS, OTF2_RECORDER_KIND_CPU),
+            "metric class");
+    }
     // Group 0: the locations of the MPI ranks (COMM_LOCATIONS), before every communicator group.
     std::vector<std::uint64_t> all(n);
     for (std::size_t r = 0; r < n; ++r) all[r] = r;
@@ -295,6 +368,8 @@ class Writer {
   const Trace& t_;
   std::string where_;
   Time begin_ = 0;
+  Time end_ = 0;
+  bool samples_ = false;  // counter samples written as Metric records
   std::map<std::string, OTF2_StringRef> strings_;
   std::vector<const std::string*> order_;  // strings in id order
 };
@@ -1322,6 +1397,41 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
       if (count) stats->converted_records[kind] = count;
   }
   return t;
+}
+
+std::vector<std::string> otf2_losses(const Trace& t) {
+  std::vector<std::string> lost;
+  std::size_t truth = 0, states = 0, samples = 0, renumbered = 0;
+  bool irecv_details = false;
+  for (const auto* v : {&t.locations, &t.threads})
+    for (const Location& l : *v) {
+      truth += l.truth.size();
+      states += l.states.size();
+      samples += l.counters.size();
+      for (const Event& e : l.events)
+        irecv_details = irecv_details || (e.kind == EventKind::IrecvPost && (e.peer != kNoRank || e.bytes));
+    }
+  for (std::size_t i = 0; i < t.threads.size(); ++i) {
+    const std::int32_t expected = i > 0 && t.threads[i - 1].rank == t.threads[i].rank ? t.threads[i - 1].thread + 1 : 1;
+    if (t.threads[i].thread != expected) ++renumbered;
+  }
+  if (truth > 0)
+    lost.push_back("the ground truth of " + std::to_string(truth) +
+                   " compute intervals (nominal and injected time by cause): OTF2 has no such record");
+  if (!t.attributes.empty())
+    lost.push_back(std::to_string(t.attributes.size()) + " trace attributes (scenario, platform, seed, ...)");
+  if (irecv_details)
+    lost.push_back("the source, tag and size of MPI_Irecv requests at posting (OTF2 has them at completion)");
+  if (states > 0)
+    lost.push_back(std::to_string(states) +
+                   " state intervals (not-useful states outside MPI: Paraver states, measurement overhead): OTF2 has "
+                   "no record for them");
+  if (samples > 0 && t.counters == 0)
+    lost.push_back(std::to_string(samples) + " counter samples of a trace that declares no counter");
+  if (renumbered > 0)
+    lost.push_back("the numbers of " + std::to_string(renumbered) +
+                   " worker threads (OTF2 readers number a process's threads 1, 2, ... in order)");
+  return lost;
 }
 
 void write_otf2(const Trace& trace, const std::string& dir) {

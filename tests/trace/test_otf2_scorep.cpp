@@ -752,6 +752,34 @@ TEST_F(Otf2Scorep, ReadTraceRoundTrips) {
   fs::remove_all(dir);
   EXPECT_EQ(stats.skipped_locations, 0u);
   EXPECT_TRUE(stats.skipped_records.empty());
+  EXPECT_EQ(stats.thread_locations, 4u);
+  const std::map<std::string, std::uint64_t> metrics = {{"Metric", 16}};
+  EXPECT_EQ(stats.converted_records, metrics);  // the samples; the overhead states are lost:
+  EXPECT_EQ(otf2_losses(t), std::vector<std::string>{"2 state intervals (not-useful states outside MPI: Paraver "
+                                                     "states, measurement overhead): OTF2 has no record for them"});
+  EXPECT_EQ(back.origin, Origin::ScoreP);  // waitlab's archive says where the trace came from
+  EXPECT_NEAR(back.span_begin, t.span_begin - t.begin_time(), 1e-12);
+  EXPECT_NEAR(back.span_end, t.span_end - t.begin_time(), 1e-12);
+  EXPECT_EQ(back.counters, t.counters);
+  ASSERT_EQ(back.threads.size(), t.threads.size());
+  for (std::size_t i = 0; i < t.threads.size(); ++i) {
+    EXPECT_EQ(back.threads[i].rank, t.threads[i].rank);
+    EXPECT_EQ(back.threads[i].thread, t.threads[i].thread);
+    ASSERT_EQ(back.threads[i].events.size(), t.threads[i].events.size());
+    for (std::size_t k = 0; k < t.threads[i].events.size(); ++k)
+      EXPECT_NEAR(back.threads[i].events[k].time, t.threads[i].events[k].time - t.begin_time(), 1e-9);
+  }
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    const auto& x = t.locations[r].counters;
+    const auto& y = back.locations[r].counters;
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      EXPECT_NEAR(y[k].time, x[k].time - t.begin_time(), 1e-9);
+      EXPECT_EQ(y[k].instructions, x[k].instructions);
+      EXPECT_EQ(y[k].cycles, x[k].cycles);
+    }
+    EXPECT_TRUE(back.locations[r].states.empty());
+  }
   EXPECT_EQ(back.defs, t.defs);
   ASSERT_EQ(back.ranks(), t.ranks());
   for (std::size_t r = 0; r < t.ranks(); ++r) {
