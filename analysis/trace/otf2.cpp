@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -24,6 +26,18 @@ namespace waitlab::trace {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Archive properties of waitlab's own archives (creator "waitlab"): the trace's origin and
+// the span it declares, in seconds on the archive's time axis (%.17g).
+constexpr const char* kOriginProperty = "WAITLAB::ORIGIN";
+constexpr const char* kSpanBeginProperty = "WAITLAB::SPAN_BEGIN";
+constexpr const char* kSpanEndProperty = "WAITLAB::SPAN_END";
+
+std::string number(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
 
 OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
   return OTF2_FLUSH;
@@ -60,7 +74,23 @@ class QuietErrors {
 class Writer {
  public:
   Writer(const Trace& t, std::string where) : t_(t), where_(std::move(where)) {
-    begin_ = t.begin_time();
+    // The time axis starts at the earliest event or counter sample of any location or thread.
+    begin_ = std::numeric_limits<Time>::infinity();
+    end_ = -std::numeric_limits<Time>::infinity();
+    for (const auto* v : {&t.locations, &t.threads})
+      for (const Location& l : *v) {
+        if (!l.events.empty()) {
+          begin_ = std::min(begin_, l.events.front().time);
+          end_ = std::max(end_, l.events.back().time);
+        }
+        if (!l.counters.empty()) {
+          begin_ = std::min(begin_, l.counters.front().time);
+          end_ = std::max(end_, l.counters.back().time);
+        }
+        samples_ = samples_ || !l.counters.empty();
+      }
+    if (begin_ > end_) begin_ = end_ = 0;
+    samples_ = samples_ && t.counters != 0;
   }
 
   void check(OTF2_ErrorCode code, const char* what) const {
@@ -118,12 +148,42 @@ class Writer {
       return local[c][static_cast<std::size_t>(g)];
     };
 
+    check(OTF2_Archive_SetProperty(archive, kOriginProperty, std::string(origin_name(t_.origin)).c_str(), true),
+          "origin property");
+    if (t_.has_declared_span()) {
+      check(OTF2_Archive_SetProperty(archive, kSpanBeginProperty, number(t_.span_begin - begin_).c_str(), true),
+            "span property");
+      check(OTF2_Archive_SetProperty(archive, kSpanEndProperty, number(t_.span_end - begin_).c_str(), true),
+            "span property");
+    }
+
     check(OTF2_Archive_OpenEvtFiles(archive), "open event files");
-    std::vector<std::uint64_t> counts(n, 0);
-    for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t n_all = n + t_.threads.size();
+    std::vector<std::uint64_t> counts(n_all, 0);
+    for (std::size_t r = 0; r < n_all; ++r) {
       OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, r);
-      if (!w) throw InputError(where_ + ": cannot open the event writer of rank " + std::to_string(r));
-      for (const Event& e : t_.locations[r].events) {
+      if (!w) throw InputError(where_ + ": cannot open the event writer of location " + std::to_string(r));
+      const Location& l = r < n ? t_.locations[r] : t_.threads[r - n];
+      std::array<std::uint64_t, 2> sums{};  // accumulated instructions, cycles (Score-P's metric mode)
+      std::size_t next_sample = 0;
+      const auto samples_until = [&](Time time) {
+        for (; samples_ && next_sample < l.counters.size() && l.counters[next_sample].time <= time; ++next_sample) {
+          const CounterSample& c = l.counters[next_sample];
+          sums[0] += c.instructions;
+          sums[1] += c.cycles;
+          std::array<OTF2_Type, 2> types{};
+          std::array<OTF2_MetricValue, 2> values{};
+          std::uint8_t k = 0;
+          for (std::size_t i = 0; i < 2; ++i)
+            if (t_.counters & (i == 0 ? kHasInstructions : kHasCycles)) {
+              types[k] = OTF2_TYPE_UINT64;
+              values[k++].unsigned_int = sums[i];
+            }
+          check(OTF2_EvtWriter_Metric(w, nullptr, ticks(c.time), 0, k, types.data(), values.data()), "metric record");
+        }
+      };
+      for (const Event& e : l.events) {
+        samples_until(e.time);  // a sample before the events of its time, as Score-P writes them
         const OTF2_TimeStamp ts = ticks(e.time);
         OTF2_ErrorCode code = OTF2_SUCCESS;
         switch (e.kind) {
@@ -156,6 +216,7 @@ class Writer {
         }
         check(code, "event record");
       }
+      samples_until(std::numeric_limits<Time>::infinity());
       // The location's record count as OTF2 keeps it (with any record OTF2 adds itself, such
       // as BufferFlush): the number readers get back.
       check(OTF2_EvtWriter_GetNumberOfEvents(w, &counts[r]), "count the events");
@@ -164,7 +225,7 @@ class Writer {
     check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
 
     check(OTF2_Archive_OpenDefFiles(archive), "open definition files");
-    for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t r = 0; r < n_all; ++r) {
       OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, r);
       if (!dw) throw InputError(where_ + ": cannot open the definition writer of rank " + std::to_string(r));
       check(OTF2_Archive_CloseDefWriter(archive, dw), "close a definition writer");
@@ -192,13 +253,14 @@ class Writer {
       rank_names.push_back(str("MPI Rank " + std::to_string(r)));
       thread_names.push_back(str("Master thread"));
     }
+    for (const Location& l : t_.threads) thread_names.push_back(str("Thread " + std::to_string(l.thread)));
+    const OTF2_StringRef ins_name = str("PAPI_TOT_INS"), cyc_name = str("PAPI_TOT_CYC"), unit = str("#");
     const OTF2_StringRef locations_name = str("MPI_COMM_WORLD locations");
     std::vector<OTF2_StringRef> comm_names;
     for (const auto& c : t_.defs.comms) comm_names.push_back(str(c.name));
 
-    const Time end = t_.end_time();
     check(OTF2_GlobalDefWriter_WriteClockProperties(g, static_cast<std::uint64_t>(kOtf2TicksPerSecond), 0,
-                                                    ticks(end) + 1, OTF2_UNDEFINED_TIMESTAMP),
+                                                    ticks(end_) + 1, OTF2_UNDEFINED_TIMESTAMP),
           "clock properties");
     for (const std::string* s : order_) check(OTF2_GlobalDefWriter_WriteString(g, strings_.at(*s), s->c_str()), "string");
     check(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, mpi_name, OTF2_PARADIGM_CLASS_PROCESS), "paradigm");
@@ -225,6 +287,24 @@ class Writer {
       check(OTF2_GlobalDefWriter_WriteLocation(g, r, thread_names[r], OTF2_LOCATION_TYPE_CPU_THREAD, counts[r],
                                                static_cast<OTF2_LocationGroupRef>(r)),
             "location");
+    // Worker threads: further CPU-thread locations of their rank's process.
+    for (std::size_t i = 0; i < t_.threads.size(); ++i)
+      check(OTF2_GlobalDefWriter_WriteLocation(g, n + i, thread_names[n + i], OTF2_LOCATION_TYPE_CPU_THREAD,
+                                               counts[n + i], static_cast<OTF2_LocationGroupRef>(t_.threads[i].rank)),
+            "thread location");
+    if (samples_) {  // metric class 0: the counters the trace has, accumulated from the start
+      std::vector<OTF2_MetricMemberRef> members;
+      if (t_.counters & kHasInstructions) members.push_back(0);
+      if (t_.counters & kHasCycles) members.push_back(1);
+      for (OTF2_MetricMemberRef m : members)
+        check(OTF2_GlobalDefWriter_WriteMetricMember(g, m, m == 0 ? ins_name : cyc_name, m == 0 ? ins_name : cyc_name,
+                                                     OTF2_METRIC_TYPE_PAPI, OTF2_METRIC_ACCUMULATED_START,
+                                                     OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0, unit),
+              "metric member");
+      check(OTF2_GlobalDefWriter_WriteMetricClass(g, 0, static_cast<std::uint8_t>(members.size()), members.data(),
+                                                  OTF2_METRIC_SYNCHRONOUS, OTF2_RECORDER_KIND_CPU),
+            "metric class");
+    }
     // Group 0: the locations of the MPI ranks (COMM_LOCATIONS), before every communicator group.
     std::vector<std::uint64_t> all(n);
     for (std::size_t r = 0; r < n; ++r) all[r] = r;
@@ -288,6 +368,8 @@ class Writer {
   const Trace& t_;
   std::string where_;
   Time begin_ = 0;
+  Time end_ = 0;
+  bool samples_ = false;  // counter samples written as Metric records
   std::map<std::string, OTF2_StringRef> strings_;
   std::vector<const std::string*> order_;  // strings in id order
 };
@@ -299,11 +381,12 @@ class Writer {
 namespace {
 
 // Event records the event model has no place for: skipped and counted by kind (their OTF2
-// names). MpiRequestCancelled has its own callback (it drops the cancelled request's post).
+// names). MpiRequestCancelled has its own callback (it drops the cancelled request's post);
+// Metric, BufferFlush and MeasurementOnOff too (counter samples and overhead states).
 #define WL_OTF2_SKIPPED_RECORDS(X)                                                                      \
-  X(BufferFlush) X(MeasurementOnOff) X(MpiRequestTest) X(NonBlockingCollectiveRequest)                  \
+  X(MpiRequestTest) X(NonBlockingCollectiveRequest)                                                     \
   X(NonBlockingCollectiveComplete) X(OmpFork) X(OmpJoin) X(OmpAcquireLock) X(OmpReleaseLock)            \
-  X(OmpTaskCreate) X(OmpTaskSwitch) X(OmpTaskComplete) X(Metric) X(ParameterString) X(ParameterInt)     \
+  X(OmpTaskCreate) X(OmpTaskSwitch) X(OmpTaskComplete) X(ParameterString) X(ParameterInt)               \
   X(ParameterUnsignedInt) X(RmaWinCreate) X(RmaWinDestroy) X(RmaCollectiveBegin) X(RmaCollectiveEnd)   \
   X(RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock) X(RmaTryLock) X(RmaReleaseLock) X(RmaSync)        \
   X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic) X(RmaOpCompleteBlocking) X(RmaOpCompleteNonBlocking) \
@@ -321,6 +404,7 @@ enum class Skip : std::uint8_t {
   WL_OTF2_SKIPPED_RECORDS(WL_OTF2_ENUM)
 #undef WL_OTF2_ENUM
   MpiRequestCancelled,
+  Metric,                 // of a metric that is not PAPI_TOT_INS/PAPI_TOT_CYC, or a metric instance
   CancelledIsend,         // the MpiIsend of a cancelled request
   CancelledIrecvRequest,  // the MpiIrecvRequest of a cancelled request
   InterSend,              // point-to-point records on an inter-communicator
@@ -337,6 +421,7 @@ constexpr std::array<std::string_view, kSkipKinds> kSkipNames = {
     WL_OTF2_SKIPPED_RECORDS(WL_OTF2_NAME)
 #undef WL_OTF2_NAME
         "MpiRequestCancelled",
+    "Metric",
     "MpiIsend (cancelled)",
     "MpiIrecvRequest (cancelled)",
     "MpiSend (inter-communicator)",
@@ -456,6 +541,12 @@ struct Defs {
   };
   std::vector<Com> comms;
   std::vector<OTF2_CommRef> inter_comms;
+  struct Member {
+    OTF2_StringRef name;
+    OTF2_MetricMode mode;
+  };
+  std::map<OTF2_MetricMemberRef, Member> metric_members;
+  std::map<OTF2_MetricRef, std::vector<OTF2_MetricMemberRef>> metric_classes;  // not the instances
   std::string str(OTF2_StringRef r) const {
     const auto it = strings.find(r);
     return it == strings.end() ? std::string() : it->second;
@@ -494,6 +585,18 @@ struct RegionInfo {
   OTF2_Paradigm paradigm = OTF2_PARADIGM_UNKNOWN;
   bool defined = false;
   bool keep = false;  // false: Enter/Leave of another paradigm's region, skipped
+  bool overhead = false;  // a measurement-system region: its time is a kStateOverhead interval
+};
+
+// One value of a Metric record of a PAPI metric the event model keeps.
+enum class Counter : std::uint8_t { None, Instructions, Cycles };
+struct MetricSlot {
+  Counter counter = Counter::None;
+  bool accumulated = true;  // values accumulate (a delta is the difference); else each is a delta
+};
+struct MetricInfo {
+  bool defined = false;  // a metric class (not an instance) of which some member is kept
+  std::vector<MetricSlot> slots;
 };
 
 enum class CommKind : std::uint8_t { Undefined, Intra, Self, Inter };
@@ -511,11 +614,18 @@ struct Sink {
   double resolution = 1;
   RefTable<RegionInfo> regions;
   RefTable<CommInfo> comms;
+  std::map<OTF2_MetricRef, MetricInfo> metrics;
   const std::vector<Communicator>* trace_comms = nullptr;
 
   // The location being read.
+  Location* loc = nullptr;
   std::vector<Event>* ev = nullptr;
   Rank rank = 0;
+  std::array<std::uint64_t, 2> last_counter{};  // accumulated instructions, cycles so far
+  std::uint32_t overhead_depth = 0;             // open measurement-system regions
+  Time overhead_begin = 0;
+  bool measurement_off = false;
+  Time off_begin = 0;
   MpiOp call = MpiOp::None;  // the MPI call the location is in (the op of its records)
   std::size_t coll_begin = kNone;
   std::vector<std::size_t> drop;                   // events to remove once the location is read
@@ -526,10 +636,16 @@ struct Sink {
   std::array<std::uint64_t, kSkipKinds> skipped{};
   std::array<std::uint64_t, 256> enter_skipped{}, leave_skipped{};
   std::array<std::uint64_t, kCollKeys> coll_begin_skipped{}, coll_end_skipped{};
+  std::uint64_t metrics_read = 0, flushes_read = 0, on_off_read = 0, overhead_enters = 0, overhead_leaves = 0;
+  std::uint8_t counters = 0;  // kHasInstructions | kHasCycles of the samples read
 
-  void start(std::vector<Event>* events, Rank r) {
-    ev = events;
+  void start(Location* l, Rank r) {
+    loc = l;
+    ev = &l->events;
     rank = r;
+    last_counter = {};
+    overhead_depth = 0;
+    measurement_off = false;
     call = MpiOp::None;
     coll_begin = kNone;
     drop.clear();
@@ -567,6 +683,28 @@ struct Sink {
     }
     return false;
   }
+  void overhead(Time b, Time e) { loc->states.push_back(StateInterval{b, std::max(b, e), kStateOverhead}); }
+  // Once the location is read: closes what is still open (at the location's last time) and
+  // merges the overhead intervals into ordered, non-overlapping ones (Score-P writes a flush
+  // both as a BufferFlush record and as its "TRACE BUFFER FLUSH" region).
+  void finish_states() {
+    Time last = ev->empty() ? 0 : ev->back().time;
+    for (const StateInterval& st : loc->states) last = std::max(last, st.end);
+    if (!loc->counters.empty()) last = std::max(last, loc->counters.back().time);
+    if (overhead_depth > 0) overhead(overhead_begin, last);
+    if (measurement_off) overhead(off_begin, last);
+    auto& v = loc->states;
+    std::stable_sort(v.begin(), v.end(), [](const StateInterval& a, const StateInterval& b) { return a.begin < b.begin; });
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (out > 0 && v[i].begin <= v[out - 1].end) {
+        v[out - 1].end = std::max(v[out - 1].end, v[i].end);
+      } else {
+        v[out++] = v[i];
+      }
+    }
+    v.resize(out);
+  }
   // Removes the dropped events, keeping the order of the others.
   void compact() {
     if (drop.empty()) return;
@@ -593,6 +731,11 @@ OTF2_CallbackCode on_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
                            OTF2_RegionRef r) {
   Sink& s = sink(u);
   const RegionInfo& ri = s.regions.get(r);
+  if (ri.overhead) {
+    if (s.overhead_depth++ == 0) s.overhead_begin = s.time(t);
+    ++s.overhead_enters;
+    return OTF2_CALLBACK_SUCCESS;
+  }
   if (!ri.keep) {
     if (!ri.defined) return s.fail("an Enter names undefined region " + std::to_string(r));
     ++s.enter_skipped[ri.paradigm];
@@ -606,6 +749,11 @@ OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
                            OTF2_RegionRef r) {
   Sink& s = sink(u);
   const RegionInfo& ri = s.regions.get(r);
+  if (ri.overhead) {
+    if (s.overhead_depth > 0 && --s.overhead_depth == 0) s.overhead(s.overhead_begin, s.time(t));
+    ++s.overhead_leaves;
+    return OTF2_CALLBACK_SUCCESS;
+  }
   if (!ri.keep) {
     if (!ri.defined) return s.fail("a Leave names undefined region " + std::to_string(r));
     ++s.leave_skipped[ri.paradigm];
@@ -716,6 +864,68 @@ OTF2_CallbackCode on_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
   return OTF2_CALLBACK_SUCCESS;
 }
 
+// Score-P's own time: a buffer flush, and measurement switched off until it is switched on.
+OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                                  OTF2_TimeStamp stop) {
+  Sink& s = sink(u);
+  s.overhead(s.time(t), s.time(stop));
+  ++s.flushes_read;
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_measurement(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                                 OTF2_MeasurementMode mode) {
+  Sink& s = sink(u);
+  if (mode == OTF2_MEASUREMENT_OFF && !s.measurement_off) {
+    s.measurement_off = true;
+    s.off_begin = s.time(t);
+  } else if (mode == OTF2_MEASUREMENT_ON && s.measurement_off) {
+    s.measurement_off = false;
+    s.overhead(s.off_begin, s.time(t));
+  }
+  ++s.on_off_read;
+  return OTF2_CALLBACK_SUCCESS;
+}
+// PAPI_TOT_INS / PAPI_TOT_CYC values: a counter sample of what each counted since the
+// location's previous one (accumulated values as differences, modulo 2^64).
+OTF2_CallbackCode on_metric(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                            OTF2_MetricRef metric, uint8_t n, const OTF2_Type* types, const OTF2_MetricValue* values) {
+  Sink& s = sink(u);
+  const auto it = s.metrics.find(metric);
+  if (it == s.metrics.end() || !it->second.defined) return s.skip(Skip::Metric);
+  const MetricInfo& m = it->second;
+  if (n != m.slots.size())
+    return s.fail("a Metric record holds " + std::to_string(n) + " values where metric class " +
+                  std::to_string(metric) + " has " + std::to_string(m.slots.size()) + " members");
+  CounterSample sample;
+  sample.time = s.time(t);
+  for (std::size_t i = 0; i < n; ++i) {
+    const MetricSlot& slot = m.slots[i];
+    if (slot.counter == Counter::None) continue;
+    std::uint64_t v = 0;
+    if (types[i] == OTF2_TYPE_UINT64) {
+      v = values[i].unsigned_int;
+    } else if (types[i] == OTF2_TYPE_INT64 && values[i].signed_int >= 0) {
+      v = static_cast<std::uint64_t>(values[i].signed_int);
+    } else if (types[i] == OTF2_TYPE_DOUBLE && values[i].floating_point >= 0 && values[i].floating_point < 1.8e19) {
+      v = static_cast<std::uint64_t>(std::llround(values[i].floating_point));
+    } else {
+      return s.fail("a Metric record holds a negative or non-integral hardware counter value (OTF2 type " +
+                    std::to_string(static_cast<unsigned>(types[i])) + ")");
+    }
+    const std::size_t k = slot.counter == Counter::Instructions ? 0 : 1;
+    std::uint64_t delta = v;
+    if (slot.accumulated) {
+      delta = v - s.last_counter[k];
+      s.last_counter[k] = v;
+    }
+    (k == 0 ? sample.instructions : sample.cycles) = delta;
+    s.counters = static_cast<std::uint8_t>(s.counters | (k == 0 ? kHasInstructions : kHasCycles));
+  }
+  s.loc->counters.push_back(sample);
+  ++s.metrics_read;
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 template <Skip K, typename... A>
 OTF2_CallbackCode on_skipped(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*, A...) {
   return sink(u).skip(K);
@@ -743,6 +953,9 @@ OTF2_EvtReaderCallbacks* event_callbacks() {
   OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(cb, on_request_cancelled);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, on_coll_begin);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, on_coll_end);
+  OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cb, on_buffer_flush);
+  OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cb, on_measurement);
+  OTF2_EvtReaderCallbacks_SetMetricCallback(cb, on_metric);
 #define WL_OTF2_SKIP(name) skip_with<Skip::name>(OTF2_EvtReaderCallbacks_Set##name##Callback, cb);
   WL_OTF2_SKIPPED_RECORDS(WL_OTF2_SKIP)
 #undef WL_OTF2_SKIP
@@ -812,6 +1025,18 @@ void read_global_definitions(OTF2_Reader* reader, Defs& d, const std::function<v
         static_cast<Defs*>(u)->inter_comms.push_back(c);
         return OTF2_CALLBACK_SUCCESS;
       });
+  OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(
+      gcb, [](void* u, OTF2_MetricMemberRef m, OTF2_StringRef name, OTF2_StringRef, OTF2_MetricType, OTF2_MetricMode mode,
+              OTF2_Type, OTF2_Base, int64_t, OTF2_StringRef) {
+        static_cast<Defs*>(u)->metric_members[m] = Defs::Member{name, mode};
+        return OTF2_CALLBACK_SUCCESS;
+      });
+  OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(
+      gcb, [](void* u, OTF2_MetricRef c, uint8_t n, const OTF2_MetricMemberRef* members, OTF2_MetricOccurrence,
+              OTF2_RecorderKind) {
+        static_cast<Defs*>(u)->metric_classes[c] = std::vector<OTF2_MetricMemberRef>(members, members + n);
+        return OTF2_CALLBACK_SUCCESS;
+      });
   const OTF2_ErrorCode reg = OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, gcb, &d);
   OTF2_GlobalDefReaderCallbacks_Delete(gcb);
   if (reg != OTF2_SUCCESS) fail("cannot read the global definitions");
@@ -850,6 +1075,7 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   }
   if (!d.have_clock) fail("the global definitions hold no clock properties");
 
+  std::vector<OTF2_LocationRef> location_of_thread;  // of t.threads[i]
   // Ranks: the MPI COMM_LOCATIONS group lists the location of rank i at index i (Score-P:
   // each process's master thread). Without one, one rank per process location group in id
   // order, carried by its lowest CPU-thread location. Every other location is skipped.
@@ -886,6 +1112,64 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   t.locations.resize(n);
   for (std::size_t r = 0; r < n; ++r) t.locations[r].rank = static_cast<Rank>(r);
 
+  // Worker threads: the other CPU-thread locations of a rank's location group (Score-P:
+  // OpenMP and Pthread threads of the process), numbered 1, 2, ... in location id order.
+  {
+    std::map<OTF2_LocationGroupRef, Rank> rank_of_group;
+    for (std::size_t r = 0; r < n; ++r) rank_of_group.try_emplace(d.locations.at(location_of_rank[r]).group, static_cast<Rank>(r));
+    std::vector<std::pair<Rank, OTF2_LocationRef>> workers;
+    for (const auto& [l, loc] : d.locations) {
+      if (loc.type != OTF2_LOCATION_TYPE_CPU_THREAD || rank_of_location.count(l)) continue;
+      const auto g = rank_of_group.find(loc.group);
+      if (g != rank_of_group.end()) workers.emplace_back(g->second, l);
+    }
+    std::sort(workers.begin(), workers.end());
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      Location l;
+      l.rank = workers[i].first;
+      l.thread = i > 0 && t.threads.back().rank == l.rank ? t.threads.back().thread + 1 : 1;
+      t.threads.push_back(std::move(l));
+      location_of_thread.push_back(workers[i].second);
+    }
+  }
+
+  // Waitlab's own archives (creator "waitlab ...") say in their properties where the trace
+  // came from and the span it declares; any other archive is taken as Score-P's, spanning the
+  // clock properties' trace length from the global offset (time 0).
+  {
+    char* creator = nullptr;
+    const bool own = OTF2_Reader_GetCreator(reader, &creator) == OTF2_SUCCESS && creator &&
+                     std::string_view(creator).substr(0, 7) == "waitlab";
+    std::free(creator);
+    const auto property = [&](const char* name) {
+      char* value = nullptr;
+      std::string v;
+      if (OTF2_Reader_GetProperty(reader, name, &value) == OTF2_SUCCESS && value) v = value;
+      std::free(value);
+      return v;
+    };
+    if (own) {
+      const std::string origin = property(kOriginProperty);
+      t.origin = Origin::Simulated;
+      for (Origin o : {Origin::Simulated, Origin::Extrae, Origin::ScoreP, Origin::Unknown})
+        if (origin == origin_name(o)) t.origin = o;
+      const std::string b = property(kSpanBeginProperty), e = property(kSpanEndProperty);
+      if (!b.empty() && !e.empty()) {
+        char* end_b = nullptr;
+        char* end_e = nullptr;
+        const double vb = std::strtod(b.c_str(), &end_b), ve = std::strtod(e.c_str(), &end_e);
+        if (*end_b != '\0' || *end_e != '\0' || !std::isfinite(vb) || !std::isfinite(ve))
+          fail("the declared span [" + b + ", " + e + "] is not a pair of numbers");
+        t.span_begin = vb;
+        t.span_end = ve;
+      }
+    } else {
+      t.origin = Origin::ScoreP;
+      t.span_begin = 0;
+      t.span_end = static_cast<double>(d.length) / static_cast<double>(d.resolution);
+    }
+  }
+
   Sink s;
   s.offset = d.offset;
   s.resolution = static_cast<double>(d.resolution);
@@ -899,6 +1183,7 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     info.defined = true;
     info.paradigm = rg.paradigm;
     info.keep = mpi || kept_paradigm(rg.paradigm);
+    info.overhead = rg.paradigm == OTF2_PARADIGM_MEASUREMENT_SYSTEM;
     if (info.keep) {
       const std::string name = d.str(rg.name), canonical = d.str(rg.canonical);
       info.op = mpi ? mpi_region_op(canonical.empty() ? name : canonical) : MpiOp::None;
@@ -906,6 +1191,27 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
       t.defs.regions.push_back(Region{name, info.op, mpi ? std::string("MPI") : source});
     }
     s.regions.put(rg.id, info);
+  }
+
+  // Metric classes with PAPI_TOT_INS or PAPI_TOT_CYC members of accumulated or relative values
+  // (Score-P: accumulated from the start, recorded at every Enter and Leave).
+  for (const auto& [ref, members] : d.metric_classes) {
+    MetricInfo info;
+    for (OTF2_MetricMemberRef m : members) {
+      MetricSlot slot;
+      const auto it = d.metric_members.find(m);
+      if (it != d.metric_members.end()) {
+        const std::string name = d.str(it->second.name);
+        const unsigned value = static_cast<unsigned>(it->second.mode) & OTF2_METRIC_VALUE_MASK;
+        const bool usable = value == OTF2_METRIC_VALUE_ACCUMULATED || value == OTF2_METRIC_VALUE_RELATIVE;
+        if (usable && name == "PAPI_TOT_INS") slot.counter = Counter::Instructions;
+        if (usable && name == "PAPI_TOT_CYC") slot.counter = Counter::Cycles;
+        slot.accumulated = value == OTF2_METRIC_VALUE_ACCUMULATED;
+      }
+      info.defined = info.defined || slot.counter != Counter::None;
+      info.slots.push_back(slot);
+    }
+    s.metrics[ref] = std::move(info);
   }
 
   // MPI communicators: COMM_GROUP members are ranks (indices into the MPI COMM_LOCATIONS
@@ -963,37 +1269,49 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   for (OTF2_CommRef c : d.inter_comms) s.comms.put(c, CommInfo{0, CommKind::Inter});
   s.trace_comms = &t.defs.comms;
 
+  // The locations read: the ranks', then the worker threads'.
+  struct Reading {
+    OTF2_LocationRef ref;
+    Location* target;
+  };
+  std::vector<Reading> reading;
+  for (std::size_t r = 0; r < n; ++r) reading.push_back(Reading{location_of_rank[r], &t.locations[r]});
+  for (std::size_t i = 0; i < t.threads.size(); ++i) reading.push_back(Reading{location_of_thread[i], &t.threads[i]});
+  const std::size_t n_read = reading.size();
+
   // Local definitions first: their mapping tables (local -> global ids) and clock offsets
   // apply to the location's events.
-  for (OTF2_LocationRef loc : location_of_rank) OTF2_Reader_SelectLocation(reader, loc);
+  for (const Reading& rd : reading) OTF2_Reader_SelectLocation(reader, rd.ref);
   const auto file = [&](OTF2_LocationRef loc, const char* ext) {
     return (archive_dir / (std::to_string(loc) + ext)).string();
   };
-  const auto where = [&](std::size_t r, const char* ext) {
-    return "rank " + std::to_string(r) + " (" + archive_name + "/" + std::to_string(location_of_rank[r]) + ext + ")";
+  const auto where = [&](std::size_t i, const char* ext) {
+    const Location& l = *reading[i].target;
+    return "rank " + std::to_string(l.rank) + (l.thread ? " thread " + std::to_string(l.thread) : std::string()) +
+           " (" + archive_name + "/" + std::to_string(reading[i].ref) + ext + ")";
   };
   // A writer may write no local definitions at all (their ids are then global), but when
-  // the rank locations have them, one that is missing would leave its events' ids unmapped.
-  std::vector<char> has_defs(n, 0);
+  // the locations read have them, one that is missing would leave its events' ids unmapped.
+  std::vector<char> has_defs(n_read, 0);
   bool any_defs = false;
-  for (std::size_t r = 0; r < n; ++r) {
+  for (std::size_t i = 0; i < n_read; ++i) {
     std::error_code ec;
-    has_defs[r] = fs::exists(file(location_of_rank[r], ".def"), ec) ? 1 : 0;
-    any_defs = any_defs || has_defs[r];
+    has_defs[i] = fs::exists(file(reading[i].ref, ".def"), ec) ? 1 : 0;
+    any_defs = any_defs || has_defs[i];
   }
   if (OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS) {
-    for (std::size_t r = 0; r < n; ++r) {
-      if (!has_defs[r]) {
-        if (any_defs) fail(where(r, ".def") + ": the local definitions are missing (other ranks have theirs)");
+    for (std::size_t i = 0; i < n_read; ++i) {
+      if (!has_defs[i]) {
+        if (any_defs) fail(where(i, ".def") + ": the local definitions are missing (other locations have theirs)");
         continue;
       }
-      OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, location_of_rank[r]);
-      if (!dr) fail(where(r, ".def") + ": cannot read the local definitions");
+      OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, reading[i].ref);
+      if (!dr) fail(where(i, ".def") + ": cannot read the local definitions");
       std::uint64_t read = 0;
       const OTF2_ErrorCode code = OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &read);
       OTF2_Reader_CloseDefReader(reader, dr);
       if (code != OTF2_SUCCESS)
-        fail(where(r, ".def") + ": corrupt or truncated local definitions after definition " + std::to_string(read) +
+        fail(where(i, ".def") + ": corrupt or truncated local definitions after definition " + std::to_string(read) +
              " (" + OTF2_Error_GetDescription(code) + ")");
     }
     OTF2_Reader_CloseDefFiles(reader);
@@ -1006,9 +1324,9 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   if (!ecb) fail("cannot set up the event reader");
   std::string error;
   std::uint64_t records = 0;
-  for (std::size_t r = 0; r < n && error.empty(); ++r) {
-    const OTF2_LocationRef loc = location_of_rank[r];
-    std::vector<Event>& events = t.locations[r].events;
+  for (std::size_t i = 0; i < n_read && error.empty(); ++i) {
+    const OTF2_LocationRef loc = reading[i].ref;
+    std::vector<Event>& events = reading[i].target->events;
     // Reserve what the definitions announce, bounded by the event file's size (a record
     // takes at least one byte), so that a corrupt count cannot allocate much.
     const std::uint64_t announced = d.locations.at(loc).events;
@@ -1017,10 +1335,10 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     if (!ec) events.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(announced, bytes)));
     OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader, loc);
     if (!er) {
-      error = where(r, ".evt") + ": cannot read the events";
+      error = where(i, ".evt") + ": cannot read the events";
       break;
     }
-    s.start(&events, static_cast<Rank>(r));
+    s.start(reading[i].target, reading[i].target->rank);
     OTF2_Reader_RegisterEvtCallbacks(reader, er, ecb, &s);
     // At most one record more than the definitions announce: past the end of a truncated
     // file, OTF2 may go on decoding whatever its read buffer held before (seen: forever).
@@ -1030,23 +1348,26 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     OTF2_Reader_CloseEvtReader(reader, er);
     records += read;
     if (!s.error.empty()) {
-      error = where(r, ".evt") + ", event " + std::to_string(read) + ": " + s.error;
+      error = where(i, ".evt") + ", event " + std::to_string(read) + ": " + s.error;
     } else if (code != OTF2_SUCCESS) {
-      error = where(r, ".evt") + ": corrupt or truncated events after event " + std::to_string(read) + " (" +
+      error = where(i, ".evt") + ": corrupt or truncated events after event " + std::to_string(read) + " (" +
               OTF2_Error_GetDescription(code) + ")";
     } else if (announced > 0 && read != announced) {
-      error = where(r, ".evt") + ": corrupt or truncated events: " + std::to_string(read) + (read > announced ? "+" : "") +
+      error = where(i, ".evt") + ": corrupt or truncated events: " + std::to_string(read) + (read > announced ? "+" : "") +
               " records where the definitions announce " + std::to_string(announced);
     }
     s.compact();
+    s.finish_states();
     if (events.capacity() - events.size() > events.size() / 4 + 1024) events.shrink_to_fit();
   }
   OTF2_EvtReaderCallbacks_Delete(ecb);
   OTF2_Reader_CloseEvtFiles(reader);
   if (!error.empty()) fail(error);
+  t.counters = s.counters;
 
   if (stats) {
-    stats->skipped_locations = d.locations.size() - n;
+    stats->skipped_locations = d.locations.size() - n_read;
+    stats->thread_locations = t.threads.size();
     stats->timer_resolution = d.resolution;
     stats->global_offset = d.offset;
     stats->trace_length = d.length;
@@ -1065,8 +1386,52 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
       if (s.coll_begin_skipped[k]) stats->skipped_records["MpiCollectiveBegin (" + why + ")"] += s.coll_begin_skipped[k];
       if (s.coll_end_skipped[k]) stats->skipped_records["MpiCollectiveEnd (" + why + ")"] += s.coll_end_skipped[k];
     }
+    stats->converted_records.clear();
+    const std::pair<const char*, std::uint64_t> converted[] = {
+        {"Metric", s.metrics_read},
+        {"BufferFlush", s.flushes_read},
+        {"MeasurementOnOff", s.on_off_read},
+        {"Enter (MEASUREMENT_SYSTEM)", s.overhead_enters},
+        {"Leave (MEASUREMENT_SYSTEM)", s.overhead_leaves}};
+    for (const auto& [kind, count] : converted)
+      if (count) stats->converted_records[kind] = count;
   }
   return t;
+}
+
+std::vector<std::string> otf2_losses(const Trace& t) {
+  std::vector<std::string> lost;
+  std::size_t truth = 0, states = 0, samples = 0, renumbered = 0;
+  bool irecv_details = false;
+  for (const auto* v : {&t.locations, &t.threads})
+    for (const Location& l : *v) {
+      truth += l.truth.size();
+      states += l.states.size();
+      samples += l.counters.size();
+      for (const Event& e : l.events)
+        irecv_details = irecv_details || (e.kind == EventKind::IrecvPost && (e.peer != kNoRank || e.bytes));
+    }
+  for (std::size_t i = 0; i < t.threads.size(); ++i) {
+    const std::int32_t expected = i > 0 && t.threads[i - 1].rank == t.threads[i].rank ? t.threads[i - 1].thread + 1 : 1;
+    if (t.threads[i].thread != expected) ++renumbered;
+  }
+  if (truth > 0)
+    lost.push_back("the ground truth of " + std::to_string(truth) +
+                   " compute intervals (nominal and injected time by cause): OTF2 has no such record");
+  if (!t.attributes.empty())
+    lost.push_back(std::to_string(t.attributes.size()) + " trace attributes (scenario, platform, seed, ...)");
+  if (irecv_details)
+    lost.push_back("the source, tag and size of MPI_Irecv requests at posting (OTF2 has them at completion)");
+  if (states > 0)
+    lost.push_back(std::to_string(states) +
+                   " state intervals (not-useful states outside MPI: Paraver states, measurement overhead): OTF2 has "
+                   "no record for them");
+  if (samples > 0 && t.counters == 0)
+    lost.push_back(std::to_string(samples) + " counter samples of a trace that declares no counter");
+  if (renumbered > 0)
+    lost.push_back("the numbers of " + std::to_string(renumbered) +
+                   " worker threads (OTF2 readers number a process's threads 1, 2, ... in order)");
+  return lost;
 }
 
 void write_otf2(const Trace& trace, const std::string& dir) {

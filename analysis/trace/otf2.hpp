@@ -6,8 +6,11 @@
 // source file "MPI", paradigm MPI and their OTF2 roles (regions with op None and file "MPI",
 // e.g. MPI_Comm_split read from Score-P, too, with role FUNCTION; user regions with paradigm
 // USER and their source file); one process location group and one CPU-thread location per
-// rank; the COMM_LOCATIONS group before the communicator groups (a communicator without
-// members, MPI_COMM_SELF, as a COMM_SELF group);
+// rank, one more CPU-thread location in its rank's group per worker thread (Trace::threads);
+// the COMM_LOCATIONS group before the communicator groups (a communicator without
+// members, MPI_COMM_SELF, as a COMM_SELF group); counter samples as Metric records of
+// PAPI_TOT_INS/PAPI_TOT_CYC accumulated from the start (as Score-P writes them); the origin
+// and declared span as archive properties (WAITLAB::ORIGIN, WAITLAB::SPAN_BEGIN/END);
 // every event record of ALGORITHMS.md §1 as Score-P writes it (MpiSend/MpiRecv,
 // MpiIsend/MpiIsendComplete, MpiIrecvRequest/MpiIrecv, MpiCollectiveBegin/End with the
 // root's rank in the communicator and the byte counts). Time is written in nanoseconds
@@ -18,8 +21,19 @@
 // Trace:
 //   - ranks: rank i is the location at index i of the MPI COMM_LOCATIONS group (Score-P: the
 //     master thread of process i); without that group, one rank per process location group in
-//     id order, carried by its lowest CPU-thread location. Every other location (OpenMP/Pthread
-//     threads, metric locations, ...) is not read and is counted in skipped_locations;
+//     id order, carried by its lowest CPU-thread location. The other CPU-thread locations of a
+//     rank's group (OpenMP/Pthread workers) are its Trace::threads, numbered 1, 2, ... in id
+//     order; every other location (metric locations, ...) is not read and is counted in
+//     skipped_locations;
+//   - origin: an archive not created by waitlab is Score-P's (Origin::ScoreP) and declares the
+//     span [0, trace length / resolution] of its ClockProperties; waitlab's own archives read
+//     back with the origin and span of their properties (simulated: none);
+//   - counters: Metric records of PAPI_TOT_INS / PAPI_TOT_CYC members (accumulated values as
+//     differences to the location's previous value, relative ones as they are) become
+//     CounterSamples of their location, and Trace::counters says which were found;
+//   - overhead: measurement-system regions (Score-P's TRACE BUFFER FLUSH), BufferFlush records
+//     and measurement switched off (MeasurementOnOff) become StateInterval{kStateOverhead} on
+//     their location, merged where they overlap;
 //   - time = (ticks − global offset) / timer resolution (ClockProperties, any resolution),
 //     after the clock offsets and id mapping tables of the local definitions, which OTF2 applies;
 //   - regions: MPI functions (source file "MPI" or paradigm MPI) keep their name and file "MPI"
@@ -30,7 +44,8 @@
 //     Reduce_scatter_block -> their base operation); other MPI functions (MPI_Comm_split,
 //     MPI_Comm_rank, MPI_Wtime, MPI_Iallreduce, ...) stay regions with op None and file "MPI".
 //     Regions of paradigm USER, COMPILER or UNKNOWN are user regions; Enter/Leave of regions of
-//     other paradigms (OpenMP constructs, Pthread, CUDA, measurement system, ...) are skipped;
+//     other paradigms (OpenMP constructs, Pthread, CUDA, ...) are skipped (measurement system:
+//     overhead, above);
 //   - communicators: the MPI groups only (not thread teams). COMM_GROUP members are ranks, so
 //     sub-communicators (MPI_Comm_split, communicators derived from another) keep their members
 //     as world ranks; MPI_COMM_SELF (a COMM_SELF group) is a communicator with no members
@@ -40,9 +55,9 @@
 //     MpiCollectiveBegin/End with peers and the root mapped from communicator ranks to world
 //     ranks. A cancelled request (MpiRequestCancelled) drops its MpiIsend/MpiIrecvRequest, so it
 //     never becomes an unmatched message. Skipped, never a failure, and counted by kind in
-//     skipped_records: every record of other paradigms (OpenMP, threads, I/O, RMA, metrics,
-//     parameters, calling contexts, program begin/end, communicator create/destroy, buffer
-//     flushes, ...), MpiRequestTest, non-blocking collectives, collectives the event model has
+//     skipped_records: every record of other paradigms (OpenMP, threads, I/O, RMA, other
+//     metrics, parameters, calling contexts, program begin/end, communicator create/destroy,
+//     ...), MpiRequestTest, non-blocking collectives, collectives the event model has
 //     no operation for (communicator/window creation), collectives on MPI_COMM_SELF, and
 //     point-to-point records on inter-communicators.
 // OTF2 does not hold the operation of a CollectiveBegin (taken from its CollectiveEnd) nor the
@@ -58,6 +73,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "analysis/trace/trace.hpp"
 
@@ -66,9 +82,14 @@ namespace waitlab::trace {
 inline constexpr double kOtf2TicksPerSecond = 1e9;
 
 void write_otf2(const Trace& trace, const std::string& dir);
+// What write_otf2 cannot hold of `trace`, one line per kind with its count (empty if
+// nothing): ground truth, attributes, the details of MPI_Irecv posts, state intervals,
+// counter samples of a trace without counters bits, thread numbers that are not 1, 2, ...
+std::vector<std::string> otf2_losses(const Trace& trace);
 
 struct Otf2ReadStats {
-  std::uint64_t skipped_locations = 0;  // locations that carry no rank (threads, metric locations, ...)
+  std::uint64_t skipped_locations = 0;  // locations not read (metric locations, GPU streams, ...)
+  std::uint64_t thread_locations = 0;   // worker-thread locations read into Trace::threads
   std::uint64_t timer_resolution = 0;   // ticks per second (ClockProperties)
   std::uint64_t global_offset = 0;      // the tick that reads as time 0
   std::uint64_t trace_length = 0;       // ticks
@@ -77,6 +98,10 @@ struct Otf2ReadStats {
   // enough: "Metric", "ThreadFork", "Enter (OPENMP)", "MpiCollectiveEnd (CREATE_HANDLE)",
   // "MpiIrecvRequest (cancelled)", ... records − their sum = the events of the Trace.
   std::map<std::string, std::uint64_t> skipped_records;
+  // Records that became counter samples or overhead state intervals rather than events, by
+  // the same names: "Metric", "BufferFlush", "MeasurementOnOff", "Enter (MEASUREMENT_SYSTEM)",
+  // "Leave (MEASUREMENT_SYSTEM)". records = events of locations and threads + skipped + these.
+  std::map<std::string, std::uint64_t> converted_records;
 };
 Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats = nullptr);
 

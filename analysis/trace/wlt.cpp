@@ -1,31 +1,44 @@
-// The native .wlt trace file. Layout (all integers and doubles little-endian):
+// The native .wlt trace file. Layout of version 2 (all integers and doubles little-endian):
 //
 //   header   magic "WLTRACE\0" (8) | u32 version | u32 byte-order mark 0x01020304 | u32 flags
 //            (bit 0: has ground truth) | u32 reserved (0)
 //   regions  u64 n | n × (string name, u8 op, string file)
 //   comms    u64 n | n × (string name, u64 m, m × i32 member)
 //   attrs    u64 n | n × (string key, string value)
-//   ranks    u64 n | n × (i32 rank, u64 e, e × 40-byte Event, u64 t, t × 56-byte ComputeTruth)
+//   ranks    u64 n | n × (i32 rank, records)
+//   threads  u64 n | n × (i32 rank, i32 thread, records)
+//   run      u8 origin | u8 counters | u16 0 | u32 0 | f64 span_begin | f64 span_end
 //   trailer  "WLTEND\0\0" (8)
 //
+// records = u64 e, e × 40-byte Event | u64 t, t × 56-byte ComputeTruth | u64 s, s × 20-byte
+// StateInterval | u64 c, c × 24-byte CounterSample.
 // string = u32 length + bytes. Event record: f64 time, u64 bytes, u64 aux, u8 kind, u8 op,
 // u16 flags, u32 ref, i32 peer, i32 tag. Truth record: f64 start, f64 end, f64 nominal,
-// 3 × f64 injected, u32 region, i32 iteration.
+// 3 × f64 injected, u32 region, i32 iteration. State interval: f64 begin, f64 end, u32 state.
+// Counter sample: f64 time, u64 instructions, u64 cycles.
+// Version 1 (still read) has neither threads nor run section, and a location there is
+// i32 rank, events, truth only: its trace reads with the defaults (no threads, states or
+// counter samples, origin simulated, no declared span, no counters).
 //
-// The records are exactly the in-memory structs on a little-endian host, so event and truth
-// arrays are copied in bulk there (traces of thousands of ranks hold millions of events);
-// the field-by-field path keeps the format defined on any host. Reading never trusts a
-// count: arrays are read in bounded chunks, so a corrupt count ends as "truncated", not as
-// a huge allocation. Nor a reference: once the whole file is read, every location must be
-// its rank, every Enter/Leave must name a defined region, every Send/Recv/IsendStart/
+// The records are exactly the in-memory structs on a little-endian host, so event, truth and
+// counter arrays are copied in bulk there (traces of thousands of ranks hold millions of
+// events); the field-by-field path keeps the format defined on any host. Reading never trusts
+// a count: arrays are read in bounded chunks, so a corrupt count ends as "truncated", not as
+// a huge allocation. Nor a reference or an order: once the whole file is read, every location
+// must be its rank, every Enter/Leave must name a defined region, every Send/Recv/IsendStart/
 // IrecvComplete/CollBegin/CollEnd a defined communicator, every truth record a defined
-// region; ranks need communicator 0, and truth records need the header's truth flag.
+// region; ranks need communicator 0, and truth records need the header's truth flag. A
+// thread must belong to a rank of the file, have a number ≥ 1 and come after the previous
+// thread in (rank, thread) order; state intervals must have finite times, begin ≤ end, and
+// follow each other without overlap; counter samples must have finite, non-decreasing times;
+// the origin, the counters bits and the declared span must be known values (finite times).
 #include "analysis/trace/wlt.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -47,22 +60,93 @@ constexpr std::array<char, 8> kMagic = {'W', 'L', 'T', 'R', 'A', 'C', 'E', '\0'}
 constexpr std::array<char, 8> kEndMagic = {'W', 'L', 'T', 'E', 'N', 'D', '\0', '\0'};
 constexpr std::uint32_t kByteOrderMark = 0x01020304u;
 constexpr std::uint32_t kFlagTruth = 1u;
-constexpr std::size_t kEventBytes = 40;
-constexpr std::size_t kTruthBytes = 56;
 constexpr std::uint32_t kMaxString = 1u << 24;  // 16 MiB: longer means corrupt
 constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read
 
-// The bulk path needs the in-memory records to be the file records.
-constexpr bool kBulk = std::endian::native == std::endian::little && sizeof(Event) == kEventBytes &&
-                       offsetof(Event, time) == 0 && offsetof(Event, bytes) == 8 &&
-                       offsetof(Event, aux) == 16 && offsetof(Event, kind) == 24 &&
-                       offsetof(Event, op) == 25 && offsetof(Event, flags) == 26 &&
-                       offsetof(Event, ref) == 28 && offsetof(Event, peer) == 32 &&
-                       offsetof(Event, tag) == 36 && sizeof(ComputeTruth) == kTruthBytes &&
-                       offsetof(ComputeTruth, start) == 0 && offsetof(ComputeTruth, end) == 8 &&
-                       offsetof(ComputeTruth, nominal) == 16 && offsetof(ComputeTruth, injected) == 24 &&
-                       offsetof(ComputeTruth, region) == 48 && offsetof(ComputeTruth, iteration) == 52;
-static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_copyable_v<ComputeTruth>);
+template <typename T>
+T le(const unsigned char* p) {
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
+  return v;
+}
+double le_f64(const unsigned char* p) {
+  return std::bit_cast<double>(le<std::uint64_t>(p));
+}
+
+// One kind of per-location record: its size in the file, whether the in-memory struct is the
+// file record (bulk copy), its decoding from the file bytes and its name in messages.
+template <typename T>
+struct Rec;
+
+template <>
+struct Rec<Event> {
+  static constexpr std::size_t kBytes = 40;
+  static constexpr bool kBulk = std::endian::native == std::endian::little && sizeof(Event) == kBytes &&
+                                offsetof(Event, time) == 0 && offsetof(Event, bytes) == 8 &&
+                                offsetof(Event, aux) == 16 && offsetof(Event, kind) == 24 &&
+                                offsetof(Event, op) == 25 && offsetof(Event, flags) == 26 &&
+                                offsetof(Event, ref) == 28 && offsetof(Event, peer) == 32 &&
+                                offsetof(Event, tag) == 36;
+  static constexpr const char* kName = "event";
+  static Event get(const unsigned char* b) {
+    Event e;
+    e.time = le_f64(b);
+    e.bytes = le<std::uint64_t>(b + 8);
+    e.aux = le<std::uint64_t>(b + 16);
+    e.kind = static_cast<EventKind>(b[24]);
+    e.op = static_cast<MpiOp>(b[25]);
+    e.flags = le<std::uint16_t>(b + 26);
+    e.ref = le<std::uint32_t>(b + 28);
+    e.peer = static_cast<std::int32_t>(le<std::uint32_t>(b + 32));
+    e.tag = static_cast<std::int32_t>(le<std::uint32_t>(b + 36));
+    return e;
+  }
+};
+
+template <>
+struct Rec<ComputeTruth> {
+  static constexpr std::size_t kBytes = 56;
+  static constexpr bool kBulk = std::endian::native == std::endian::little && sizeof(ComputeTruth) == kBytes &&
+                                offsetof(ComputeTruth, start) == 0 && offsetof(ComputeTruth, end) == 8 &&
+                                offsetof(ComputeTruth, nominal) == 16 && offsetof(ComputeTruth, injected) == 24 &&
+                                offsetof(ComputeTruth, region) == 48 && offsetof(ComputeTruth, iteration) == 52;
+  static constexpr const char* kName = "truth record";
+  static ComputeTruth get(const unsigned char* b) {
+    ComputeTruth t;
+    t.start = le_f64(b);
+    t.end = le_f64(b + 8);
+    t.nominal = le_f64(b + 16);
+    for (std::size_t i = 0; i < kCauseCount; ++i) t.injected[i] = le_f64(b + 24 + 8 * i);
+    t.region = le<std::uint32_t>(b + 48);
+    t.iteration = static_cast<std::int32_t>(le<std::uint32_t>(b + 52));
+    return t;
+  }
+};
+
+template <>
+struct Rec<StateInterval> {
+  static constexpr std::size_t kBytes = 20;
+  static constexpr bool kBulk = false;  // the struct has padding; the file record has none
+  static constexpr const char* kName = "state interval";
+  static StateInterval get(const unsigned char* b) {
+    return StateInterval{le_f64(b), le_f64(b + 8), le<std::uint32_t>(b + 16)};
+  }
+};
+
+template <>
+struct Rec<CounterSample> {
+  static constexpr std::size_t kBytes = 24;
+  static constexpr bool kBulk = std::endian::native == std::endian::little && sizeof(CounterSample) == kBytes &&
+                                offsetof(CounterSample, time) == 0 && offsetof(CounterSample, instructions) == 8 &&
+                                offsetof(CounterSample, cycles) == 16;
+  static constexpr const char* kName = "counter sample";
+  static CounterSample get(const unsigned char* b) {
+    return CounterSample{le_f64(b), le<std::uint64_t>(b + 8), le<std::uint64_t>(b + 16)};
+  }
+};
+
+static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_copyable_v<ComputeTruth> &&
+              std::is_trivially_copyable_v<CounterSample>);
 
 // ---- writing ----
 
@@ -88,7 +172,7 @@ class Writer {
     uint(static_cast<std::uint32_t>(s.size()));
     raw(s.data(), s.size());
   }
-  void event(const Event& e) {
+  void put(const Event& e) {
     f64(e.time);
     uint(e.bytes);
     uint(e.aux);
@@ -99,7 +183,7 @@ class Writer {
     i32(e.peer);
     i32(e.tag);
   }
-  void truth(const ComputeTruth& t) {
+  void put(const ComputeTruth& t) {
     f64(t.start);
     f64(t.end);
     f64(t.nominal);
@@ -107,10 +191,20 @@ class Writer {
     uint(t.region);
     i32(t.iteration);
   }
+  void put(const StateInterval& s) {
+    f64(s.begin);
+    f64(s.end);
+    uint(s.state);
+  }
+  void put(const CounterSample& c) {
+    f64(c.time);
+    uint(c.instructions);
+    uint(c.cycles);
+  }
   template <typename T>
   void records(const std::vector<T>& v) {
     uint(static_cast<std::uint64_t>(v.size()));
-    if constexpr (kBulk) {
+    if constexpr (Rec<T>::kBulk) {
       // Bulk copy in bounded pieces so the buffer stays small.
       const char* p = reinterpret_cast<const char*>(v.data());
       std::size_t left = v.size() * sizeof(T);
@@ -121,12 +215,7 @@ class Writer {
         left -= n;
       }
     } else {
-      for (const auto& r : v) {
-        if constexpr (std::is_same_v<T, Event>)
-          event(r);
-        else
-          truth(r);
-      }
+      for (const auto& r : v) put(r);
     }
   }
   void finish() {
@@ -149,10 +238,16 @@ class Writer {
 
 // ---- reading ----
 
-// Where we are, for messages that point into an event or truth array.
+// A location in messages: "rank 3" or "rank 3 thread 1".
+std::string location_name(Rank rank, std::int32_t thread) {
+  return "rank " + std::to_string(rank) + (thread != 0 ? " thread " + std::to_string(thread) : std::string());
+}
+
+// Where we are, for messages that point into a location's record array.
 struct Where {
   Rank rank = kNoRank;
-  const char* array = nullptr;  // "event" or "truth record"
+  std::int32_t thread = 0;
+  const char* array = nullptr;  // "event", "truth record", ...
   std::uint64_t index = 0;
 };
 
@@ -163,7 +258,7 @@ class Reader {
   [[noreturn]] void truncated(const Where& w = {}) const {
     std::string msg = name_ + ": truncated at byte " + std::to_string(pos_);
     if (w.rank != kNoRank) {
-      msg += " (rank " + std::to_string(w.rank);
+      msg += " (" + location_name(w.rank, w.thread);
       if (w.array) msg += std::string(", ") + w.array + " " + std::to_string(w.index);
       msg += ")";
     }
@@ -185,9 +280,7 @@ class Reader {
     static_assert(std::is_unsigned_v<T>);
     std::array<unsigned char, sizeof(T)> b{};
     bytes(b.data(), b.size(), w);
-    T v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(b[i]) << (8 * i)));
-    return v;
+    return le<T>(b.data());
   }
   std::int32_t i32(const Where& w = {}) { return static_cast<std::int32_t>(uint<std::uint32_t>(w)); }
   double f64(const Where& w = {}) { return std::bit_cast<double>(uint<std::uint64_t>(w)); }
@@ -202,60 +295,39 @@ class Reader {
   std::uint64_t pos() const { return pos_; }
   bool at_eof() { return in_.peek() == std::char_traits<char>::eof(); }
 
-  Event event(const Where& w) {
-    // Decode from one 40-byte record so a truncation inside it reports this event.
-    std::array<unsigned char, kEventBytes> b{};
-    bytes(b.data(), b.size(), w);
-    Event e;
-    e.time = std::bit_cast<double>(le<std::uint64_t>(b.data()));
-    e.bytes = le<std::uint64_t>(b.data() + 8);
-    e.aux = le<std::uint64_t>(b.data() + 16);
-    e.kind = static_cast<EventKind>(b[24]);
-    e.op = static_cast<MpiOp>(b[25]);
-    e.flags = le<std::uint16_t>(b.data() + 26);
-    e.ref = le<std::uint32_t>(b.data() + 28);
-    e.peer = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 32));
-    e.tag = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 36));
-    return e;
-  }
-  ComputeTruth truth(const Where& w) {
-    std::array<unsigned char, kTruthBytes> b{};
-    bytes(b.data(), b.size(), w);
-    ComputeTruth t;
-    t.start = std::bit_cast<double>(le<std::uint64_t>(b.data()));
-    t.end = std::bit_cast<double>(le<std::uint64_t>(b.data() + 8));
-    t.nominal = std::bit_cast<double>(le<std::uint64_t>(b.data() + 16));
-    for (std::size_t i = 0; i < kCauseCount; ++i)
-      t.injected[i] = std::bit_cast<double>(le<std::uint64_t>(b.data() + 24 + 8 * i));
-    t.region = le<std::uint32_t>(b.data() + 48);
-    t.iteration = static_cast<std::int32_t>(le<std::uint32_t>(b.data() + 52));
-    return t;
-  }
-
-  // Reads `count` records of type T for rank `rank`, in bounded chunks.
+  // Reads a record count and its records for the location `w` names, in bounded chunks;
+  // `at` gets the offset of the count and of the first record.
   template <typename T>
-  std::vector<T> records(std::uint64_t count, Rank rank, const char* array) {
-    constexpr std::size_t size = std::is_same_v<T, Event> ? kEventBytes : kTruthBytes;
+  std::vector<T> records(Where w, std::uint64_t& count_at, std::uint64_t& first_at) {
+    constexpr std::size_t size = Rec<T>::kBytes;
+    w.array = nullptr;
+    count_at = pos_;
+    const auto count = uint<std::uint64_t>(w);
+    first_at = pos_;
+    w.array = Rec<T>::kName;
     std::vector<T> v;
     v.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, kChunkRecords)));
     std::uint64_t done = 0;
     while (done < count) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count - done, kChunkRecords));
-      if constexpr (kBulk) {
+      if constexpr (Rec<T>::kBulk) {
         const std::size_t old = v.size();
         v.resize(old + n);
         char* p = reinterpret_cast<char*>(v.data() + old);
         in_.read(p, static_cast<std::streamsize>(n * size));
         const auto got = static_cast<std::size_t>(in_.gcount());
         pos_ += got;
-        if (got != n * size) truncated(Where{rank, array, done + got / size});
+        if (got != n * size) {
+          w.index = done + got / size;
+          truncated(w);
+        }
       } else {
         for (std::size_t i = 0; i < n; ++i) {
-          const Where w{rank, array, done + i};
-          if constexpr (std::is_same_v<T, Event>)
-            v.push_back(event(w));
-          else
-            v.push_back(truth(w));
+          // Decode from one whole record so a truncation inside it reports this record.
+          std::array<unsigned char, size> b{};
+          w.index = done + i;
+          bytes(b.data(), b.size(), w);
+          v.push_back(Rec<T>::get(b.data()));
         }
       }
       done += n;
@@ -264,19 +336,12 @@ class Reader {
   }
 
  private:
-  template <typename T>
-  static T le(const unsigned char* p) {
-    T v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
-    return v;
-  }
-
   std::istream& in_;
   const std::string& name_;
   std::uint64_t pos_ = 0;
 };
 
-// Offset of event `i` of a location whose event array starts at `array_start`.
+// Offset of record `i` of an array that starts at `array_start`.
 std::uint64_t record_offset(std::uint64_t array_start, std::uint64_t i, std::size_t size) {
   return array_start + i * size;
 }
@@ -284,76 +349,156 @@ std::uint64_t record_offset(std::uint64_t array_start, std::uint64_t i, std::siz
 // Where the parts of one location lie in the file, for messages about its contents.
 struct LocationOffsets {
   std::uint64_t rank = 0;         // the i32 rank
+  std::uint64_t thread = 0;       // the i32 thread (threads only)
   std::uint64_t events = 0;       // first event record
   std::uint64_t truth_count = 0;  // the u64 truth count
   std::uint64_t truth = 0;        // first truth record
+  std::uint64_t states = 0;       // first state interval
+  std::uint64_t counters = 0;     // first counter sample
 };
 
 std::string count_of(std::size_t n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// What a well-formed file may still get wrong: references. Run after the structure has been
-// read whole (so a truncated file is reported as truncated), before anyone indexes the
-// definitions with an event's ref.
-void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at,
-                      const std::vector<LocationOffsets>& offsets) {
+std::string number(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+// Reads one location: `thread` says whether the record holds a thread number (threads of
+// version 2), `full` whether states and counter samples follow (version 2).
+Location read_location(Reader& r, bool thread, bool full, LocationOffsets& at) {
+  Location l;
+  at.rank = r.pos();
+  l.rank = r.i32();
+  if (thread) {
+    at.thread = r.pos();
+    l.thread = r.i32(Where{l.rank, 0, nullptr, 0});
+  }
+  const Where here{l.rank, l.thread, nullptr, 0};
+  std::uint64_t count_at = 0;
+  l.events = r.records<Event>(here, count_at, at.events);
+  for (std::size_t e = 0; e < l.events.size(); ++e) {
+    const auto& ev = l.events[e];
+    const auto kind = static_cast<unsigned>(ev.kind);
+    const auto op = static_cast<unsigned>(ev.op);
+    if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
+      r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes),
+                location_name(l.rank, l.thread) + ", event " + std::to_string(e) + " has unknown kind " +
+                    std::to_string(kind) + " or MPI op " + std::to_string(op));
+  }
+  l.truth = r.records<ComputeTruth>(here, at.truth_count, at.truth);
+  if (full) {
+    l.states = r.records<StateInterval>(here, count_at, at.states);
+    l.counters = r.records<CounterSample>(here, count_at, at.counters);
+  }
+  return l;
+}
+
+// What a well-formed location may still get wrong: references and orders.
+void check_location(const Trace& t, const Location& l, const LocationOffsets& at, const Reader& r) {
   const std::size_t n_regions = t.defs.regions.size();
   const std::size_t n_comms = t.defs.comms.size();
-  if (!t.locations.empty() && n_comms == 0)
+  const std::string who = location_name(l.rank, l.thread);
+  for (std::size_t e = 0; e < l.events.size(); ++e) {
+    const Event& ev = l.events[e];
+    const char* table = nullptr;
+    std::size_t size = 0;
+    switch (ev.kind) {
+      case EventKind::Enter:
+      case EventKind::Leave:
+        table = "region";
+        size = n_regions;
+        break;
+      case EventKind::Send:
+      case EventKind::Recv:
+      case EventKind::IsendStart:
+      case EventKind::IrecvComplete:
+      case EventKind::CollBegin:
+      case EventKind::CollEnd:
+        table = "communicator";
+        size = n_comms;
+        break;
+      case EventKind::IsendComplete:
+      case EventKind::IrecvPost:
+        break;  // identified by their request id (aux); ref is not a reference
+    }
+    if (table && ev.ref >= size)
+      r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes),
+                who + ", event " + std::to_string(e) + " (" + std::string(event_kind_name(ev.kind)) +
+                    ") refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
+                    count_of(size, table));
+  }
+  if (!t.has_truth && !l.truth.empty())
+    r.corrupt(at.truth_count, who + " has " + count_of(l.truth.size(), "truth record") +
+                                  " but the header says the trace has no ground truth");
+  for (std::size_t k = 0; k < l.truth.size(); ++k)
+    if (l.truth[k].region >= n_regions)
+      r.corrupt(record_offset(at.truth, k, Rec<ComputeTruth>::kBytes),
+                who + ", truth record " + std::to_string(k) + " refers to region " +
+                    std::to_string(l.truth[k].region) + ", but the trace defines " + count_of(n_regions, "region"));
+  for (std::size_t k = 0; k < l.states.size(); ++k) {
+    const StateInterval& s = l.states[k];
+    const auto bad = [&](const std::string& why) {
+      r.corrupt(record_offset(at.states, k, Rec<StateInterval>::kBytes),
+                who + ", state interval " + std::to_string(k) + " [" + number(s.begin) + ", " + number(s.end) +
+                    "] " + why);
+    };
+    if (!std::isfinite(s.begin) || !std::isfinite(s.end)) bad("has a time that is not finite");
+    if (s.end < s.begin) bad("ends before it begins");
+    if (k > 0 && s.begin < l.states[k - 1].end)
+      bad("begins before the previous one ends at " + number(l.states[k - 1].end) +
+          " (intervals are ordered and do not overlap)");
+  }
+  for (std::size_t k = 0; k < l.counters.size(); ++k) {
+    const CounterSample& c = l.counters[k];
+    const auto bad = [&](const std::string& why) {
+      r.corrupt(record_offset(at.counters, k, Rec<CounterSample>::kBytes),
+                who + ", counter sample " + std::to_string(k) + " at " + number(c.time) + " " + why);
+    };
+    if (!std::isfinite(c.time)) bad("has a time that is not finite");
+    if (k > 0 && c.time < l.counters[k - 1].time)
+      bad("comes before the previous one at " + number(l.counters[k - 1].time) + " (samples are ordered by time)");
+  }
+}
+
+// What a well-formed file may still get wrong: references and orders. Run after the structure
+// has been read whole (so a truncated file is reported as truncated), before anyone indexes
+// the definitions with an event's ref.
+void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at,
+                      const std::vector<LocationOffsets>& ranks, const std::vector<LocationOffsets>& threads) {
+  if (!t.locations.empty() && t.defs.comms.empty())
     r.corrupt(comms_at, count_of(t.locations.size(), "rank") +
                             " but no communicator (communicator 0 must be MPI_COMM_WORLD)");
   for (std::size_t i = 0; i < t.locations.size(); ++i) {
     const Location& l = t.locations[i];
-    const LocationOffsets& at = offsets[i];
     if (l.rank != static_cast<Rank>(i))
-      r.corrupt(at.rank, "location " + std::to_string(i) + " is rank " + std::to_string(l.rank) +
-                             " (location i must be rank i)");
-    const std::string rank = "rank " + std::to_string(l.rank);
-    for (std::size_t e = 0; e < l.events.size(); ++e) {
-      const Event& ev = l.events[e];
-      const char* table = nullptr;
-      std::size_t size = 0;
-      switch (ev.kind) {
-        case EventKind::Enter:
-        case EventKind::Leave:
-          table = "region";
-          size = n_regions;
-          break;
-        case EventKind::Send:
-        case EventKind::Recv:
-        case EventKind::IsendStart:
-        case EventKind::IrecvComplete:
-        case EventKind::CollBegin:
-        case EventKind::CollEnd:
-          table = "communicator";
-          size = n_comms;
-          break;
-        case EventKind::IsendComplete:
-        case EventKind::IrecvPost:
-          break;  // identified by their request id (aux); ref is not a reference
-      }
-      if (table && ev.ref >= size)
-        r.corrupt(record_offset(at.events, e, kEventBytes),
-                  rank + ", event " + std::to_string(e) + " (" + std::string(event_kind_name(ev.kind)) +
-                      ") refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
-                      count_of(size, table));
+      r.corrupt(ranks[i].rank, "location " + std::to_string(i) + " is rank " + std::to_string(l.rank) +
+                                   " (location i must be rank i)");
+    check_location(t, l, ranks[i], r);
+  }
+  for (std::size_t i = 0; i < t.threads.size(); ++i) {
+    const Location& l = t.threads[i];
+    if (l.rank < 0 || static_cast<std::size_t>(l.rank) >= t.locations.size())
+      r.corrupt(threads[i].rank, "thread location " + std::to_string(i) + " belongs to rank " +
+                                     std::to_string(l.rank) + ", but the trace has " +
+                                     count_of(t.locations.size(), "rank"));
+    if (l.thread < 1)
+      r.corrupt(threads[i].thread, "thread location " + std::to_string(i) + " (rank " + std::to_string(l.rank) +
+                                       ") has thread number " + std::to_string(l.thread) +
+                                       " (worker threads are numbered from 1)");
+    if (i > 0) {
+      const Location& p = t.threads[i - 1];
+      if (l.rank < p.rank || (l.rank == p.rank && l.thread <= p.thread))
+        r.corrupt(threads[i].rank, "thread location " + std::to_string(i) + " (" +
+                                       location_name(l.rank, l.thread) + ") does not come after " +
+                                       location_name(p.rank, p.thread) + " (threads are ordered by rank, thread)");
     }
-    if (!t.has_truth && !l.truth.empty())
-      r.corrupt(at.truth_count, rank + " has " + count_of(l.truth.size(), "truth record") +
-                                    " but the header says the trace has no ground truth");
-    for (std::size_t k = 0; k < l.truth.size(); ++k)
-      if (l.truth[k].region >= n_regions)
-        r.corrupt(record_offset(at.truth, k, kTruthBytes),
-                  rank + ", truth record " + std::to_string(k) + " refers to region " +
-                      std::to_string(l.truth[k].region) + ", but the trace defines " +
-                      count_of(n_regions, "region"));
+    check_location(t, l, threads[i], r);
   }
 }
-
-}  // namespace
-
-namespace {
 
 // The file without the final stream check, so that write_wlt(path) can report a failed
 // stream as the unwritable file it is.
@@ -382,12 +527,29 @@ void write_records(const Trace& t, std::ostream& out) {
     w.str(a.key);
     w.str(a.value);
   }
+  const auto location = [&w](const Location& l) {
+    w.records(l.events);
+    w.records(l.truth);
+    w.records(l.states);
+    w.records(l.counters);
+  };
   w.uint(static_cast<std::uint64_t>(t.locations.size()));
   for (const auto& l : t.locations) {
     w.i32(l.rank);
-    w.records(l.events);
-    w.records(l.truth);
+    location(l);
   }
+  w.uint(static_cast<std::uint64_t>(t.threads.size()));
+  for (const auto& l : t.threads) {
+    w.i32(l.rank);
+    w.i32(l.thread);
+    location(l);
+  }
+  w.uint(static_cast<std::uint8_t>(t.origin));
+  w.uint(t.counters);
+  w.uint(std::uint16_t{0});
+  w.uint(std::uint32_t{0});
+  w.f64(t.span_begin);
+  w.f64(t.span_end);
   w.raw(kEndMagic.data(), kEndMagic.size());
   w.finish();
 }
@@ -416,6 +578,7 @@ Trace read_wlt(std::istream& in, const std::string& name) {
                      " is newer than this waitlab reads (version " + std::to_string(kWltVersion) +
                      "); upgrade waitlab");
   if (version == 0) throw InputError(name + ": corrupt .wlt file: format version 0");
+  const bool v2 = version >= 2;
   const auto bom = r.uint<std::uint32_t>();
   if (bom != kByteOrderMark)
     throw InputError(name + ": corrupt .wlt file: byte-order mark is 0x" + [&] {
@@ -458,39 +621,42 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     t.attributes.push_back(std::move(a));
   }
   const auto n_ranks = r.uint<std::uint64_t>();
-  std::vector<LocationOffsets> offsets;
+  std::vector<LocationOffsets> rank_offsets, thread_offsets;
   for (std::uint64_t i = 0; i < n_ranks; ++i) {
-    Location l;
     LocationOffsets at;
-    at.rank = r.pos();
-    l.rank = r.i32();
-    const Where here{l.rank, nullptr, 0};
-    const auto n_events = r.uint<std::uint64_t>(here);
-    const auto events_at = r.pos();
-    at.events = events_at;
-    l.events = r.records<Event>(n_events, l.rank, "event");
-    for (std::size_t e = 0; e < l.events.size(); ++e) {
-      const auto& ev = l.events[e];
-      const auto kind = static_cast<unsigned>(ev.kind);
-      const auto op = static_cast<unsigned>(ev.op);
-      if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
-        r.corrupt(record_offset(events_at, e, kEventBytes),
-                  "rank " + std::to_string(l.rank) + ", event " + std::to_string(e) + " has unknown kind " +
-                      std::to_string(kind) + " or MPI op " + std::to_string(op));
+    t.locations.push_back(read_location(r, false, v2, at));
+    rank_offsets.push_back(at);
+  }
+  if (v2) {
+    const auto n_threads = r.uint<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n_threads; ++i) {
+      LocationOffsets at;
+      t.threads.push_back(read_location(r, true, true, at));
+      thread_offsets.push_back(at);
     }
-    at.truth_count = r.pos();
-    const auto n_truth = r.uint<std::uint64_t>(here);
-    at.truth = r.pos();
-    l.truth = r.records<ComputeTruth>(n_truth, l.rank, "truth record");
-    t.locations.push_back(std::move(l));
-    offsets.push_back(at);
+    const auto origin_at = r.pos();
+    const auto origin = r.uint<std::uint8_t>();
+    const auto counters = r.uint<std::uint8_t>();
+    (void)r.uint<std::uint16_t>();  // reserved
+    (void)r.uint<std::uint32_t>();
+    const auto span_at = r.pos();
+    t.span_begin = r.f64();
+    t.span_end = r.f64();
+    if (origin > static_cast<std::uint8_t>(Origin::Unknown))
+      r.corrupt(origin_at, "unknown trace origin " + std::to_string(origin));
+    if ((counters & ~(kHasInstructions | kHasCycles)) != 0)
+      r.corrupt(origin_at + 1, "unknown counters bits " + std::to_string(counters));
+    if (!std::isfinite(t.span_begin) || !std::isfinite(t.span_end))
+      r.corrupt(span_at, "declared span [" + number(t.span_begin) + ", " + number(t.span_end) + "] is not finite");
+    t.origin = static_cast<Origin>(origin);
+    t.counters = counters;
   }
   std::array<char, 8> end{};
   const auto end_at = r.pos();
   r.bytes(end.data(), end.size());
   if (end != kEndMagic) r.corrupt(end_at, "missing end marker \"WLTEND\"");
   if (!r.at_eof()) r.corrupt(r.pos(), "unexpected data after the end marker");
-  check_references(t, r, comms_at, offsets);
+  check_references(t, r, comms_at, rank_offsets, thread_offsets);
   return t;
 }
 

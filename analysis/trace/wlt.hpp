@@ -1,15 +1,19 @@
 // waitlab::trace — the native binary trace file (.wlt).
 //
 // Promise: write_wlt/read_wlt round-trip a Trace exactly (bit-identical doubles,
-// definitions, attributes, ground truth). The file starts with a versioned header
-// (magic "WLTRACE\0", format version, byte-order mark) that read_wlt checks; a truncated
+// definitions, attributes, ground truth, worker threads, state intervals, counter samples,
+// origin, declared span and counters bits). The file starts with a versioned header
+// (magic "WLTRACE\0", format version, byte-order mark) that read_wlt checks; files of the
+// previous version (1) still read, with the defaults for what they do not hold. A truncated
 // or corrupt file is rejected with an InputError naming the file and the byte offset
-// (and the rank/event when inside an event array), and so is a file whose references do
-// not resolve (location i not rank i, an event or truth record naming an undefined region
-// or communicator, no MPI_COMM_WORLD, truth records without the truth flag): a Trace from
-// read_wlt can be indexed without checks. Writing goes to a temporary name that is renamed
-// when complete (analysis/trace/atomic_file.hpp), so no half-written file is ever left
-// under the final name.
+// (and the rank/thread and record when inside a location's arrays), and so is a file whose
+// references or orders do not hold (location i not rank i, an event or truth record naming
+// an undefined region or communicator, no MPI_COMM_WORLD, truth records without the truth
+// flag, a thread of no rank or numbered < 1 or out of (rank, thread) order, state intervals
+// overlapping or out of order, counter samples out of order, non-finite times, an unknown
+// origin): a Trace from read_wlt can be indexed without checks. Writing goes to a temporary
+// name that is renamed when complete (analysis/trace/atomic_file.hpp), so no half-written
+// file is ever left under the final name.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +24,7 @@
 
 namespace waitlab::trace {
 
-inline constexpr std::uint32_t kWltVersion = 1;
+inline constexpr std::uint32_t kWltVersion = 2;  // 1 (no threads, states, counters, origin, span) still reads
 
 void write_wlt(const Trace& t, std::ostream& out);
 void write_wlt(const Trace& t, const std::string& path);  // atomic: path.tmp, then rename

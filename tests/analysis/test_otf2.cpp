@@ -118,6 +118,10 @@ TEST(Otf2Writer, SimulatedRunIsReadByOtf2Print) {
 // collective records only; elsewhere producers may set it to the enclosing call's.)
 void expect_same_events(const trace::Trace& a, const trace::Trace& b) {
   ASSERT_EQ(a.ranks(), b.ranks());
+  EXPECT_EQ(a.origin, b.origin);  // a simulated run reads back as one, without a declared span
+  EXPECT_EQ(a.has_declared_span(), b.has_declared_span());
+  EXPECT_EQ(b.threads.size(), a.threads.size());
+  EXPECT_EQ(a.counters, b.counters);
   EXPECT_EQ(a.defs.regions, b.defs.regions);
   EXPECT_EQ(a.defs.comms, b.defs.comms);
   for (std::size_t r = 0; r < a.ranks(); ++r) {
@@ -165,6 +169,57 @@ TEST(Otf2RoundTrip, SimulatedRunKeepsEveryEvent) {
   trace::write_otf2(halo2d(), dir.string());
   expect_same_events(halo2d(), trace::read_otf2((dir / "traces.otf2").string()));
   fs::remove_all(dir);
+}
+
+// A measured trace's new fields: threads and counter samples are written, the origin and span
+// kept in the archive's properties; what OTF2 cannot hold is listed by otf2_losses.
+TEST(Otf2RoundTrip, ThreadsCountersOriginAndSpan) {
+  trace::Trace t = fixture_a().trace();
+  t.origin = trace::Origin::Extrae;
+  t.span_begin = t.begin_time() - 0.5;
+  t.span_end = t.end_time() + 0.25;
+  t.counters = trace::kHasInstructions;  // no cycles: only PAPI_TOT_INS is written
+  t.locations[1].counters = {{t.locations[1].events.front().time, 7, 99}, {t.locations[1].events.back().time, 11, 0}};
+  const trace::RegionId main = t.defs.region("omp work");
+  for (std::int32_t k : {1, 3}) {  // thread 3 without a thread 2: renumbered
+    trace::Location l;
+    l.rank = 0;
+    l.thread = k;
+    l.events = {trace::make_event(t.begin_time() + 0.1 * k, EventKind::Enter, MpiOp::None, main),
+                trace::make_event(t.begin_time() + 0.2 * k, EventKind::Leave, MpiOp::None, main)};
+    l.states = {{t.begin_time(), t.begin_time() + 0.05, 2}};
+    t.threads.push_back(l);
+  }
+  const std::vector<std::string> lost = trace::otf2_losses(t);
+  const std::vector<std::string> expected = {
+      "the source, tag and size of MPI_Irecv requests at posting (OTF2 has them at completion)",  // Fixture A's
+      "2 state intervals (not-useful states outside MPI: Paraver states, measurement overhead): OTF2 has no record "
+      "for them",
+      "the numbers of 1 worker threads (OTF2 readers number a process's threads 1, 2, ... in order)"};
+  EXPECT_EQ(lost, expected);
+  const fs::path dir = scratch("rt_measured");
+  trace::write_otf2(t, dir.string());
+  trace::Otf2ReadStats stats;
+  const trace::Trace back = trace::read_otf2((dir / "traces.otf2").string(), &stats);
+  fs::remove_all(dir);
+  const double t0 = t.begin_time();  // the archive's time 0
+  EXPECT_EQ(back.origin, trace::Origin::Extrae);
+  EXPECT_NEAR(back.span_begin, -0.5, 1e-12);
+  EXPECT_NEAR(back.span_end, t.end_time() + 0.25 - t0, 1e-12);
+  EXPECT_EQ(back.counters, trace::kHasInstructions);
+  ASSERT_EQ(back.locations[1].counters.size(), 2u);
+  EXPECT_EQ(back.locations[1].counters[0].instructions, 7u);
+  EXPECT_EQ(back.locations[1].counters[1].instructions, 11u);
+  EXPECT_EQ(back.locations[1].counters[1].cycles, 0u);  // not written
+  EXPECT_NEAR(back.locations[1].counters[1].time, t.locations[1].events.back().time - t0, 1e-9);
+  EXPECT_EQ(stats.thread_locations, 2u);
+  ASSERT_EQ(back.threads.size(), 2u);
+  EXPECT_EQ(back.threads[1].rank, 0);
+  EXPECT_EQ(back.threads[1].thread, 2);  // was 3
+  ASSERT_EQ(back.threads[1].events.size(), 2u);
+  EXPECT_NEAR(back.threads[1].events[1].time, 0.6, 1e-9);
+  EXPECT_EQ(back.threads[1].events[1].ref, static_cast<std::uint32_t>(back.defs.find_region("omp work")));
+  EXPECT_TRUE(back.threads[0].states.empty());
 }
 
 TEST(Otf2Reader, MissingAndTruncatedArchivesAreInputErrors) {

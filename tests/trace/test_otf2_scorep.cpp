@@ -32,6 +32,9 @@ constexpr std::uint64_t kThread = std::uint64_t{1} << 32;  // Score-P: thread t 
 constexpr std::uint64_t kMetricLocation = std::uint64_t{2} << 32;
 constexpr std::uint64_t kClockShiftedRank = 3;  // its local definitions hold a clock offset of +1 µs
 constexpr std::int64_t kClockShift = 2100;      // ticks
+// PAPI counters of rank r's master: kInsBase·(r+1) instructions before "compute", then
+// kInsCompute + r in it (cycles alike, kCycCompute + 2r); its worker thread: 10, then 700.
+constexpr std::uint64_t kInsBase = 1000, kInsCompute = 50'000, kCycBase = 3000, kCycCompute = 90'000;
 
 // Ticks of a time given in microseconds (exact for the multiples of 1/2100 µs used here).
 OTF2_TimeStamp us(double t) {
@@ -174,8 +177,11 @@ class ScorepArchive {
     OK(OTF2_EvtWriter_OmpFork(w, nullptr, us(30.1), 2));
 #pragma GCC diagnostic pop
     OK(OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, us(30.2), l.comm(kTeam)));
+    papi(w, us(31), kInsBase * (r + 1), kCycBase * (r + 1));  // Score-P: before the Enter, same time
     enter(31, kCompute);
-    metric(w, us(31.5));
+    if (r == 0) metric(w, us(31.5));  // not a PAPI counter: skipped
+    papi(w, us(40 + dr), kInsBase * (r + 1) + kInsCompute + static_cast<std::uint64_t>(r),
+         kCycBase * (r + 1) + kCycCompute + 2 * static_cast<std::uint64_t>(r));
     leave(40 + dr, kCompute);
     OK(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, us(40.5 + dr), l.comm(kTeam)));
     OK(OTF2_EvtWriter_ThreadJoin(w, nullptr, us(41 + dr), OTF2_PARADIGM_OPENMP));
@@ -197,6 +203,10 @@ class ScorepArchive {
       enter(48, kFlush);
       OK(OTF2_EvtWriter_BufferFlush(w, nullptr, us(48), us(48.5)));
       leave(48.5, kFlush);
+    }
+    if (r == 2) {  // measurement switched off for half a microsecond
+      OK(OTF2_EvtWriter_MeasurementOnOff(w, nullptr, us(49), OTF2_MEASUREMENT_OFF));
+      OK(OTF2_EvtWriter_MeasurementOnOff(w, nullptr, us(49.5), OTF2_MEASUREMENT_ON));
     }
 
     // The ring on MPI_COMM_WORLD: Irecv from r-1, Isend to r+1, Waitall.
@@ -299,19 +309,30 @@ class ScorepArchive {
     OK(OTF2_EvtWriter_ProgramEnd(w, nullptr, us(95), 0));
   }
 
-  // An OpenMP worker thread: never read.
+  // An OpenMP worker thread: thread 1 of its rank, with its counters.
   void worker(const Loc& l) {
     OK(OTF2_EvtWriter_ThreadTeamBegin(l.w, nullptr, us(30.2), l.comm(kTeam)));
+    papi(l.w, us(31), 10, 20);
     OK(OTF2_EvtWriter_Enter(l.w, nullptr, us(31), l.region(kCompute)));
+    papi(l.w, us(39), 710, 1420);
     OK(OTF2_EvtWriter_Leave(l.w, nullptr, us(39), l.region(kCompute)));
     OK(OTF2_EvtWriter_ThreadTeamEnd(l.w, nullptr, us(40), l.comm(kTeam)));
   }
 
+  // A value of a metric that is not a PAPI counter (class 0: "power").
   static void metric(OTF2_EvtWriter* w, OTF2_TimeStamp t) {
     const OTF2_Type types[1] = {OTF2_TYPE_UINT64};
     OTF2_MetricValue values[1];
     values[0].unsigned_int = 123456;
     OK(OTF2_EvtWriter_Metric(w, nullptr, t, 0, 1, types, values));
+  }
+  // PAPI_TOT_INS and PAPI_TOT_CYC accumulated since the start (class 1), as Score-P writes them.
+  static void papi(OTF2_EvtWriter* w, OTF2_TimeStamp t, std::uint64_t ins, std::uint64_t cyc) {
+    const OTF2_Type types[2] = {OTF2_TYPE_UINT64, OTF2_TYPE_UINT64};
+    OTF2_MetricValue values[2];
+    values[0].unsigned_int = ins;
+    values[1].unsigned_int = cyc;
+    OK(OTF2_EvtWriter_Metric(w, nullptr, t, 1, 2, types, values));
   }
 
   OTF2_StringRef str(const std::string& s) {
@@ -360,6 +381,7 @@ class ScorepArchive {
     for (const R& r : regions) region_names.push_back(str(r.name));
     const OTF2_StringRef machine = str("Linux"), machine_class = str("machine"), node = str("node"), node_name = str("n001"), master = str("Master thread"),
                          thread = str("OMP thread 1"), metrics = str("Per process metrics"),
+                         power = str("power"), watts = str("W"), instructions = str("PAPI_TOT_INS"),
                          cycles = str("PAPI_TOT_CYC"), events = str("#"), world = str("MPI_COMM_WORLD"),
                          self = str("MPI_COMM_SELF"), odd_dup = str("odd duplicate"), team = str("Thread team 0");
     std::vector<OTF2_StringRef> rank_names;
@@ -388,11 +410,19 @@ class ScorepArchive {
                                               n, group));
       }
     }
-    const OTF2_MetricMemberRef member = 0;
-    OK(OTF2_GlobalDefWriter_WriteMetricMember(g, member, cycles, cycles, OTF2_METRIC_TYPE_PAPI,
+    const OTF2_MetricMemberRef member = 0, papi_members[2] = {1, 2};
+    OK(OTF2_GlobalDefWriter_WriteMetricMember(g, member, power, power, OTF2_METRIC_TYPE_OTHER,
+                                              OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
+                                              watts));
+    OK(OTF2_GlobalDefWriter_WriteMetricMember(g, 1, instructions, instructions, OTF2_METRIC_TYPE_PAPI,
+                                              OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
+                                              events));
+    OK(OTF2_GlobalDefWriter_WriteMetricMember(g, 2, cycles, cycles, OTF2_METRIC_TYPE_PAPI,
                                               OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
                                               events));
     OK(OTF2_GlobalDefWriter_WriteMetricClass(g, 0, 1, &member, OTF2_METRIC_SYNCHRONOUS_STRICT,
+                                             OTF2_RECORDER_KIND_CPU));
+    OK(OTF2_GlobalDefWriter_WriteMetricClass(g, 1, 2, papi_members, OTF2_METRIC_SYNCHRONOUS_STRICT,
                                              OTF2_RECORDER_KIND_CPU));
 
     // Groups as Score-P orders them here: the OpenMP locations first, then the MPI ones.
@@ -573,20 +603,18 @@ TEST_F(Otf2Scorep, CollectivesOnSubCommunicatorsNameTheirCommAndRootByWorldRank)
 TEST_F(Otf2Scorep, OtherRecordsAndLocationsAreSkippedAndCounted) {
   Otf2ReadStats stats;
   const Trace t = read_otf2(anchor().string(), &stats);
-  EXPECT_EQ(stats.skipped_locations, 5u);  // 4 OpenMP threads, 1 metric location
+  EXPECT_EQ(stats.skipped_locations, 1u);  // the metric location (the 4 OpenMP threads are read)
+  EXPECT_EQ(stats.thread_locations, 4u);
   const std::map<std::string, std::uint64_t> expected = {
-      {"BufferFlush", 1},
       {"CallingContextEnter", 1},
       {"CallingContextLeave", 1},
       {"CallingContextSample", 1},
       {"CommCreate", 6},
-      {"Enter (MEASUREMENT_SYSTEM)", 1},
       {"Enter (OPENMP)", 4},
       {"IoOperationBegin", 4},
       {"IoOperationComplete", 4},
-      {"Leave (MEASUREMENT_SYSTEM)", 1},
       {"Leave (OPENMP)", 4},
-      {"Metric", 4},
+      {"Metric", 1},  // "power" on rank 0
       {"MpiCollectiveBegin (CREATE_HANDLE)", 6},
       {"MpiCollectiveBegin (MPI_COMM_SELF)", 4},
       {"MpiCollectiveEnd (CREATE_HANDLE)", 6},
@@ -608,15 +636,80 @@ TEST_F(Otf2Scorep, OtherRecordsAndLocationsAreSkippedAndCounted) {
       {"RmaPut", 1},
       {"ThreadFork", 4},
       {"ThreadJoin", 4},
-      {"ThreadTeamBegin", 4},
-      {"ThreadTeamEnd", 4},
+      {"ThreadTeamBegin", 8},  // masters and workers
+      {"ThreadTeamEnd", 8},
   };
   EXPECT_EQ(stats.skipped_records, expected);
-  std::uint64_t skipped = 0;
+  const std::map<std::string, std::uint64_t> converted = {
+      {"BufferFlush", 1},
+      {"Enter (MEASUREMENT_SYSTEM)", 1},
+      {"Leave (MEASUREMENT_SYSTEM)", 1},
+      {"MeasurementOnOff", 2},
+      {"Metric", 16},  // 2 on each master, 2 on each worker
+  };
+  EXPECT_EQ(stats.converted_records, converted);
+  std::uint64_t skipped = 0, thread_events = 0;
   for (const auto& [kind, n] : stats.skipped_records) skipped += n;
-  EXPECT_EQ(stats.records, t.event_count() + skipped);
+  for (const auto& [kind, n] : stats.converted_records) skipped += n;
+  for (const Location& l : t.threads) thread_events += l.events.size();
+  EXPECT_EQ(thread_events, 8u);
+  EXPECT_EQ(stats.records, t.event_count() + thread_events + skipped);
   // The cancelled Irecv left nothing behind.
   for (const Event& e : t.locations[0].events) EXPECT_FALSE(e.kind == EventKind::IrecvPost && e.aux == 3);
+}
+
+// Seconds of a time given in microseconds, computed as the reader must: (ticks − offset) / resolution.
+double sec(double t_us) {
+  return static_cast<double>(std::llround(t_us * 2100.0)) / static_cast<double>(kResolution);
+}
+
+TEST_F(Otf2Scorep, OriginAndDeclaredSpanAreScorePs) {
+  const Trace t = read_otf2(anchor().string());
+  EXPECT_EQ(t.origin, Origin::ScoreP);
+  ASSERT_TRUE(t.has_declared_span());
+  EXPECT_EQ(t.span_begin, 0.0);  // the global offset
+  EXPECT_EQ(t.span_end, 210'000.0 / 2.1e9);  // trace length 210000 ticks at 2.1 GHz: 100 µs
+}
+
+TEST_F(Otf2Scorep, PapiCountersBecomeSampleDeltas) {
+  const Trace t = read_otf2(anchor().string());
+  EXPECT_EQ(t.counters, kHasInstructions | kHasCycles);
+  for (std::uint64_t r = 0; r < kRanks; ++r) {
+    const double shift = r == kClockShiftedRank ? 1 : 0;  // its clock offset: +1 µs
+    const std::vector<CounterSample> expected = {
+        {sec(31 + shift), kInsBase * (r + 1), kCycBase * (r + 1)},
+        {sec(40 + static_cast<double>(r) + shift), kInsCompute + r, kCycCompute + 2 * r}};
+    EXPECT_EQ(t.locations[r].counters, expected) << "rank " << r;
+    const std::vector<CounterSample> worker = {{sec(31 + shift), 10, 20}, {sec(39 + shift), 700, 1400}};
+    ASSERT_EQ(t.threads.size(), 4u);
+    EXPECT_EQ(t.threads[r].counters, worker) << "thread of rank " << r;
+  }
+}
+
+TEST_F(Otf2Scorep, BufferFlushAndMeasurementOffAreOverhead) {
+  const Trace t = read_otf2(anchor().string());
+  // Rank 0: the "TRACE BUFFER FLUSH" region and its BufferFlush record, one interval.
+  const std::vector<StateInterval> flush = {{sec(48), sec(48.5), kStateOverhead}};
+  EXPECT_EQ(t.locations[0].states, flush);
+  EXPECT_TRUE(t.locations[1].states.empty());
+  const std::vector<StateInterval> off = {{sec(49), sec(49.5), kStateOverhead}};
+  EXPECT_EQ(t.locations[2].states, off);
+  for (const Location& l : t.threads) EXPECT_TRUE(l.states.empty());
+}
+
+TEST_F(Otf2Scorep, WorkerThreadsAreThreadsOfTheirRank) {
+  const Trace t = read_otf2(anchor().string());
+  ASSERT_EQ(t.threads.size(), 4u);
+  const RegionId compute = static_cast<RegionId>(t.defs.find_region("compute"));
+  for (std::size_t r = 0; r < kRanks; ++r) {
+    const Location& l = t.threads[r];
+    EXPECT_EQ(l.rank, static_cast<Rank>(r));
+    EXPECT_EQ(l.thread, 1);
+    const double shift = r == kClockShiftedRank ? 1 : 0;
+    const std::vector<Event> expected = {make_event(sec(31 + shift), EventKind::Enter, MpiOp::None, compute),
+                                         make_event(sec(39 + shift), EventKind::Leave, MpiOp::None, compute)};
+    EXPECT_EQ(l.events, expected) << "thread of rank " << r;  // mapped ids (ranks 1, 3) resolved
+  }
 }
 
 TEST_F(Otf2Scorep, EverythingMatches) {
@@ -659,6 +752,34 @@ TEST_F(Otf2Scorep, ReadTraceRoundTrips) {
   fs::remove_all(dir);
   EXPECT_EQ(stats.skipped_locations, 0u);
   EXPECT_TRUE(stats.skipped_records.empty());
+  EXPECT_EQ(stats.thread_locations, 4u);
+  const std::map<std::string, std::uint64_t> metrics = {{"Metric", 16}};
+  EXPECT_EQ(stats.converted_records, metrics);  // the samples; the overhead states are lost:
+  EXPECT_EQ(otf2_losses(t), std::vector<std::string>{"2 state intervals (not-useful states outside MPI: Paraver "
+                                                     "states, measurement overhead): OTF2 has no record for them"});
+  EXPECT_EQ(back.origin, Origin::ScoreP);  // waitlab's archive says where the trace came from
+  EXPECT_NEAR(back.span_begin, t.span_begin - t.begin_time(), 1e-12);
+  EXPECT_NEAR(back.span_end, t.span_end - t.begin_time(), 1e-12);
+  EXPECT_EQ(back.counters, t.counters);
+  ASSERT_EQ(back.threads.size(), t.threads.size());
+  for (std::size_t i = 0; i < t.threads.size(); ++i) {
+    EXPECT_EQ(back.threads[i].rank, t.threads[i].rank);
+    EXPECT_EQ(back.threads[i].thread, t.threads[i].thread);
+    ASSERT_EQ(back.threads[i].events.size(), t.threads[i].events.size());
+    for (std::size_t k = 0; k < t.threads[i].events.size(); ++k)
+      EXPECT_NEAR(back.threads[i].events[k].time, t.threads[i].events[k].time - t.begin_time(), 1e-9);
+  }
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    const auto& x = t.locations[r].counters;
+    const auto& y = back.locations[r].counters;
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      EXPECT_NEAR(y[k].time, x[k].time - t.begin_time(), 1e-9);
+      EXPECT_EQ(y[k].instructions, x[k].instructions);
+      EXPECT_EQ(y[k].cycles, x[k].cycles);
+    }
+    EXPECT_TRUE(back.locations[r].states.empty());
+  }
   EXPECT_EQ(back.defs, t.defs);
   ASSERT_EQ(back.ranks(), t.ranks());
   for (std::size_t r = 0; r < t.ranks(); ++r) {
