@@ -537,6 +537,7 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
       u.begin = t0;
       u.end = t1;
     }
+    i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
     for (std::size_t r = 0; r < P; ++r) {
       const auto& ev = t.locations[r].events;
       if (ev.empty()) continue;
@@ -544,7 +545,7 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
       i0 = std::max(i0, ideal_at(ev, ref.times[r], c0, t0, true));
       i1 = std::max(i1, ideal_at(ev, ref.times[r], c1, t1, true));
     }
-    if (i0 == kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
+    if (i0 == -kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
       i0 = t0;
       i1 = t1;
     }
