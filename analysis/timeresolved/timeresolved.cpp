@@ -24,7 +24,69 @@ std::string_view window_rule_name(WindowRule r) {
   return "?";
 }
 
+std::string_view convention_name(Convention c) {
+  switch (c) {
+    case Convention::Waitlab: return "waitlab";
+    case Convention::Bsc: return "bsc";
+    case Convention::Scalasca: return "scalasca";
+  }
+  return "?";
+}
+
+bool parse_convention(std::string_view s, Convention& c) {
+  for (const Convention x : {Convention::Waitlab, Convention::Bsc, Convention::Scalasca})
+    if (s == convention_name(x)) {
+      c = x;
+      return true;
+    }
+  return false;
+}
+
+Convention default_convention(trace::Origin o) {
+  switch (o) {
+    case trace::Origin::Extrae: return Convention::Bsc;
+    case trace::Origin::ScoreP: return Convention::Scalasca;
+    case trace::Origin::Simulated:
+    case trace::Origin::Unknown: break;
+  }
+  return Convention::Waitlab;
+}
+
+std::string convention_span_text(Convention c) {
+  if (c == Convention::Waitlab)
+    return "per rank from the end of MPI_Init to the start of MPI_Finalize (first and last event without them)";
+  return "the whole trace: its declared span, else first to last event of every location and thread";
+}
+
+std::string convention_useful_text(Convention c) {
+  switch (c) {
+    case Convention::Waitlab: return "outside MPI calls (measurement states ignored); units: the ranks";
+    case Convention::Bsc:
+      return "outside MPI calls and in Paraver state Running (every other state is not useful); units: every "
+             "thread of every rank";
+    case Convention::Scalasca:
+      return "outside MPI calls and outside measurement overhead; units: every location (ranks and threads)";
+  }
+  return "?";
+}
+
+IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e) {
+  IdealEstimate e;
+  e.source = std::move(source);
+  e.t_ideal = t_ideal;
+  e.useful_max = useful_max;
+  e.ser_e = t_ideal > 0 ? useful_max / t_ideal : 0.0;
+  e.trf_e = e.ser_e > 0 ? comm_e / e.ser_e : 0.0;
+  return e;
+}
+
 namespace {
+
+// An Enter or Leave of an MPI call (Region::is_mpi: MPI_Comm_rank and the like included).
+bool mpi_boundary(const Trace& t, const Event& e) {
+  if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return false;
+  return e.ref < t.defs.regions.size() && t.defs.regions[e.ref].is_mpi();
+}
 
 // The op of the region an Enter/Leave refers to (None for user regions and other events).
 MpiOp region_op(const Trace& t, const Event& e) {
@@ -32,8 +94,7 @@ MpiOp region_op(const Trace& t, const Event& e) {
   return e.ref < t.defs.regions.size() ? t.defs.regions[e.ref].op : MpiOp::None;
 }
 
-// Per rank: the events that open and close the run and, per event, whether the time from the
-// previous event to it is useful (outside MPI calls, inside [start, end]).
+// Waitlab's span of a rank: the events that open and close its run.
 struct RankSpan {
   std::size_t start = 0, end = 0;  // event indices
   bool empty = true;
@@ -61,15 +122,15 @@ RankSpan rank_span(const Trace& t, std::size_t r) {
   return s;
 }
 
-// useful[k] (k ≥ 1): the gap between events k−1 and k is useful time.
-std::vector<char> useful_gaps(const Trace& t, std::size_t r, const RankSpan& span) {
+// useful[k] (k ≥ 1): the gap between events k−1 and k lies outside every MPI call (the Lamport
+// replay keeps its length).
+std::vector<char> mpi_free_gaps(const Trace& t, std::size_t r) {
   const auto& ev = t.locations[r].events;
   std::vector<char> u(ev.size(), 0);
   int depth = 0;
   for (std::size_t k = 0; k < ev.size(); ++k) {
-    if (k > 0 && depth == 0 && k - 1 >= span.start && k <= span.end) u[k] = 1;
-    const MpiOp op = region_op(t, ev[k]);
-    if (op != MpiOp::None) {
+    if (k > 0 && depth == 0) u[k] = 1;
+    if (mpi_boundary(t, ev[k])) {
       if (ev[k].kind == EventKind::Enter)
         ++depth;
       else if (depth > 0)
@@ -77,6 +138,91 @@ std::vector<char> useful_gaps(const Trace& t, std::size_t r, const RankSpan& spa
     }
   }
   return u;
+}
+
+struct Interval {
+  Time a = 0, b = 0;
+};
+
+// The stretches of [a, b] that a location spends outside every MPI call (any depth), ordered.
+std::vector<Interval> outside_mpi(const Trace& t, const trace::Location& l, Time a, Time b) {
+  std::vector<Interval> out;
+  const auto add = [&](Time x, Time y) {
+    x = std::max(x, a);
+    y = std::min(y, b);
+    if (y > x) out.push_back({x, y});
+  };
+  Time from = a;
+  int depth = 0;
+  for (const auto& e : l.events) {
+    if (!mpi_boundary(t, e)) continue;
+    if (e.kind == EventKind::Enter) {
+      if (depth++ == 0) add(from, e.time);
+    } else if (depth > 0 && --depth == 0) {
+      from = e.time;
+    }
+  }
+  if (depth == 0) add(from, b);
+  return out;
+}
+
+// The union of a location's state intervals, ordered and disjoint.
+std::vector<Interval> state_union(const std::vector<trace::StateInterval>& states) {
+  std::vector<Interval> s;
+  s.reserve(states.size());
+  for (const auto& x : states)
+    if (x.end > x.begin) s.push_back({x.begin, x.end});
+  if (!std::is_sorted(s.begin(), s.end(), [](const Interval& x, const Interval& y) { return x.a < y.a; }))
+    std::sort(s.begin(), s.end(), [](const Interval& x, const Interval& y) { return x.a < y.a; });
+  std::vector<Interval> m;
+  for (const auto& x : s) {
+    if (!m.empty() && x.a <= m.back().b)
+      m.back().b = std::max(m.back().b, x.b);
+    else
+      m.push_back(x);
+  }
+  return m;
+}
+
+// u minus m (both ordered and disjoint).
+std::vector<Interval> subtract(const std::vector<Interval>& u, const std::vector<Interval>& m) {
+  if (m.empty()) return u;
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (const auto& iv : u) {
+    while (j < m.size() && m[j].b <= iv.a) ++j;
+    Time x = iv.a;
+    std::size_t k = j;
+    for (; k < m.size() && m[k].a < iv.b; ++k) {
+      if (m[k].a > x) out.push_back({x, m[k].a});
+      x = std::max(x, m[k].b);
+      if (m[k].b >= iv.b) break;
+    }
+    if (x < iv.b) out.push_back({x, iv.b});
+    j = k;
+  }
+  return out;
+}
+
+// One unit of the averages: a rank (index < P, it has ideal times) or a worker thread.
+struct Unit {
+  const trace::Location* loc = nullptr;
+  bool active = false;             // counts in the averages
+  Time begin = 0, end = 0;         // its span
+};
+
+// Σ deltas of the samples whose stretch ends in useful time: sample at t counts when t − ε is
+// useful, i.e. some useful interval has a < t ≤ b.
+void add_counters(const std::vector<trace::CounterSample>& samples, const std::vector<Interval>& useful, double& ins,
+                  double& cyc) {
+  std::size_t j = 0;
+  for (const auto& s : samples) {
+    while (j < useful.size() && useful[j].b < s.time) ++j;
+    if (j < useful.size() && useful[j].a < s.time) {
+      ins += static_cast<double>(s.instructions);
+      cyc += static_cast<double>(s.cycles);
+    }
+  }
 }
 
 double ratio(double a, double b) {
@@ -142,7 +288,7 @@ IdealReference lamport_reference(const Trace& t, const Matching& m) {
   for (std::size_t r = 0; r < P; ++r) {
     std::stable_sort(deps[r].begin(), deps[r].end(), [](const Dep& a, const Dep& b) { return a.event < b.event; });
     std::stable_sort(feeds[r].begin(), feeds[r].end(), [](const Feed& a, const Feed& b) { return a.event < b.event; });
-    useful[r] = useful_gaps(t, r, rank_span(t, r));
+    useful[r] = mpi_free_gaps(t, r);
     ref.times[r].resize(t.locations[r].events.size());
   }
 
@@ -307,7 +453,26 @@ bool network_reference(const Trace& t, const Trace& ideal, IdealReference& out, 
   return true;
 }
 
-TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt) {
+namespace {
+
+// The ideal time of rank p at t: linear between consecutive events; before the first event and
+// after the last constant (Waitlab) or, with `extend`, keeping the measured distance.
+struct IdealCursor {
+  std::size_t k = 0;  // first event later than the last t asked
+};
+
+Time ideal_at(const std::vector<Event>& ev, const std::vector<Time>& id, IdealCursor& c, Time t, bool extend) {
+  while (c.k < ev.size() && ev[c.k].time <= t) ++c.k;
+  const std::size_t k = c.k;
+  if (k == 0) return extend ? id[0] - (ev[0].time - t) : id[0];
+  if (k == ev.size()) return extend ? id[k - 1] + (t - ev[k - 1].time) : id[k - 1];
+  return id[k - 1] + (id[k] - id[k - 1]) * ((t - ev[k - 1].time) / (ev[k].time - ev[k - 1].time));
+}
+
+}  // namespace
+
+TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt,
+                                 Convention convention) {
   const std::size_t P = t.ranks();
   if (ref.times.size() != P) throw std::invalid_argument("time_resolved: the ideal reference has another rank count");
   for (std::size_t r = 0; r < P; ++r)
@@ -319,35 +484,85 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
   if (opt.rule != WindowRule::Fixed && opt.count == 0)
     throw std::invalid_argument("time_resolved: the window count must be positive");
 
+  const bool waitlab = convention == Convention::Waitlab;
   TimeResolvedResult res;
+  res.convention = convention;
   res.ranks = P;
   res.source = ref.source;
   res.relaxed_sends = ref.relaxed_sends;
   res.unresolved = ref.unresolved;
   res.windows_rule = opt;
-  std::vector<RankSpan> span(P);
-  Time t0 = std::numeric_limits<Time>::infinity(), t1 = -std::numeric_limits<Time>::infinity();
-  Time i0 = std::numeric_limits<Time>::infinity(), i1 = -std::numeric_limits<Time>::infinity();
-  std::size_t active = 0;
-  for (std::size_t r = 0; r < P; ++r) {
-    span[r] = rank_span(t, r);
-    if (span[r].empty) continue;
-    ++active;
-    const auto& ev = t.locations[r].events;
-    t0 = std::min(t0, ev[span[r].start].time);
-    t1 = std::max(t1, ev[span[r].end].time);
-    i0 = std::min(i0, ref.times[r][span[r].start]);
-    i1 = std::max(i1, ref.times[r][span[r].end]);
+
+  // The units: the ranks, then (Bsc, Scalasca) the worker threads.
+  std::vector<Unit> units(P + (waitlab ? 0 : t.threads.size()));
+  for (std::size_t r = 0; r < P; ++r) units[r].loc = &t.locations[r];
+  for (std::size_t i = P; i < units.size(); ++i) units[i].loc = &t.threads[i - P];
+  const auto has_mpi = [&](const trace::Location& l) {
+    return std::any_of(l.events.begin(), l.events.end(), [&](const Event& e) { return mpi_boundary(t, e); });
+  };
+  res.mpi = std::any_of(t.locations.begin(), t.locations.end(), has_mpi) ||
+            std::any_of(t.threads.begin(), t.threads.end(), has_mpi);
+
+  // The span: T0, T1 and the ideal start i0 and end i1.
+  constexpr Time kInf = std::numeric_limits<Time>::infinity();
+  Time t0 = kInf, t1 = -kInf, i0 = kInf, i1 = -kInf;
+  if (waitlab) {
+    for (std::size_t r = 0; r < P; ++r) {
+      const RankSpan span = rank_span(t, r);
+      if (span.empty) continue;
+      const auto& ev = t.locations[r].events;
+      Unit& u = units[r];
+      u.active = true;
+      u.begin = ev[span.start].time;
+      u.end = ev[span.end].time;
+      t0 = std::min(t0, u.begin);
+      t1 = std::max(t1, u.end);
+      i0 = std::min(i0, ref.times[r][span.start]);
+      i1 = std::max(i1, ref.times[r][span.end]);
+    }
+  } else {
+    for (const Unit& u : units)
+      if (!u.loc->events.empty()) {
+        t0 = std::min(t0, u.loc->events.front().time);
+        t1 = std::max(t1, u.loc->events.back().time);
+      }
+    if (t.has_declared_span()) {
+      t0 = t.span_begin;
+      t1 = t.span_end;
+    }
+    if (t0 == kInf) t0 = t1 = 0;
+    t1 = std::max(t1, t0);
+    for (Unit& u : units) {
+      u.active = !u.loc->events.empty() || !u.loc->states.empty();
+      u.begin = t0;
+      u.end = t1;
+    }
+    i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
+    for (std::size_t r = 0; r < P; ++r) {
+      const auto& ev = t.locations[r].events;
+      if (ev.empty()) continue;
+      IdealCursor c0, c1;
+      i0 = std::max(i0, ideal_at(ev, ref.times[r], c0, t0, true));
+      i1 = std::max(i1, ideal_at(ev, ref.times[r], c1, t1, true));
+    }
+    if (i0 == -kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
+      i0 = t0;
+      i1 = t1;
+    }
   }
-  if (active == 0) {
-    t0 = t1 = i0 = i1 = 0;
+  std::size_t active = 0, counted = 0;  // units in the averages; those with events (adaptive rule)
+  for (const Unit& u : units) {
+    active += u.active ? 1 : 0;
+    counted += u.active && !u.loc->events.empty() ? 1 : 0;
   }
+  if (active == 0) t0 = t1 = i0 = i1 = 0;
   t1 = std::max(t1, t0);
   i1 = std::max(i1, i0);
   res.t0 = t0;
   res.t1 = t1;
   res.elapsed = t1 - t0;
   res.ideal_unclamped = i1 - i0;
+  res.units = active;
 
   // Window boundaries.
   std::vector<Time> b;
@@ -373,21 +588,23 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
     b = equal(opt.count);
   } else {
     const std::vector<Time> base = equal(opt.count);
-    const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(active)) - 1e-12));
+    const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(counted)) - 1e-12));
     res.min_events = need;
-    std::vector<std::size_t> cursor(P, 0), have(P, 0);
-    for (std::size_t r = 0; r < P; ++r) {
-      const auto& ev = t.locations[r].events;
+    const std::size_t U = units.size();
+    std::vector<std::size_t> cursor(U, 0), have(U, 0);
+    const auto counts = [&](const Unit& u) { return u.active && !u.loc->events.empty(); };
+    for (std::size_t r = 0; r < U; ++r) {
+      const auto& ev = units[r].loc->events;
       while (cursor[r] < ev.size() && ev[cursor[r]].time < t0) ++cursor[r];
     }
-    std::size_t deficient = active;
+    std::size_t deficient = counted;
     b.push_back(t0);
     bool open = false;
     for (std::size_t j = 0; j + 1 < base.size(); ++j) {
       const bool last = j + 2 == base.size();
-      for (std::size_t r = 0; r < P; ++r) {
-        if (span[r].empty) continue;
-        const auto& ev = t.locations[r].events;
+      for (std::size_t r = 0; r < U; ++r) {
+        if (!counts(units[r])) continue;
+        const auto& ev = units[r].loc->events;
         std::size_t c = cursor[r];
         while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
         const std::size_t before = have[r];
@@ -400,7 +617,7 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
         b.push_back(base[j + 1]);
         open = false;
         std::fill(have.begin(), have.end(), 0);
-        deficient = active;
+        deficient = counted;
       }
     }
     if (open) {
@@ -411,27 +628,26 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
   }
   const std::size_t W = b.size() - 1;
 
-  // Useful time per window (per rank, then max and sum), events per window.
+  // Useful time per window (per unit, then max and sum), events per window, counters.
   std::vector<double> u(W), sum(W, 0), mx(W, 0), cum_sum(W, 0), cum_mx(W, 0);
   std::vector<std::uint64_t> events(W, 0);
-  res.useful.assign(P, 0);
-  for (std::size_t r = 0; r < P; ++r) {
-    if (span[r].empty) continue;
-    const auto& ev = t.locations[r].events;
-    const auto gaps = useful_gaps(t, r, span[r]);
+  res.useful.assign(units.size(), 0);
+  double ins = 0, cyc = 0, useful_total = 0;
+  for (std::size_t r = 0; r < units.size(); ++r) {
+    const Unit& unit = units[r];
+    if (!unit.active) continue;
+    std::vector<Interval> useful = outside_mpi(t, *unit.loc, unit.begin, unit.end);
+    if (!waitlab) useful = subtract(useful, state_union(unit.loc->states));
     std::fill(u.begin(), u.end(), 0.0);
     std::size_t w = 0;
-    for (std::size_t k = 1; k < ev.size(); ++k) {
-      if (!gaps[k]) continue;
-      const Time a = ev[k - 1].time, e = ev[k].time;
-      if (!(e > a)) continue;
+    for (const auto& [a, e] : useful) {
       while (w + 1 < W && b[w + 1] <= a) ++w;
       for (std::size_t x = w; x < W && b[x] < e; ++x) u[x] += std::max(0.0, std::min(e, b[x + 1]) - std::max(a, b[x]));
     }
     std::size_t we = 0;
-    for (const auto& e : ev) {
-      if (e.time < t0 || e.time > t1) continue;
-      while (we + 1 < W && b[we + 1] <= e.time) ++we;
+    for (const auto& ev : unit.loc->events) {
+      if (ev.time < t0 || ev.time > t1) continue;
+      while (we + 1 < W && b[we + 1] <= ev.time) ++we;
       ++events[we];
     }
     double c = 0;
@@ -443,30 +659,30 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
       cum_mx[x] = std::max(cum_mx[x], c);
     }
     res.useful[r] = c;
+    useful_total += c;
+    add_counters(unit.loc->counters, useful, ins, cyc);
   }
+  auto& k = res.counters;
+  k.instructions = (t.counters & trace::kHasInstructions) != 0;
+  k.cycles = (t.counters & trace::kHasCycles) != 0;
+  k.useful_instructions = k.instructions ? ins : 0;
+  k.useful_cycles = k.cycles ? cyc : 0;
+  k.ipc = k.instructions && k.cycles && cyc > 0 ? ins / cyc : 0;
+  k.frequency_hz = k.cycles && useful_total > 0 ? cyc / useful_total : 0;
 
   // I(t) at the boundaries.
-  std::vector<Time> I(W + 1, -std::numeric_limits<Time>::infinity());
+  std::vector<Time> I(W + 1, -kInf);
   I[0] = i0;
   I[W] = i1;
   if (W > 1) {
     for (std::size_t r = 0; r < P; ++r) {
       const auto& ev = t.locations[r].events;
       if (ev.empty()) continue;
-      const auto& id = ref.times[r];
-      std::size_t k = 0;  // first event later than the boundary
-      for (std::size_t x = 1; x < W; ++x) {
-        while (k < ev.size() && ev[k].time <= b[x]) ++k;
-        Time v;
-        if (k == 0)
-          v = id[0];
-        else if (k == ev.size())
-          v = id[k - 1];
-        else
-          v = id[k - 1] + (id[k] - id[k - 1]) * ((b[x] - ev[k - 1].time) / (ev[k].time - ev[k - 1].time));
-        I[x] = std::max(I[x], v);
-      }
+      IdealCursor c;
+      for (std::size_t x = 1; x < W; ++x) I[x] = std::max(I[x], ideal_at(ev, ref.times[r], c, b[x], !waitlab));
     }
+    if (!waitlab && I[1] == -kInf)  // no rank has an event: the ideal run is the run
+      for (std::size_t x = 1; x < W; ++x) I[x] = i0 + (b[x] - t0);
   }
   for (std::size_t x = 1; x <= W; ++x) I[x] = std::min(i1, std::max(I[x], I[x - 1]));
 
@@ -493,6 +709,13 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
   res.useful_mean = W > 0 ? cum_sum[W - 1] / Pn : 0;
   res.ideal = clamp_ideal(res.ideal_unclamped, res.useful_max, res.elapsed);
   res.eff = metrics(res.useful_max, res.useful_mean, res.ideal, res.elapsed);
+  // The reference's estimate: compute keeps its length on an ideal network (Lamport replay and
+  // ideal-network run alike), so the ideal run's largest useful time is the measured one.
+  res.estimates.push_back(make_estimate(ref.source, res.ideal, res.useful_max, res.eff.comm_e));
+  if (convention == Convention::Bsc) {
+    res.eff.ser_e = res.estimates[0].ser_e;
+    res.eff.trf_e = res.estimates[0].trf_e;
+  }
   return res;
 }
 

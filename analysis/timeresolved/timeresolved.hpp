@@ -2,38 +2,58 @@
 // definitions).
 //
 // Promise: pure functions of a Trace (no printing, no files, no SimGrid).
-//   - The run: rank p is "in the run" from start_p = the Leave of its MPI_Init (its first event
-//     if it has none) to end_p = the Enter of its MPI_Finalize (its last event if none).
-//     T0 = min_p start_p, T1 = max_p end_p, T = T1 − T0.
-//   - Useful time U_p: the time between two consecutive events of p that lies outside every
-//     MPI call (a region whose op is an MPI function) and inside [start_p, end_p]. User
-//     regions (main, compute, ...) and time between regions count; MPI_Init, MPI_Finalize and
-//     every other MPI call do not.
-//   - Whole run: LB = mean_p U_p / max_p U_p, CommE = max_p U_p / T, PE = LB·CommE =
-//     Σ U_p / (P·T), SerE = max_p U_p / T_ideal, TrfE = T_ideal / T, so CommE = SerE·TrfE.
-//     T_ideal = max_p ideal(end_p) − min_p ideal(start_p), clamped to [max_p U_p, T].
-//   - An ideal reference gives every event of the trace an ideal timestamp: lamport_reference()
-//     replays the trace on an ideal network (a Lamport clock per rank; time outside MPI calls
-//     keeps its length, time inside them is 0 except for waiting: a receive completes at
-//     max(own clock, the send's posting), a send of ≥ 32 KiB completes (at the Leave of the
-//     call that completes it) at max(own clock, the posting of its receive), a collective
-//     (MPI_Init and MPI_Finalize included) ends at its latest entry); network_reference()
-//     takes the timestamps of a re-simulation on an ideal network (event k of rank p ↔ event k
-//     of rank p).
-//   - Window boundaries are mapped to ideal time: ideal_p(t) interpolates linearly between
-//     consecutive events of p (constant before the first and after the last);
-//     I(t) = max_p ideal_p(t), with I(T0) = min_p ideal(start_p) and I(T1) = max_p ideal(end_p),
-//     made non-decreasing. Window w = [a, b): L_w = b − a, U_{p,w} = U_p clipped to w,
-//     Ideal_w = I(b) − I(a) clamped to [max_p U_{p,w}, L_w]; LB_w, CommE_w, SerE_w, TrfE_w,
-//     PE_w as above with U_{p,w}, L_w and Ideal_w. The unclamped I(b) − I(a) of all windows sum
-//     to T_ideal (I(b) − I(T0) is reported per window). Cumulative metrics use [T0, b): the
-//     same formulas with U_p clipped to [T0, b) and I(b) − I(T0); at the last window they are
-//     the whole-run values. Only PE aggregates linearly: T·PE = Σ_w L_w·PE_w.
+//   - An MPI call is a region with Region::is_mpi() (an op, or file "MPI": MPI_Comm_rank and the
+//     like are MPI too), at any depth: the time from the Enter of an outermost MPI call to its
+//     Leave is in MPI.
+//   - The span and the units depend on the Convention (below):
+//     Waitlab: rank p is "in the run" from start_p = the Leave of its MPI_Init (its first event
+//       if it has none) to end_p = the Enter of its MPI_Finalize (its last event if none);
+//       T0 = min_p start_p, T1 = max_p end_p. Units: the ranks with events. States ignored.
+//     Bsc, Scalasca: [T0, T1] = the declared span (Trace::has_declared_span()), else the first
+//       to the last event over every location and thread; every unit spans all of [T0, T1].
+//       Units: the ranks, then Trace::threads, each with an event or a state interval.
+//     T = T1 − T0.
+//   - Useful time U_u of unit u: the time of its span outside every MPI call; Bsc and Scalasca
+//     also take out the union of the unit's state intervals (Location::states). Before a unit's
+//     first event and after its last it is in no MPI call. A trace without any MPI call (`mpi`
+//     false) thus has all of its span's time useful but its states.
+//   - Whole run (P = units): LB = mean_u U_u / max_u U_u (1 when all are 0), CommE = max U / T,
+//     PE = LB·CommE = Σ U_u / (P·T), SerE = max U / T_ideal, TrfE = T_ideal / T, so CommE =
+//     SerE·TrfE. T_ideal = I(T1) − I(T0) (below), clamped to [max U, T]. estimates[0] =
+//     make_estimate(source, T_ideal, max U, CommE): compute keeps its length on an ideal
+//     network, so the ideal run's largest useful time is the measured one. Bsc: eff.ser_e and
+//     eff.trf_e are estimates[0]'s (TrfE = CommE / SerE: the same numbers up to rounding).
+//   - An ideal reference gives every event of every rank (not of Trace::threads) an ideal
+//     timestamp: lamport_reference() replays the trace on an ideal network (a Lamport clock per
+//     rank; time outside MPI calls keeps its length — before MPI_Init and after MPI_Finalize
+//     too —, time inside them is 0 except for waiting: a receive completes at max(own clock,
+//     the send's posting), a send of ≥ 32 KiB completes (at the Leave of the call that
+//     completes it) at max(own clock, the posting of its receive), a collective (MPI_Init and
+//     MPI_Finalize included) ends at its latest entry); network_reference() takes the
+//     timestamps of a re-simulation on an ideal network (event k of rank p ↔ event k of rank p).
+//   - I(t) = max_p ideal_p(t) over the ranks with events; ideal_p interpolates linearly between
+//     consecutive events of p. Waitlab: constant before the first and after the last event,
+//     I(T0) = min_p ideal(start_p), I(T1) = max_p ideal(end_p). Bsc, Scalasca: before the first
+//     and after the last event the time keeps its length (ideal_p(t) = ideal(first) − (first −
+//     t), ideal(last) + (t − last)), so that a trace of ranks that only compute has T_ideal =
+//     T; with no rank event at all the ideal run is the run. I is made non-decreasing.
+//   - Windows w = [a, b): L_w = b − a, U_{u,w} = U_u clipped to w, Ideal_w = I(b) − I(a)
+//     clamped to [max_u U_{u,w}, L_w]; LB_w, CommE_w, SerE_w = max U_{u,w} / Ideal_w, TrfE_w =
+//     Ideal_w / L_w, PE_w as above. The unclamped I(b) − I(a) of all windows sum to T_ideal
+//     (I(b) − I(T0) is reported per window). Cumulative metrics use [T0, b): the same formulas
+//     with U_u clipped to [T0, b) and I(b) − I(T0); at the last window they are the whole-run
+//     values (Bsc's TrfE up to rounding). Only PE aggregates linearly: T·PE = Σ_w L_w·PE_w.
 //   - Windows: fixed length, N equal windows, or adaptive: N equal base windows merged left to
-//     right while any rank has fewer than ⌈√P⌉ events in the merged window (a deficient last
-//     window is merged into the one before). Events are counted in [a, b) (the last window
-//     includes T1).
-// Cost: O(events + P·windows) time, O(P + windows) memory besides the ideal timestamps.
+//     right while any unit with events has fewer than ⌈√P'⌉ events in the merged window (P' =
+//     the units with events; a deficient last window is merged into the one before). Events
+//     are counted in [a, b) (the last window includes T1); Window::events counts the units'.
+//   - Counters (Trace::counters says which): a CounterSample at time t of a unit counts when
+//     the time just before t (t − ε) is useful for the unit: some useful stretch (a, b] holds t
+//     — for Bsc and Scalasca, the unit is in no MPI call and in no state interval at t − ε,
+//     inside the span. Sums over the units; ipc = instructions / cycles, frequency_hz =
+//     cycles / Σ_u U_u.
+// Cost: O(events + states + samples + units·windows) time; O(units + windows) memory besides the
+// ideal timestamps and one unit's useful stretches.
 #pragma once
 
 #include <cstdint>
@@ -136,7 +156,7 @@ struct UsefulCounters {
 
 struct TimeResolvedResult {
   Convention convention = Convention::Waitlab;
-  std::size_t units = 0;      // ranks, or threads of every rank (Bsc, Scalasca)
+  std::size_t units = 0;      // P of the averages: ranks, or threads of every rank (Bsc, Scalasca)
   bool mpi = true;            // the trace has MPI calls (false: every unit is all useful time; say so)
   UsefulCounters counters;
   std::vector<IdealEstimate> estimates;  // [0]: the reference of the windows; more added by the caller

@@ -1,7 +1,8 @@
 // Time-resolved efficiency metrics (ALGORITHMS.md §6) on hand-built traces whose answer is
 // known exactly: Fixture D (built and read from its Paraver form), a lock-step ring with a
 // communication stall in one stretch of time (paper 004's synthetic benchmark), the adaptive
-// windows' √P rule, and the Lamport replay's rules.
+// windows' √P rule, and the Lamport replay's rules. Then the conventions (waitlab, bsc,
+// scalasca): each definitional choice on a trace of its own, with numbers computed by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -294,6 +295,361 @@ TEST(TimeResolved, NetworkReferenceNeedsCorrespondingEvents) {
   EXPECT_EQ(why, "rank 1 has 4 events in the ideal run, 5 in the run");
   EXPECT_THROW(time_resolved(t, lamport_reference(t, trace::Matching::build(t)), {WindowRule::Fixed, 0, 0}),
                std::invalid_argument);
+}
+
+// --- the conventions ---------------------------------------------------------------------
+
+TimeResolvedResult run_as(const trace::Trace& t, Convention c, const WindowOptions& w = {WindowRule::Count, 0, 1}) {
+  const auto m = trace::Matching::build(t);
+  return time_resolved(t, lamport_reference(t, m), w, c);
+}
+
+// PE = LB·CommE always; CommE = SerE·TrfE (Bsc's TrfE = CommE/SerE: up to rounding).
+void expect_identities(const TimeResolvedResult& r) {
+  EXPECT_NEAR(r.eff.pe, r.eff.lb * r.eff.comm_e, 1e-12);
+  EXPECT_NEAR(r.eff.comm_e, r.eff.ser_e * r.eff.trf_e, 1e-12);
+  double pe_time = 0;
+  for (const auto& w : r.windows) {
+    EXPECT_NEAR(w.eff.pe, w.eff.lb * w.eff.comm_e, 1e-12);
+    EXPECT_NEAR(w.eff.comm_e, w.eff.ser_e * w.eff.trf_e, 1e-12);
+    pe_time += w.eff.pe * (w.end - w.start);
+  }
+  EXPECT_NEAR(pe_time, r.eff.pe * r.elapsed, 1e-12);
+  ASSERT_FALSE(r.estimates.empty());
+  EXPECT_EQ(r.estimates[0].source, r.source);
+  EXPECT_EQ(r.estimates[0].t_ideal, r.ideal);
+  EXPECT_EQ(r.estimates[0].useful_max, r.useful_max);
+}
+
+// A worker thread of rank 0: regions [enter, leave) named `region`, not-useful states.
+trace::Location worker(trace::Trace& t, std::int32_t thread, const std::vector<std::pair<double, double>>& regions,
+                       std::vector<trace::StateInterval> states, const std::string& region = "omp_fn") {
+  trace::Location l;
+  l.rank = 0;
+  l.thread = thread;
+  const auto id = t.defs.region(region);
+  for (const auto& [a, b] : regions) {
+    l.events.push_back(trace::make_event(a, trace::EventKind::Enter, MpiOp::None, id));
+    l.events.push_back(trace::make_event(b, trace::EventKind::Leave, MpiOp::None, id));
+  }
+  l.states = std::move(states);
+  return l;
+}
+
+TEST(Conventions, NamesParseAndDefaults) {
+  for (const Convention c : {Convention::Waitlab, Convention::Bsc, Convention::Scalasca}) {
+    Convention back = c == Convention::Bsc ? Convention::Waitlab : Convention::Bsc;
+    ASSERT_TRUE(parse_convention(convention_name(c), back));
+    EXPECT_EQ(back, c);
+    EXPECT_FALSE(convention_span_text(c).empty());
+    EXPECT_FALSE(convention_useful_text(c).empty());
+  }
+  EXPECT_EQ(convention_name(Convention::Bsc), "bsc");
+  Convention c = Convention::Scalasca;
+  EXPECT_FALSE(parse_convention("BSC", c));
+  EXPECT_FALSE(parse_convention("", c));
+  EXPECT_EQ(c, Convention::Scalasca);
+  EXPECT_EQ(default_convention(trace::Origin::Simulated), Convention::Waitlab);
+  EXPECT_EQ(default_convention(trace::Origin::Unknown), Convention::Waitlab);
+  EXPECT_EQ(default_convention(trace::Origin::Extrae), Convention::Bsc);
+  EXPECT_EQ(default_convention(trace::Origin::ScoreP), Convention::Scalasca);
+  EXPECT_NE(convention_span_text(Convention::Waitlab), convention_span_text(Convention::Bsc));
+}
+
+TEST(Conventions, MakeEstimate) {
+  // SerE = useful_max / t_ideal, TrfE = CommE / SerE.
+  const auto e = make_estimate("smpi_replay", 0.6, 0.55, 0.59 / 0.62);
+  EXPECT_EQ(e.source, "smpi_replay");
+  EXPECT_EQ(e.t_ideal, 0.6);
+  EXPECT_EQ(e.useful_max, 0.55);
+  EXPECT_NEAR(e.ser_e, 0.55 / 0.6, 1e-15);
+  EXPECT_NEAR(e.trf_e, (0.59 / 0.62) / (0.55 / 0.6), 1e-15);
+  const auto z = make_estimate("lamport", 0, 0.5, 0.5);
+  EXPECT_EQ(z.ser_e, 0.0);
+  EXPECT_EQ(z.trf_e, 0.0);
+}
+
+// MPI_Comm_rank as Extrae and Score-P name it: a region of file "MPI" without an op. It is MPI
+// time under every convention; the same name as a user region (no file) is useful.
+TEST(Conventions, MpiCallWithoutCommunicationIsNotUseful) {
+  for (const bool mpi_file : {true, false}) {
+    SCOPED_TRACE(mpi_file);
+    TraceBuilder b(2, 1.0);
+    b.enter(0, 0, "main").enter(0, 1, "MPI_Comm_rank").leave(0, 3, "MPI_Comm_rank").leave(0, 10, "main");
+    b.enter(1, 0, "main").leave(1, 10, "main");
+    trace::Trace t = b.trace();
+    t.defs.regions[static_cast<std::size_t>(t.defs.find_region("MPI_Comm_rank"))].file = mpi_file ? "MPI" : "";
+    for (const Convention c : {Convention::Waitlab, Convention::Bsc, Convention::Scalasca}) {
+      SCOPED_TRACE(convention_name(c));
+      const auto r = run_as(t, c);
+      EXPECT_EQ(r.mpi, mpi_file);
+      EXPECT_NEAR(r.elapsed, 10, 1e-12);
+      EXPECT_NEAR(r.useful[0], mpi_file ? 8 : 10, 1e-12);
+      EXPECT_NEAR(r.useful[1], 10, 1e-12);
+      // Lamport: the 2 s in MPI_Comm_rank cost nothing on an ideal network.
+      EXPECT_NEAR(r.ideal_unclamped, 10, 1e-12);
+      EXPECT_NEAR(r.eff.lb, mpi_file ? 9.0 / 10 : 1.0, 1e-12);
+      expect_identities(r);
+    }
+    const auto ref = lamport_reference(t, trace::Matching::build(t));
+    EXPECT_DOUBLE_EQ(ref.times[0][3], mpi_file ? 8 : 10);  // Leave main
+  }
+}
+
+// Computation before MPI_Init and after MPI_Finalize: outside waitlab's span, inside BSC's.
+//   rank 0: main 0–10, MPI_Init 1–2, MPI_Finalize 8–9;  rank 1: main 0–9.5, Init 0.5–2,
+//   Finalize 7–9.
+// Waitlab: T = [2, 8] = 6, U = {6, 5}. Bsc: T = [0, 10] = 10, U0 = 1 + 6 + 1 = 8,
+// U1 = 0.5 + 5 + 0.5 + 0.5 (after its last event, still in no MPI call) = 6.5.
+// Lamport: Init ends at its latest entry 1 on both; Finalize entered at 7 (rank 0) and 6, left
+// at 7; main left at 8 and 7.5. I(0) = 0, I(10) = max(8 + 0, 7.5 + 0.5) = 8 → T_ideal = 8.
+TEST(Conventions, SpanWholeTraceVersusInitFinalize) {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 0, "main").call(0, MpiOp::Init, 1, 2).call(0, MpiOp::Finalize, 8, 9).leave(0, 10, "main");
+  b.enter(1, 0, "main").call(1, MpiOp::Init, 0.5, 2).call(1, MpiOp::Finalize, 7, 9).leave(1, 9.5, "main");
+  const auto w = run_as(b.trace(), Convention::Waitlab);
+  EXPECT_NEAR(w.t0, 2, 1e-12);
+  EXPECT_NEAR(w.t1, 8, 1e-12);
+  EXPECT_NEAR(w.useful[0], 6, 1e-12);
+  EXPECT_NEAR(w.useful[1], 5, 1e-12);
+  EXPECT_NEAR(w.ideal_unclamped, 6, 1e-12);  // Init's end (1) to rank 0's Finalize entry (7)
+  EXPECT_EQ(w.units, 2u);
+  EXPECT_EQ(w.convention, Convention::Waitlab);
+  const auto r = run_as(b.trace(), Convention::Bsc, {WindowRule::Count, 0, 2});
+  EXPECT_EQ(r.convention, Convention::Bsc);
+  EXPECT_NEAR(r.t0, 0, 1e-12);
+  EXPECT_NEAR(r.t1, 10, 1e-12);
+  EXPECT_NEAR(r.useful[0], 8, 1e-12);
+  EXPECT_NEAR(r.useful[1], 6.5, 1e-12);
+  EXPECT_NEAR(r.eff.lb, 7.25 / 8, 1e-12);
+  EXPECT_NEAR(r.eff.comm_e, 0.8, 1e-12);
+  EXPECT_NEAR(r.eff.pe, 0.725, 1e-12);
+  EXPECT_NEAR(r.ideal_unclamped, 8, 1e-12);
+  EXPECT_NEAR(r.eff.ser_e, 1.0, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 0.8, 1e-12);
+  // Window [0, 5): U = {1 + 3, 0.5 + 3}; I(5) = max(1 + 3, 1 + 3) = 4.
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_NEAR(r.windows[0].useful_max, 4, 1e-12);
+  EXPECT_NEAR(r.windows[0].useful_mean, 3.75, 1e-12);
+  EXPECT_NEAR(r.windows[0].ideal_end, 4, 1e-12);
+  EXPECT_NEAR(r.windows[1].ideal, 4, 1e-12);
+  expect_identities(r);
+}
+
+// A declared span (Paraver's header end) longer than the events: the tail is in the run and,
+// in no MPI call, useful. Same trace as above, declared [0, 12]: U = {10, 8.5},
+// I(12) = max(8 + 2, 7.5 + 2.5) = 10.
+TEST(Conventions, DeclaredSpanLongerThanTheEvents) {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 0, "main").call(0, MpiOp::Init, 1, 2).call(0, MpiOp::Finalize, 8, 9).leave(0, 10, "main");
+  b.enter(1, 0, "main").call(1, MpiOp::Init, 0.5, 2).call(1, MpiOp::Finalize, 7, 9).leave(1, 9.5, "main");
+  trace::Trace t = b.trace();
+  t.span_begin = 0;
+  t.span_end = 12;
+  for (const Convention c : {Convention::Bsc, Convention::Scalasca}) {
+    const auto r = run_as(t, c);
+    EXPECT_NEAR(r.elapsed, 12, 1e-12);
+    EXPECT_NEAR(r.useful[0], 10, 1e-12);
+    EXPECT_NEAR(r.useful[1], 8.5, 1e-12);
+    EXPECT_NEAR(r.ideal_unclamped, 10, 1e-12);
+    EXPECT_NEAR(r.eff.pe, 18.5 / 24, 1e-12);
+    expect_identities(r);
+  }
+  // Waitlab ignores the declared span.
+  EXPECT_NEAR(run_as(t, Convention::Waitlab).elapsed, 6, 1e-12);
+}
+
+// Not-useful states (Location::states). Both ranks: main 0–10, MPI_Barrier 5–6. Rank 0:
+// flushing 2–4 and 5.5–7 (overlapping the barrier: the union counts); rank 1: tracing
+// disabled 8–9 and an overlapping state 8.5–9.5 (union 8–9.5).
+// Bsc and Scalasca: U0 = 10 − 1 − 2 − 1 = 6, U1 = 10 − 1 − 1.5 = 7.5. Waitlab ignores states:
+// U = {9, 9}.
+TEST(Conventions, StatesAreNotUsefulExceptUnderWaitlab) {
+  TraceBuilder b(2, 1.0);
+  for (Rank r : {0, 1}) b.enter(r, 0, "main").coll(r, MpiOp::Barrier, 5, 6).leave(r, 10, "main");
+  trace::Trace t = b.trace();
+  t.locations[0].states = {{2, 4, 12}, {5.5, 7, 12}};
+  t.locations[1].states = {{8, 9, 14}, {8.5, 9.5, 12}};
+  for (const Convention c : {Convention::Bsc, Convention::Scalasca}) {
+    SCOPED_TRACE(convention_name(c));
+    const auto r = run_as(t, c, {WindowRule::Count, 0, 2});
+    EXPECT_NEAR(r.useful[0], 6, 1e-12);
+    EXPECT_NEAR(r.useful[1], 7.5, 1e-12);
+    EXPECT_NEAR(r.eff.lb, 6.75 / 7.5, 1e-12);
+    EXPECT_NEAR(r.eff.comm_e, 0.75, 1e-12);
+    // Window [0, 5): rank 0 useful 0–2, 4–5 = 3; rank 1 5. [5, 10]: 7–10 = 3; 6–8, 9.5–10 = 2.5.
+    EXPECT_NEAR(r.windows[0].useful_mean, 4, 1e-12);
+    EXPECT_NEAR(r.windows[1].useful_max, 3, 1e-12);
+    // The Lamport replay keeps non-MPI time (states too) at its length: T_ideal = 9.
+    EXPECT_NEAR(r.ideal_unclamped, 9, 1e-12);
+    expect_identities(r);
+  }
+  const auto w = run_as(t, Convention::Waitlab);
+  EXPECT_NEAR(w.useful[0], 9, 1e-12);
+  EXPECT_NEAR(w.useful[1], 9, 1e-12);
+}
+
+// Rank 0: main 0–10, MPI_Init 0–1, MPI_Finalize 9–10. Two worker threads in omp_fn 2–6 and
+// 2–4, "not created" (2) before 2 and idle (0) after their region: U = {8, 4, 2}.
+// Bsc: P = 3, LB = (14/3)/8, CommE = 0.8, PE = 14/30. Waitlab: the rank only, T = [1, 9].
+// Lamport on the rank: Init ends at 0, Finalize entered at 8 → I(10) = 8 + 0, I(5) = 4.
+TEST(Conventions, ThreadsAreUnitsUnderBscAndScalasca) {
+  TraceBuilder b(1, 1.0);
+  b.enter(0, 0, "main").call(0, MpiOp::Init, 0, 1).call(0, MpiOp::Finalize, 9, 10).leave(0, 10, "main");
+  trace::Trace t = b.trace();
+  t.threads.push_back(worker(t, 1, {{2, 6}}, {{0, 2, 2}, {6, 10, 0}}));
+  t.threads.push_back(worker(t, 2, {{2, 4}}, {{0, 2, 2}, {4, 10, 0}}));
+  for (const Convention c : {Convention::Bsc, Convention::Scalasca}) {
+    SCOPED_TRACE(convention_name(c));
+    const auto r = run_as(t, c, {WindowRule::Count, 0, 2});
+    EXPECT_EQ(r.units, 3u);
+    EXPECT_EQ(r.ranks, 1u);
+    EXPECT_TRUE(r.mpi);
+    ASSERT_EQ(r.useful.size(), 3u);
+    EXPECT_NEAR(r.useful[0], 8, 1e-12);
+    EXPECT_NEAR(r.useful[1], 4, 1e-12);
+    EXPECT_NEAR(r.useful[2], 2, 1e-12);
+    EXPECT_NEAR(r.eff.lb, 14.0 / 3 / 8, 1e-12);
+    EXPECT_NEAR(r.eff.comm_e, 0.8, 1e-12);
+    EXPECT_NEAR(r.eff.pe, 14.0 / 30, 1e-12);
+    EXPECT_NEAR(r.ideal, 8, 1e-12);
+    // Windows clip every unit: [0, 5): {4, 3, 2}; [5, 10]: {4, 1, 0}.
+    ASSERT_EQ(r.windows.size(), 2u);
+    EXPECT_NEAR(r.windows[0].useful_max, 4, 1e-12);
+    EXPECT_NEAR(r.windows[0].eff.pe, 0.6, 1e-12);
+    EXPECT_NEAR(r.windows[1].eff.pe, 1.0 / 3, 1e-12);
+    EXPECT_NEAR(r.windows[0].ideal, 4, 1e-12);
+    EXPECT_EQ(r.windows[0].events, 3u + 1 + 2);  // before 5: the rank's 3 events, thread 1's Enter, thread 2's 2
+    expect_identities(r);
+  }
+  const auto w = run_as(t, Convention::Waitlab);
+  EXPECT_EQ(w.units, 1u);
+  ASSERT_EQ(w.useful.size(), 1u);
+  EXPECT_NEAR(w.elapsed, 8, 1e-12);
+  EXPECT_NEAR(w.useful[0], 8, 1e-12);
+  EXPECT_EQ(w.eff.lb, 1.0);
+}
+
+// No MPI call anywhere: the flag is down and the metrics are computed as such. Rank 0: main
+// 1–3, rank 1: main 0–4, declared span [0, 5]. Bsc: T = 5, both units useful all along, T_ideal
+// = T (ranks that only compute keep their time). Waitlab: T = [0, 4], U = {2, 4}.
+TEST(Conventions, TraceWithoutMpi) {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 1, "main").leave(0, 3, "main");
+  b.enter(1, 0, "main").leave(1, 4, "main");
+  trace::Trace t = b.trace();
+  t.span_begin = 0;
+  t.span_end = 5;
+  const auto r = run_as(t, Convention::Bsc);
+  EXPECT_FALSE(r.mpi);
+  EXPECT_NEAR(r.elapsed, 5, 1e-12);
+  EXPECT_NEAR(r.useful[0], 5, 1e-12);
+  EXPECT_NEAR(r.useful[1], 5, 1e-12);
+  EXPECT_NEAR(r.ideal_unclamped, 5, 1e-12);
+  EXPECT_NEAR(r.eff.pe, 1.0, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 1.0, 1e-12);
+  const auto w = run_as(t, Convention::Waitlab);
+  EXPECT_FALSE(w.mpi);
+  EXPECT_NEAR(w.elapsed, 4, 1e-12);
+  EXPECT_NEAR(w.useful[0], 2, 1e-12);
+  EXPECT_NEAR(w.useful[1], 4, 1e-12);
+  EXPECT_NEAR(w.eff.pe, 0.75, 1e-12);
+  EXPECT_NEAR(w.eff.lb, 0.75, 1e-12);
+  // With an MPI call on a worker thread only, the trace has MPI.
+  t.threads.push_back(worker(t, 1, {{1, 2}}, {}, "MPI_Comm_rank"));
+  t.defs.regions[static_cast<std::size_t>(t.defs.find_region("MPI_Comm_rank"))].file = "MPI";
+  EXPECT_TRUE(run_as(t, Convention::Bsc).mpi);
+}
+
+// Counter samples: a sample at t counts when the unit is useful just before t.
+// Rank 0: main 0–10, MPI_Barrier 4–6, flushing 7–8. Samples (t, ins, cyc):
+//   (0, 5, 5) before the span: no; (2, 100, 200) yes; (4, 50, 100) yes (4−ε is before the
+//   barrier); (6, 7, 1000) no (in MPI); (7, 30, 60) yes; (8, 11, 13) no under Bsc (flushing),
+//   yes under Waitlab; (10, 20, 40) yes.
+// Worker thread: omp_fn 1–3, idle 3–10; samples (3, 1000, 500) yes, (10, 9, 9) no.
+// Bsc: ins = 100 + 50 + 30 + 20 + 1000 = 1200, cyc = 200 + 100 + 60 + 40 + 500 = 900,
+//   Σ U = (10 − 2 − 1) + 3 = 10 → 90 Hz, IPC 4/3.
+// Waitlab (the rank only, states ignored): ins = 211, cyc = 413, U = 8.
+TEST(Conventions, CountersOverUsefulStretches) {
+  TraceBuilder b(1, 1.0);
+  b.enter(0, 0, "main").coll(0, MpiOp::Barrier, 4, 6).leave(0, 10, "main");
+  trace::Trace t = b.trace();
+  t.locations[0].states = {{7, 8, 12}};
+  t.locations[0].counters = {{0, 5, 5}, {2, 100, 200}, {4, 50, 100}, {6, 7, 1000},
+                             {7, 30, 60}, {8, 11, 13}, {10, 20, 40}};
+  t.threads.push_back(worker(t, 1, {{1, 3}}, {{3, 10, 0}}));
+  t.threads[0].counters = {{3, 1000, 500}, {10, 9, 9}};
+  t.counters = trace::kHasInstructions | trace::kHasCycles;
+  const auto r = run_as(t, Convention::Bsc);
+  EXPECT_TRUE(r.counters.instructions);
+  EXPECT_TRUE(r.counters.cycles);
+  EXPECT_EQ(r.counters.useful_instructions, 1200.0);
+  EXPECT_EQ(r.counters.useful_cycles, 900.0);
+  EXPECT_NEAR(r.counters.ipc, 1200.0 / 900, 1e-15);
+  EXPECT_NEAR(r.counters.frequency_hz, 90, 1e-12);
+  const auto w = run_as(t, Convention::Waitlab);
+  EXPECT_EQ(w.counters.useful_instructions, 211.0);
+  EXPECT_EQ(w.counters.useful_cycles, 413.0);
+  EXPECT_NEAR(w.counters.frequency_hz, 413.0 / 8, 1e-12);
+  // Instructions only: no cycles, no IPC, no frequency.
+  t.counters = trace::kHasInstructions;
+  const auto i = run_as(t, Convention::Bsc);
+  EXPECT_TRUE(i.counters.instructions);
+  EXPECT_FALSE(i.counters.cycles);
+  EXPECT_EQ(i.counters.useful_instructions, 1200.0);
+  EXPECT_EQ(i.counters.useful_cycles, 0.0);
+  EXPECT_EQ(i.counters.ipc, 0.0);
+  EXPECT_EQ(i.counters.frequency_hz, 0.0);
+  t.counters = 0;
+  EXPECT_EQ(run_as(t, Convention::Bsc).counters.useful_instructions, 0.0);
+}
+
+// Fixture D as Extrae writes it: no main region, only the MPI calls (1 MiB MPI_Send 0.5–0.51
+// on rank 0, MPI_Recv 0.2–0.52 on rank 1), the header's span [0, 0.62], and Paraver's idle
+// state on rank 0 once it has finished (0.6–0.62).
+// By hand: U0 = 0.5 + (0.6 − 0.51) = 0.59, U1 = 0.2 + (0.62 − 0.52) = 0.30, T = 0.62:
+//   LB = 0.445/0.59 = 75.42 %, CommE = 0.59/0.62 = 95.16 %, PE = 0.445/0.62 = 71.77 % — Fixture D's.
+// Lamport: the send enters at 0.5 and, its receive posted at 0.2, leaves at 0.5; the receive
+// completes at 0.5. After their last events the ranks keep the measured distance to T1:
+// I(0.62) = max(0.5 + 0.11, 0.5 + 0.10) = 0.61 (the idle tail of rank 0 counts: Fixture D's
+// waitlab form ends rank 0 at its last computation, 0.600). SerE = 0.59/0.61 = 96.72 %,
+// TrfE = CommE/SerE = 0.61/0.62 = 98.39 %.
+TEST(Conventions, FixtureDAsExtraeWritesIt) {
+  TraceBuilder b(2, 1.0);
+  b.send(0, 0.5, 0.51, 1, 7).recv(1, 0.2, 0.52, 0.52, 0, 7);
+  trace::Trace t = b.trace();
+  for (auto& l : t.locations)
+    for (auto& e : l.events)
+      if (e.kind == trace::EventKind::Send || e.kind == trace::EventKind::Recv) e.bytes = 1 << 20;
+  t.origin = trace::Origin::Extrae;
+  t.span_begin = 0;
+  t.span_end = 0.62;
+  t.locations[0].states = {{0.6, 0.62, 0}};
+  const auto r = run_as(t, default_convention(t.origin), {WindowRule::Count, 0, 2});
+  EXPECT_EQ(r.convention, Convention::Bsc);
+  EXPECT_NEAR(r.elapsed, 0.62, 1e-12);
+  EXPECT_NEAR(r.useful[0], 0.59, 1e-12);
+  EXPECT_NEAR(r.useful[1], 0.30, 1e-12);
+  EXPECT_NEAR(r.eff.lb, 0.445 / 0.59, 1e-12);
+  EXPECT_NEAR(r.eff.comm_e, 0.59 / 0.62, 1e-12);
+  EXPECT_NEAR(r.eff.pe, 0.445 / 0.62, 1e-12);
+  EXPECT_NEAR(100 * r.eff.pe, 71.77, 0.005);
+  EXPECT_NEAR(r.ideal, 0.61, 1e-12);
+  EXPECT_NEAR(r.eff.ser_e, 0.59 / 0.61, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 0.61 / 0.62, 1e-12);
+  ASSERT_EQ(r.estimates.size(), 1u);
+  EXPECT_EQ(r.estimates[0].source, "lamport");
+  EXPECT_NEAR(r.estimates[0].t_ideal, 0.61, 1e-12);
+  EXPECT_EQ(r.estimates[0].ser_e, r.eff.ser_e);
+  EXPECT_EQ(r.estimates[0].trf_e, r.eff.trf_e);
+  // Window [0, 0.31): both useful until 0.2, rank 0 until 0.31; I(0.31) = 0.31.
+  EXPECT_NEAR(r.windows[0].useful_mean, 0.255, 1e-12);
+  EXPECT_NEAR(r.windows[0].ideal_end, 0.31, 1e-12);
+  expect_identities(r);
+  // The Waitlab convention on the same trace: first to last event, states ignored.
+  const auto w = run_as(t, Convention::Waitlab);
+  EXPECT_NEAR(w.t0, 0.2, 1e-12);
+  EXPECT_NEAR(w.t1, 0.52, 1e-12);
 }
 
 }  // namespace
