@@ -37,6 +37,9 @@
 #include "analysis/trace/error.hpp"
 
 #include <zlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace waitlab::trace {
 
@@ -1079,24 +1082,21 @@ class Fields {
   bool done() const { return finished_; }
   // The next field as a signed integer.
   std::int64_t num(const char* name) {
-    if (finished_) fail(std::string("missing field: expected ") + name);
+    std::uint64_t u = 0;
+    if (digits(u) && u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return static_cast<std::int64_t>(u);
     const char* start = p_;
     std::int64_t v = 0;
     const auto r = std::from_chars(p_, end_, v);
-    const char* stop = r.ptr;
-    if (r.ec == std::errc::result_out_of_range) fail(std::string(name) + " out of range: " + quote(field_text(start)));
-    if (r.ec != std::errc() || (stop != end_ && *stop != ':'))
-      fail(std::string("expected ") + name + " (an integer), found " + quote(field_text(start)));
-    if (stop == end_) finished_ = true;
-    else p_ = stop + 1;
+    end_field(r, start, name);
     return v;
   }
   // The next field as an event value: an unsigned integer up to 2^64-1 (counters), or a
   // negative one; returned as its 64 bits (a value >= 2^63 reads as a negative int64).
   std::int64_t value(const char* name) {
-    if (finished_) fail(std::string("missing field: expected ") + name);
-    const char* start = p_;
     std::uint64_t u = 0;
+    if (digits(u)) return static_cast<std::int64_t>(u);
+    const char* start = p_;
     std::from_chars_result r{};
     if (p_ != end_ && *p_ == '-') {
       std::int64_t v = 0;
@@ -1105,12 +1105,7 @@ class Fields {
     } else {
       r = std::from_chars(p_, end_, u);
     }
-    const char* stop = r.ptr;
-    if (r.ec == std::errc::result_out_of_range) fail(std::string(name) + " out of range: " + quote(field_text(start)));
-    if (r.ec != std::errc() || (stop != end_ && *stop != ':'))
-      fail(std::string("expected ") + name + " (an integer), found " + quote(field_text(start)));
-    if (stop == end_) finished_ = true;
-    else p_ = stop + 1;
+    end_field(r, start, name);
     return static_cast<std::int64_t>(u);
   }
   // Fields left, counting an empty one after a trailing ':'.
@@ -1119,6 +1114,34 @@ class Fields {
   }
 
  private:
+  // The fast path: a field of 1 to 19 decimal digits ending at ':' or the end of the line
+  // (anything else, e.g. a sign or 20 digits, takes std::from_chars).
+  bool digits(std::uint64_t& v) {
+    if (finished_) return false;
+    const char* q = p_;
+    std::uint64_t x = 0;
+    const char* stop = std::min(end_, p_ + 19);
+    while (q < stop && static_cast<unsigned char>(*q - '0') < 10) x = x * 10 + static_cast<unsigned>(*q++ - '0');
+    if (q == p_) return false;
+    if (q == end_) {
+      finished_ = true;
+    } else if (*q == ':') {
+      p_ = q + 1;
+    } else {
+      return false;
+    }
+    v = x;
+    return true;
+  }
+  void end_field(std::from_chars_result r, const char* start, const char* name) {
+    if (finished_) fail(std::string("missing field: expected ") + name);
+    const char* stop = r.ptr;
+    if (r.ec == std::errc::result_out_of_range) fail(std::string(name) + " out of range: " + quote(field_text(start)));
+    if (r.ec != std::errc() || (stop != end_ && *stop != ':'))
+      fail(std::string("expected ") + name + " (an integer), found " + quote(field_text(start)));
+    if (stop == end_) finished_ = true;
+    else p_ = stop + 1;
+  }
   std::string_view field_text(const char* start) const {
     const char* e = start;
     while (e < end_ && *e != ':') ++e;
@@ -1325,6 +1348,45 @@ struct RawLine {
   std::uint32_t first;
   std::uint32_t count;
 };
+// Append-only storage in chunks that grow from First to Max elements: growing never copies,
+// and at most the last chunk is partly unused (a std::vector doubles and leaves up to half
+// of its capacity unused, which would count in the reader's peak). With First == Max the
+// chunks are equal and operator[] is O(1).
+template <typename T, std::size_t First = 16, std::size_t Max = 4096>
+class Chunks {
+ public:
+  void push_back(const T& v) {
+    if (chunks_.empty() || chunks_.back().size() == chunks_.back().capacity()) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(chunks_.size() == 1 ? First : std::min(Max, chunks_[chunks_.size() - 2].capacity() * 2));
+    }
+    chunks_.back().push_back(v);
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](std::size_t i) const {
+    static_assert(First == Max, "random access needs equal chunks");
+    return chunks_[i / Max][i % Max];
+  }
+  // The elements as one vector of exactly their number; empties this.
+  std::vector<T> take() {
+    std::vector<T> out;
+    out.reserve(size_);
+    for (auto& c : chunks_) {
+      out.insert(out.end(), c.begin(), c.end());
+      std::vector<T>().swap(c);
+    }
+    chunks_.clear();
+    size_ = 0;
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<T>> chunks_;
+  std::size_t size_ = 0;
+};
+
 struct RawState {
   std::int64_t begin;
   std::int64_t end;
@@ -1332,21 +1394,26 @@ struct RawState {
 };
 // The records of one location (a thread of a task) as parsed.
 struct RawTask {
-  std::vector<RawLine> lines;
-  std::vector<RawPair> pairs;
+  Chunks<RawLine> lines;
+  Chunks<RawPair> pairs;
   std::vector<RawState> states;          // not Running, not inside an MPI call (see state_record)
-  std::vector<CounterSample> counters;
+  Chunks<CounterSample> counters;
   std::int64_t last = -1;          // time of the last state/event record
   std::uint64_t last_line = 0;     // its line number
   std::int64_t covered = 0;        // the state records cover [0, covered)
   std::int64_t mpi_open = -1;      // Enter time of the open MPI call, -1 if none
 };
+// A communication record as pass D needs it; its logical times (pass B only) are kept apart
+// and freed after pass B.
 struct RawComm {
+  std::int64_t psend, precv;
+  std::int64_t size;
   std::int32_t stask;  // 0-based
   std::int32_t rtask;
-  std::int64_t lsend, psend, lrecv, precv;
-  std::int64_t size;
   std::int32_t tag;
+};
+struct LogicalTimes {
+  std::int64_t lsend, lrecv;
 };
 
 bool used_type(std::int64_t type) {
@@ -1383,20 +1450,27 @@ const char* builtin_label(std::int64_t type) {
   }
 }
 
-// One MPI call of a task, as rebuilt from its events.
-struct RCall {
-  MpiOp op = MpiOp::None;
-  std::int64_t t_enter = 0;
-  std::int64_t t_leave = -1;  // -1: never left
+// waitlab's descriptors of one call (waitlab-written traces only; kept beside the calls).
+struct Desc {
   std::int64_t send_dest = kUnset, send_tag = kUnset;
   std::int64_t recv_src = kUnset, recv_tag = kUnset, recv_size = kUnset;
   std::int64_t req = kUnset, t_req = -1;
+};
+constexpr std::uint32_t kNone32 = std::numeric_limits<std::uint32_t>::max();
+
+// One MPI call of a task, as rebuilt from its events (compact: a trace holds all of them
+// at once between passes A and D).
+struct RCall {
+  std::int64_t t_enter = 0;
+  std::int64_t t_leave = -1;  // -1: never left
   std::int64_t coll_sent = 0, coll_recv = 0, coll_comm = kUnset;
-  bool root_flag = false;
-  std::int64_t send_rec = -1, recv_rec = -1;
+  std::uint32_t send_rec = kNone32, recv_rec = kNone32;  // communication record indices
   std::uint32_t comp_first = 0, comp_count = 0;
   CommId comm = kCommWorld;
   Rank root = kNoRank;
+  std::uint32_t desc = kNone32;  // index into TaskCalls::descs
+  MpiOp op = MpiOp::None;
+  bool root_flag = false;
 };
 struct Item {
   std::int64_t time;
@@ -1409,6 +1483,18 @@ struct Completion {
 };
 struct TaskCalls {
   std::vector<RCall> calls;
+  std::vector<Desc> descs;
+  const Desc& desc(const RCall& c) const {
+    static const Desc none;
+    return c.desc == kNone32 ? none : descs[c.desc];
+  }
+  Desc& desc(RCall& c) {
+    if (c.desc == kNone32) {
+      c.desc = static_cast<std::uint32_t>(descs.size());
+      descs.emplace_back();
+    }
+    return descs[c.desc];
+  }
   std::vector<Item> items;
   std::vector<Completion> comps;
 };
@@ -1472,11 +1558,18 @@ class Reader {
         rt = RawTask{};  // the raw records are no longer needed
       }
     }
+    give_back();
     pass_b();
+    logical_ = {};
     pass_c(t.defs);
+    std::size_t freed = 0;
     for (std::size_t k = 0; k < n; ++k) {
+      freed += calls_[k].calls.size() * sizeof(RCall) + calls_[k].items.size() * sizeof(Item);
       pass_d(calls_[k], t.defs, t.locations[k].events);
-      calls_[k] = TaskCalls{};
+      if (freed > kTrimEvery) {
+        give_back();
+        freed = 0;
+      }
     }
     if (!st_.waitlab_written) {
       t.origin = Origin::Extrae;
@@ -1490,6 +1583,17 @@ class Reader {
   }
 
  private:
+  // The intermediate arrays are freed phase by phase while the trace's arrays grow; glibc
+  // keeps freed heap memory resident (only the top of the heap is returned), and the freed
+  // pieces are of sizes the new arrays cannot reuse. Returning them keeps the resident peak
+  // near what is live.
+  static constexpr std::size_t kTrimEvery = std::size_t{64} << 20;
+  static void give_back() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+  }
+
   [[noreturn]] void fail(std::uint64_t line, const std::string& what) const {
     throw InputError(path_ + ":" + std::to_string(line) + ": " + what);
   }
@@ -1745,8 +1849,10 @@ class Reader {
       ++skip_worker_comms_;
       return;
     }
-    comms_.push_back(RawComm{static_cast<std::int32_t>(s.task), static_cast<std::int32_t>(r.task), lsend, psend, lrecv,
-                             precv, size, static_cast<std::int32_t>(tag)});
+    if (comms_.size() >= kNone32) f.fail("too many communication records");
+    comms_.push_back(RawComm{psend, precv, size, static_cast<std::int32_t>(s.task), static_cast<std::int32_t>(r.task),
+                             static_cast<std::int32_t>(tag)});
+    logical_.push_back(LogicalTimes{lsend, lrecv});
   }
 
   // ---- what was not used ----
@@ -1812,8 +1918,7 @@ class Reader {
     loc.states.reserve(rt.states.size());
     for (const RawState& s : rt.states)
       loc.states.push_back(StateInterval{seconds(s.begin), seconds(s.end), s.state});
-    loc.counters = std::move(rt.counters);
-    loc.counters.shrink_to_fit();
+    loc.counters = rt.counters.take();
     st_.state_intervals += loc.states.size();
     st_.counter_samples += loc.counters.size();
   }
@@ -1904,14 +2009,16 @@ class Reader {
 
   // On a worker thread (worker = true) every MPI call is a plain Enter/Leave of its region:
   // Extrae's communication records and collective details belong to thread 1.
-  void pass_a(const RawTask& rt, TaskCalls& tc, Definitions& d, bool worker) {
+  void pass_a(RawTask& rt, TaskCalls& tc, Definitions& d, bool worker) {
     std::int64_t open = -1;             // open call
     std::int64_t open_plain = -1;       // open call of an MPI function waitlab does not model
     std::vector<RegionId> stack;        // user regions
     const Misplaced outside = worker ? Misplaced::WorkerThread : Misplaced::OutsideCall;
-    for (const RawLine& ln : rt.lines) {
+    const std::vector<RawLine> lines = rt.lines.take();  // one location's: a small copy
+    const std::vector<RawPair> all_pairs = rt.pairs.take();
+    for (const RawLine& ln : lines) {
       const std::int64_t t = ln.time;
-      const RawPair* pairs = rt.pairs.data() + ln.first;
+      const RawPair* pairs = all_pairs.data() + ln.first;
       bool has_exit = false;
       for (std::uint32_t i = 0; i < ln.count; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
       for (std::uint32_t i = 0; i < ln.count; ++i) {
@@ -2004,8 +2111,8 @@ class Reader {
             break;
           case kPrvRequestStarted:
             if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
-              c->req = v - 1;
-              c->t_req = t;
+              tc.desc(*c).req = v - 1;
+              tc.desc(*c).t_req = t;
             } else {
               misplace(type, c ? Misplaced::BadValue : outside);
             }
@@ -2014,15 +2121,15 @@ class Reader {
             if (!c) {
               misplace(type, outside);
             } else if (type == kPrvRecvSource) {
-              c->recv_src = v;
+              tc.desc(*c).recv_src = v;
             } else if (type == kPrvRecvTag) {
-              c->recv_tag = v;
+              tc.desc(*c).recv_tag = v;
             } else if (type == kPrvRecvSize) {
-              c->recv_size = v;
+              tc.desc(*c).recv_size = v;
             } else if (type == kPrvSendDest) {
-              c->send_dest = v;
+              tc.desc(*c).send_dest = v;
             } else if (type == kPrvSendTag) {
-              c->send_tag = v;
+              tc.desc(*c).send_tag = v;
             } else {
               misplace(type, Misplaced::BadValue);
             }
@@ -2083,17 +2190,21 @@ class Reader {
     for (std::size_t i = 0; i < comms_.size(); ++i) {
       const RawComm& m = comms_[i];
       auto& scalls = calls_[static_cast<std::size_t>(m.stask)].calls;
-      const std::int64_t sc = take(snd[static_cast<std::size_t>(m.stask)], scalls, m.lsend, [&](const RCall& c) {
-        return (c.send_dest == kUnset || c.send_dest == m.rtask + 1) && (c.send_tag == kUnset || c.send_tag == m.tag);
+      const TaskCalls& stc = calls_[static_cast<std::size_t>(m.stask)];
+      const std::int64_t sc = take(snd[static_cast<std::size_t>(m.stask)], scalls, logical_[i].lsend, [&](const RCall& c) {
+        const Desc& w = stc.desc(c);
+        return (w.send_dest == kUnset || w.send_dest == m.rtask + 1) && (w.send_tag == kUnset || w.send_tag == m.tag);
       });
-      if (sc >= 0) scalls[static_cast<std::size_t>(sc)].send_rec = static_cast<std::int64_t>(i);
+      if (sc >= 0) scalls[static_cast<std::size_t>(sc)].send_rec = static_cast<std::uint32_t>(i);
       else ++st_.unmatched_comms;
       auto& rcalls = calls_[static_cast<std::size_t>(m.rtask)].calls;
-      const std::int64_t rc = take(rcv[static_cast<std::size_t>(m.rtask)], rcalls, m.lrecv, [&](const RCall& c) {
-        return (c.recv_src == kUnset || c.recv_src == 0 || c.recv_src == m.stask + 1) &&
-               (c.recv_tag == kUnset || c.recv_tag == m.tag);
+      const TaskCalls& rtc = calls_[static_cast<std::size_t>(m.rtask)];
+      const std::int64_t rc = take(rcv[static_cast<std::size_t>(m.rtask)], rcalls, logical_[i].lrecv, [&](const RCall& c) {
+        const Desc& w = rtc.desc(c);
+        return (w.recv_src == kUnset || w.recv_src == 0 || w.recv_src == m.stask + 1) &&
+               (w.recv_tag == kUnset || w.recv_tag == m.tag);
       });
-      if (rc >= 0) rcalls[static_cast<std::size_t>(rc)].recv_rec = static_cast<std::int64_t>(i);
+      if (rc >= 0) rcalls[static_cast<std::size_t>(rc)].recv_rec = static_cast<std::uint32_t>(i);
       else ++st_.unmatched_comms;
     }
   }
@@ -2157,7 +2268,8 @@ class Reader {
   }
   static std::uint64_t size64(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v); }
 
-  void pass_d(TaskCalls& tc, Definitions& d, std::vector<Event>& out) {
+  void pass_d(TaskCalls& tc, Definitions& d, std::vector<Event>& events) {
+    Chunks<Event> out;  // then one exact copy: no doubling growth in the peak
     const bool explicit_requests = st_.waitlab_events;
     std::unordered_map<std::int64_t, Request> pending;  // explicit: by request id
     std::vector<std::pair<std::int64_t, Request>> isends, irecvs;  // fallback, in posting order
@@ -2168,7 +2280,6 @@ class Reader {
       Event e;
     };
     std::vector<Inner> inner;
-    out.reserve(tc.items.size() * 3);
     for (const Item& it : tc.items) {
       if (it.kind != Item::Call) {
         out.push_back(make_event(seconds(it.time), it.kind == Item::Enter ? EventKind::Enter : EventKind::Leave,
@@ -2185,27 +2296,28 @@ class Reader {
         t = std::clamp(t, lo, hi);
         inner.push_back(Inner{t, e});
       };
-      const RawComm* sm = c.send_rec >= 0 ? &comms_[static_cast<std::size_t>(c.send_rec)] : nullptr;
-      const RawComm* rm = c.recv_rec >= 0 ? &comms_[static_cast<std::size_t>(c.recv_rec)] : nullptr;
+      const Desc& w = tc.desc(c);
+      const RawComm* sm = c.send_rec != kNone32 ? &comms_[c.send_rec] : nullptr;
+      const RawComm* rm = c.recv_rec != kNone32 ? &comms_[c.recv_rec] : nullptr;
       if (sm && op != MpiOp::Isend)
         add(sm->psend, make_event(0, EventKind::Send, op, kCommWorld, sm->rtask, sm->tag, size64(sm->size)));
       if (rm && op != MpiOp::Irecv)
         add(rm->precv, make_event(0, EventKind::Recv, op, kCommWorld, rm->stask, rm->tag, size64(rm->size)));
-      if (op == MpiOp::Isend && (sm || (explicit_requests && c.req != kUnset))) {
+      if (op == MpiOp::Isend && (sm || (explicit_requests && w.req != kUnset))) {
         Request q;
         q.is_send = true;
-        q.peer = sm ? sm->rtask : (c.send_dest > 0 ? static_cast<Rank>(c.send_dest - 1) : kNoRank);
-        q.tag = sm ? sm->tag : (c.send_tag != kUnset ? tag32(c.send_tag) : 0);
+        q.peer = sm ? sm->rtask : (w.send_dest > 0 ? static_cast<Rank>(w.send_dest - 1) : kNoRank);
+        q.tag = sm ? sm->tag : (w.send_tag != kUnset ? tag32(w.send_tag) : 0);
         q.bytes = sm ? size64(sm->size) : 0;
         q.order = order++;
-        const bool known = explicit_requests && c.req != kUnset;
-        const std::int64_t id = known ? c.req : next_req++;
-        const std::int64_t t = known ? c.t_req : sm->psend;
+        const bool known = explicit_requests && w.req != kUnset;
+        const std::int64_t id = known ? w.req : next_req++;
+        const std::int64_t t = known ? w.t_req : sm->psend;
         add(t, make_event(0, EventKind::IsendStart, op, kCommWorld, q.peer, q.tag, q.bytes, static_cast<std::uint64_t>(id)));
         if (explicit_requests) pending[id] = q;
         else isends.emplace_back(id, q);
       }
-      if (op == MpiOp::Irecv && (rm || (explicit_requests && c.req != kUnset))) {
+      if (op == MpiOp::Irecv && (rm || (explicit_requests && w.req != kUnset))) {
         Request q;
         q.peer = rm ? rm->stask : kNoRank;
         q.tag = rm ? rm->tag : 0;
@@ -2213,18 +2325,18 @@ class Reader {
         q.ready = rm ? rm->precv : 0;
         q.order = order++;
         // The posted source, tag and size: waitlab's descriptors, else the message's.
-        const Rank posted_peer = c.recv_src == kUnset ? q.peer
-                                 : c.recv_src > 0     ? static_cast<Rank>(c.recv_src - 1)
+        const Rank posted_peer = w.recv_src == kUnset ? q.peer
+                                 : w.recv_src > 0     ? static_cast<Rank>(w.recv_src - 1)
                                                       : kNoRank;
-        const std::int32_t posted_tag = c.recv_tag == kUnset ? q.tag : tag32(c.recv_tag);
-        const std::uint64_t posted_size = c.recv_size == kUnset ? q.bytes : size64(c.recv_size);
+        const std::int32_t posted_tag = w.recv_tag == kUnset ? q.tag : tag32(w.recv_tag);
+        const std::uint64_t posted_size = w.recv_size == kUnset ? q.bytes : size64(w.recv_size);
         if (!rm) {
           q.peer = posted_peer;
           q.tag = posted_tag;
         }
-        const bool known = explicit_requests && c.req != kUnset;
-        const std::int64_t id = known ? c.req : next_req++;
-        const std::int64_t t = known ? c.t_req : lo;
+        const bool known = explicit_requests && w.req != kUnset;
+        const std::int64_t id = known ? w.req : next_req++;
+        const std::int64_t t = known ? w.t_req : lo;
         add(t, make_event(0, EventKind::IrecvPost, op, kCommWorld, posted_peer, posted_tag, posted_size,
                           static_cast<std::uint64_t>(id)));
         if (explicit_requests) pending[id] = q;
@@ -2282,6 +2394,8 @@ class Reader {
       }
       if (c.t_leave >= 0) out.push_back(make_event(seconds(c.t_leave), EventKind::Leave, op, region));
     }
+    tc = TaskCalls{};
+    events = out.take();
   }
 
   static constexpr RegionId kNoRegion = std::numeric_limits<RegionId>::max();
@@ -2301,7 +2415,8 @@ class Reader {
   std::vector<std::pair<std::int64_t, std::uint64_t>> unknown_;  // event type -> pairs
   std::size_t hint_ = 0;
   std::map<std::pair<std::int64_t, int>, std::uint64_t> misplaced_;  // (type, Misplaced) -> pairs
-  std::vector<RawComm> comms_;
+  Chunks<RawComm, 4096, 4096> comms_;
+  Chunks<LogicalTimes, 4096, 4096> logical_;  // of comms_, until pass B
   std::vector<std::pair<std::int64_t, std::vector<Rank>>> raw_comms_;  // (Paraver id, members)
   std::unordered_map<std::int64_t, CommId> comm_ids_;
   std::vector<TaskCalls> calls_;
