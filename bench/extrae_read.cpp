@@ -150,8 +150,8 @@ std::uint64_t synthesise(const std::string& base, std::uint64_t target, int task
       }
       w.state(t, 1, e, t0 + kIter, 1);
       for (int th = 2; th <= threads; ++th) {
-        const std::int64_t s0 = std::max(t0, kIter / 2);
-        const std::int64_t m = s0 + w.rng().in(500000, 800000);
+        const std::int64_t s0 = i == 0 ? kIter / 2 : t0;  // after "not created"
+        const std::int64_t m = s0 + (t0 + kIter - s0) * w.rng().in(50, 80) / 100;
         w.state(t, th, s0, m, 1);
         w.event(t, th, m, "60000018:0", false);
         w.state(t, th, m, t0 + kIter, 5);
