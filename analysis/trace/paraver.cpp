@@ -1082,10 +1082,13 @@ class Fields {
   bool done() const { return finished_; }
   // The next field as a signed integer.
   std::int64_t num(const char* name) {
-    std::uint64_t u = 0;
-    if (digits(u) && u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      return static_cast<std::int64_t>(u);
     const char* start = p_;
+    std::uint64_t u = 0;
+    if (digits(u)) {
+      if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return static_cast<std::int64_t>(u);
+      p_ = start;  // 19 digits beyond int64: std::from_chars says so
+      finished_ = false;
+    }
     std::int64_t v = 0;
     const auto r = std::from_chars(p_, end_, v);
     end_field(r, start, name);
@@ -1764,7 +1767,6 @@ class Reader {
     if (state < 0 || state > std::numeric_limits<std::uint32_t>::max())
       f.fail("state " + std::to_string(state) + " out of range");
     ++st_.records;
-    ++state_records_;
     in_order(f, w, begin, no);
     if (end == -1) {
       ++skip_endless_states_;
@@ -2404,13 +2406,12 @@ class Reader {
   ParaverReadStats& st_;
   Pcf pcf_;
   Header header_;
-  static constexpr std::size_t kMaxLocations = std::size_t{1} << 22;
+  static constexpr std::size_t kMaxLocations = std::size_t{1} << 20;
   std::vector<RawTask> raw_;           // every thread of every task, in (task, thread) order
   std::vector<std::size_t> first_;     // per task: the index of its thread 1 in raw_
   bool store_states_ = true;
   bool saw_waitlab_ = false;           // the .prv has waitlab's event types
   std::uint8_t counters_ = 0;          // kHasInstructions | kHasCycles seen
-  std::uint64_t state_records_ = 0;
   std::uint64_t skip_global_ops_ = 0, skip_intercomms_ = 0, skip_worker_comms_ = 0, skip_endless_states_ = 0;
   std::vector<std::pair<std::int64_t, std::uint64_t>> unknown_;  // event type -> pairs
   std::size_t hint_ = 0;

@@ -301,9 +301,22 @@ TEST(Extrae, ValuesAbove2To63AreRead) {
   }
   try {
     read_paraver(dir.path("c.prv"));
-    FAIL() << "2^64 read";
+    ADD_FAILURE() << "2^64 read";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(dir.path("c.prv") + ":2:"), std::string::npos) << e.what();
+  }
+  {
+    std::ofstream out(dir.path("d.prv"));  // an event type of 19 digits beyond 2^63-1
+    out << "#Paraver (01/01/70 at 00:00):100_ns:1(1):1:1(1:1)\n"
+           "2:1:1:1:1:10:9999999999999999999:1\n";
+  }
+  try {
+    read_paraver(dir.path("d.prv"));
+    ADD_FAILURE() << "type beyond int64 read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.path("d.prv") + ":2: event record: an event type out of range"),
+              std::string::npos)
+        << e.what();
   }
 }
 
