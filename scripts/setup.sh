@@ -12,6 +12,7 @@ PACKAGES=(
   libotf2-trace-dev otf2-tools
   libopenmpi-dev openmpi-bin
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libzstd-dev
+  zlib1g-dev                # .prv.gz Paraver traces
   python3 python3-matplotlib python3-numpy
   chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
 )

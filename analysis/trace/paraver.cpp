@@ -36,6 +36,11 @@
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/error.hpp"
 
+#include <zlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace waitlab::trace {
 
 namespace {
@@ -151,6 +156,9 @@ constexpr std::string_view kHeaderDate = "01/01/70 at 00:00";  // fixed: output 
 constexpr std::string_view kNodeName = "waitlab";
 
 std::string base_of(const std::string& prv_path) {
+  constexpr std::string_view gz = ".prv.gz";
+  if (prv_path.size() >= gz.size() && prv_path.compare(prv_path.size() - gz.size(), gz.size(), gz) == 0)
+    return prv_path.substr(0, prv_path.size() - gz.size());
   constexpr std::string_view ext = ".prv";
   if (prv_path.size() >= ext.size() && prv_path.compare(prv_path.size() - ext.size(), ext.size(), ext) == 0)
     return prv_path.substr(0, prv_path.size() - ext.size());
@@ -979,18 +987,21 @@ std::vector<std::string> describe(const Trace& t, const Losses& l) {
 // ---------------------------------------------------------------------------------------
 // Reading
 
-// Lines of a file from a buffered read; a line excludes "\n" and a trailing "\r".
+// Lines of a file from a buffered read through zlib, which reads gzip-compressed files and
+// plain ones alike; a line excludes "\n" and a trailing "\r". A read error or corrupt
+// compressed data is an InputError naming the file.
 class LineReader {
  public:
   explicit LineReader(const std::string& path) : path_(path) {
     errno = 0;
-    f_ = std::fopen(path.c_str(), "rb");
+    f_ = gzopen(path.c_str(), "rb");
     if (!f_)
       throw InputError("cannot read " + path + ": " + (errno ? std::strerror(errno) : "cannot open"));
+    gzbuffer(f_, kChunk);
     buf_.resize(kChunk);
   }
   ~LineReader() {
-    if (f_) std::fclose(f_);
+    if (f_) gzclose(f_);
   }
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -1032,15 +1043,17 @@ class LineReader {
       begin_ = 0;
     }
     if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // a line longer than the buffer
-    const std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, f_);
-    end_ += got;
-    if (got == 0) {
-      if (std::ferror(f_)) throw InputError("cannot read " + path_ + ": read error");
-      eof_ = true;
-    }
+    const int got = gzread(f_, buf_.data() + end_, static_cast<unsigned>(std::min<std::size_t>(buf_.size() - end_, 1u << 30)));
+    int err = Z_OK;
+    const char* msg = gzerror(f_, &err);
+    if (got < 0 || (err != Z_OK && err != Z_STREAM_END))
+      throw InputError("cannot read " + path_ + " after line " + std::to_string(line_no_) + ": " +
+                       (err == Z_ERRNO ? std::strerror(errno) : std::string("corrupt compressed data (") + msg + ")"));
+    end_ += static_cast<std::size_t>(got);
+    if (got == 0) eof_ = true;
   }
   std::string path_;
-  std::FILE* f_ = nullptr;
+  gzFile f_ = nullptr;
   std::vector<char> buf_;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
@@ -1069,17 +1082,34 @@ class Fields {
   bool done() const { return finished_; }
   // The next field as a signed integer.
   std::int64_t num(const char* name) {
-    if (finished_) fail(std::string("missing field: expected ") + name);
     const char* start = p_;
+    std::uint64_t u = 0;
+    if (digits(u)) {
+      if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return static_cast<std::int64_t>(u);
+      p_ = start;  // 19 digits beyond int64: std::from_chars says so
+      finished_ = false;
+    }
     std::int64_t v = 0;
     const auto r = std::from_chars(p_, end_, v);
-    const char* stop = r.ptr;
-    if (r.ec == std::errc::result_out_of_range) fail(std::string(name) + " out of range: " + quote(field_text(start)));
-    if (r.ec != std::errc() || (stop != end_ && *stop != ':'))
-      fail(std::string("expected ") + name + " (an integer), found " + quote(field_text(start)));
-    if (stop == end_) finished_ = true;
-    else p_ = stop + 1;
+    end_field(r, start, name);
     return v;
+  }
+  // The next field as an event value: an unsigned integer up to 2^64-1 (counters), or a
+  // negative one; returned as its 64 bits (a value >= 2^63 reads as a negative int64).
+  std::int64_t value(const char* name) {
+    std::uint64_t u = 0;
+    if (digits(u)) return static_cast<std::int64_t>(u);
+    const char* start = p_;
+    std::from_chars_result r{};
+    if (p_ != end_ && *p_ == '-') {
+      std::int64_t v = 0;
+      r = std::from_chars(p_, end_, v);
+      u = static_cast<std::uint64_t>(v);
+    } else {
+      r = std::from_chars(p_, end_, u);
+    }
+    end_field(r, start, name);
+    return static_cast<std::int64_t>(u);
   }
   // Fields left, counting an empty one after a trailing ':'.
   std::size_t count() const {
@@ -1087,6 +1117,34 @@ class Fields {
   }
 
  private:
+  // The fast path: a field of 1 to 19 decimal digits ending at ':' or the end of the line
+  // (anything else, e.g. a sign or 20 digits, takes std::from_chars).
+  bool digits(std::uint64_t& v) {
+    if (finished_) return false;
+    const char* q = p_;
+    std::uint64_t x = 0;
+    const char* stop = std::min(end_, p_ + 19);
+    while (q < stop && static_cast<unsigned char>(*q - '0') < 10) x = x * 10 + static_cast<unsigned>(*q++ - '0');
+    if (q == p_) return false;
+    if (q == end_) {
+      finished_ = true;
+    } else if (*q == ':') {
+      p_ = q + 1;
+    } else {
+      return false;
+    }
+    v = x;
+    return true;
+  }
+  void end_field(std::from_chars_result r, const char* start, const char* name) {
+    if (finished_) fail(std::string("missing field: expected ") + name);
+    const char* stop = r.ptr;
+    if (r.ec == std::errc::result_out_of_range) fail(std::string(name) + " out of range: " + quote(field_text(start)));
+    if (r.ec != std::errc() || (stop != end_ && *stop != ':'))
+      fail(std::string("expected ") + name + " (an integer), found " + quote(field_text(start)));
+    if (stop == end_) finished_ = true;
+    else p_ = stop + 1;
+  }
   std::string_view field_text(const char* start) const {
     const char* e = start;
     while (e < end_ && *e != ':') ++e;
@@ -1102,6 +1160,7 @@ class Fields {
 
 struct Header {
   double ticks_per_second = 1e6;
+  std::int64_t end_time = 0;  // ticks
   std::int64_t cpus = 0;  // 0: no resource model
   std::vector<std::int64_t> threads;  // per task
   std::int64_t comms = 0;
@@ -1127,8 +1186,8 @@ class HeaderParser {
     p_ = close + 1;
     expect(':', "after the date");
     // End time with its unit.
-    const std::int64_t end_time = number("the end time");
-    (void)end_time;
+    h.end_time = number("the end time");
+    if (h.end_time < 0) fail("negative end time");
     if (peek() == '_') {
       ++p_;
       const std::string_view unit = s_.substr(p_, 2);
@@ -1208,6 +1267,8 @@ class HeaderParser {
 
 // Labels from the .pcf.
 struct Pcf {
+  std::map<std::int64_t, std::string> types;        // event type -> label
+  bool waitlab = false;                             // declares waitlab's event types
   std::map<std::int64_t, std::string> user;         // 60000019 values
   std::map<std::int64_t, std::string> mpi_regions;  // 69000010 values
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> mpi_values;  // (type, value)
@@ -1255,6 +1316,8 @@ Pcf read_pcf(const std::string& path) {
       std::string_view rest, label;
       if (number_and_rest(l, flag, rest) && number_and_rest(rest, type, label)) {
         types.push_back(type);
+        pcf.types.emplace(type, std::string(label));
+        if (type >= kPrvRequestCompleted && type <= kPrvMpiRegion) pcf.waitlab = true;
       } else {
         mode = None;
       }
@@ -1288,18 +1351,72 @@ struct RawLine {
   std::uint32_t first;
   std::uint32_t count;
 };
-struct RawTask {
-  std::vector<RawLine> lines;
-  std::vector<RawPair> pairs;
-  std::int64_t last = -1;          // time of the last state/event record (thread 1)
-  std::uint64_t last_line = 0;     // its line number
+// Append-only storage in chunks that grow from First to Max elements: growing never copies,
+// and at most the last chunk is partly unused (a std::vector doubles and leaves up to half
+// of its capacity unused, which would count in the reader's peak). With First == Max the
+// chunks are equal and operator[] is O(1).
+template <typename T, std::size_t First = 16, std::size_t Max = 4096>
+class Chunks {
+ public:
+  void push_back(const T& v) {
+    if (chunks_.empty() || chunks_.back().size() == chunks_.back().capacity()) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(chunks_.size() == 1 ? First : std::min(Max, chunks_[chunks_.size() - 2].capacity() * 2));
+    }
+    chunks_.back().push_back(v);
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](std::size_t i) const {
+    static_assert(First == Max, "random access needs equal chunks");
+    return chunks_[i / Max][i % Max];
+  }
+  // The elements as one vector of exactly their number; empties this.
+  std::vector<T> take() {
+    std::vector<T> out;
+    out.reserve(size_);
+    for (auto& c : chunks_) {
+      out.insert(out.end(), c.begin(), c.end());
+      std::vector<T>().swap(c);
+    }
+    chunks_.clear();
+    size_ = 0;
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<T>> chunks_;
+  std::size_t size_ = 0;
 };
+
+struct RawState {
+  std::int64_t begin;
+  std::int64_t end;
+  std::uint32_t state;
+};
+// The records of one location (a thread of a task) as parsed.
+struct RawTask {
+  Chunks<RawLine> lines;
+  Chunks<RawPair> pairs;
+  std::vector<RawState> states;          // not Running, not inside an MPI call (see state_record)
+  Chunks<CounterSample> counters;
+  std::int64_t last = -1;          // time of the last state/event record
+  std::uint64_t last_line = 0;     // its line number
+  std::int64_t covered = 0;        // the state records cover [0, covered)
+  std::int64_t mpi_open = -1;      // Enter time of the open MPI call, -1 if none
+};
+// A communication record as pass D needs it; its logical times (pass B only) are kept apart
+// and freed after pass B.
 struct RawComm {
+  std::int64_t psend, precv;
+  std::int64_t size;
   std::int32_t stask;  // 0-based
   std::int32_t rtask;
-  std::int64_t lsend, psend, lrecv, precv;
-  std::int64_t size;
   std::int32_t tag;
+};
+struct LogicalTimes {
+  std::int64_t lsend, lrecv;
 };
 
 bool used_type(std::int64_t type) {
@@ -1307,20 +1424,56 @@ bool used_type(std::int64_t type) {
          (type >= kPrvRequestCompleted && type <= kPrvSendTag);
 }
 
-// One MPI call of a task, as rebuilt from its events.
-struct RCall {
-  MpiOp op = MpiOp::None;
-  std::int64_t t_enter = 0;
-  std::int64_t t_leave = -1;  // -1: never left
+// Why a pair of a used type was not used (ParaverReadStats::skipped names it).
+enum class Misplaced : std::uint8_t {
+  OutsideCall,    // a call's detail with no MPI call open
+  InsideCall,     // a user-function event inside an MPI call
+  NothingOpen,    // an end (value 0) with nothing open
+  NoRequest,      // a completion of a request that was never started
+  WorkerThread,   // a call's detail on a worker thread (no messages there)
+  BadValue,       // a value out of range for its type
+};
+const char* misplaced_text(Misplaced m) {
+  switch (m) {
+    case Misplaced::OutsideCall: return "outside an MPI call";
+    case Misplaced::InsideCall: return "inside an MPI call";
+    case Misplaced::NothingOpen: return "ending nothing open";
+    case Misplaced::NoRequest: return "completing a request never started";
+    case Misplaced::WorkerThread: return "on a worker thread (calls there carry no messages)";
+    case Misplaced::BadValue: return "with a value out of range";
+  }
+  return "?";
+}
+
+// Labels of event types Extrae writes without declaring them in the .pcf.
+const char* builtin_label(std::int64_t type) {
+  switch (type) {
+    case 50000061: return "Extrae's communicator alias marker (MPI_ALIAS_COMM_CREATE_EV), not an MPI call";
+    default: return nullptr;
+  }
+}
+
+// waitlab's descriptors of one call (waitlab-written traces only; kept beside the calls).
+struct Desc {
   std::int64_t send_dest = kUnset, send_tag = kUnset;
   std::int64_t recv_src = kUnset, recv_tag = kUnset, recv_size = kUnset;
   std::int64_t req = kUnset, t_req = -1;
+};
+constexpr std::uint32_t kNone32 = std::numeric_limits<std::uint32_t>::max();
+
+// One MPI call of a task, as rebuilt from its events (compact: a trace holds all of them
+// at once between passes A and D).
+struct RCall {
+  std::int64_t t_enter = 0;
+  std::int64_t t_leave = -1;  // -1: never left
   std::int64_t coll_sent = 0, coll_recv = 0, coll_comm = kUnset;
-  bool root_flag = false;
-  std::int64_t send_rec = -1, recv_rec = -1;
+  std::uint32_t send_rec = kNone32, recv_rec = kNone32;  // communication record indices
   std::uint32_t comp_first = 0, comp_count = 0;
   CommId comm = kCommWorld;
   Rank root = kNoRank;
+  std::uint32_t desc = kNone32;  // index into TaskCalls::descs
+  MpiOp op = MpiOp::None;
+  bool root_flag = false;
 };
 struct Item {
   std::int64_t time;
@@ -1333,6 +1486,18 @@ struct Completion {
 };
 struct TaskCalls {
   std::vector<RCall> calls;
+  std::vector<Desc> descs;
+  const Desc& desc(const RCall& c) const {
+    static const Desc none;
+    return c.desc == kNone32 ? none : descs[c.desc];
+  }
+  Desc& desc(RCall& c) {
+    if (c.desc == kNone32) {
+      c.desc = static_cast<std::uint32_t>(descs.size());
+      descs.emplace_back();
+    }
+    return descs[c.desc];
+  }
   std::vector<Item> items;
   std::vector<Completion> comps;
 };
@@ -1365,28 +1530,73 @@ class Reader {
 
   Trace read() {
     pcf_ = read_pcf(base_of(path_) + ".pcf");
+    st_.waitlab_written = pcf_.waitlab;
+    store_states_ = !pcf_.waitlab;
     parse_prv();
+    st_.waitlab_written = st_.waitlab_written || saw_waitlab_;
     Trace t;
     defs_regions_from_pcf(t.defs);
     build_comms(t.defs);
-    const std::size_t n = tasks_.size();
+    const std::size_t n = header_.threads.size();
     calls_.resize(n);
-    for (std::size_t k = 0; k < n; ++k) {
-      pass_a(k, t.defs);
-      tasks_[k] = RawTask{};  // the raw pairs are no longer needed
-    }
-    pass_b();
-    pass_c(t.defs);
     t.locations.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
-      t.locations[k].rank = static_cast<Rank>(k);
-      pass_d(k, t.defs, t.locations[k].events);
-      calls_[k] = TaskCalls{};
+      const std::int64_t threads = header_.threads[k];
+      for (std::int64_t th = 1; th <= threads; ++th) {
+        RawTask& rt = raw_[first_[k] + static_cast<std::size_t>(th - 1)];
+        Location* loc = nullptr;
+        if (th == 1) {
+          loc = &t.locations[k];
+          pass_a(rt, calls_[k], t.defs, false);
+        } else {
+          t.threads.emplace_back();
+          loc = &t.threads.back();
+          TaskCalls tc;
+          pass_a(rt, tc, t.defs, true);
+          pass_d(tc, t.defs, loc->events);
+        }
+        loc->rank = static_cast<Rank>(k);
+        loc->thread = static_cast<std::int32_t>(th - 1);
+        finish_location(rt, *loc);
+        rt = RawTask{};  // the raw records are no longer needed
+      }
     }
+    give_back();
+    pass_b();
+    logical_ = {};
+    pass_c(t.defs);
+    std::size_t freed = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      freed += calls_[k].calls.size() * sizeof(RCall) + calls_[k].items.size() * sizeof(Item);
+      pass_d(calls_[k], t.defs, t.locations[k].events);
+      if (freed > kTrimEvery) {
+        give_back();
+        freed = 0;
+      }
+    }
+    if (!st_.waitlab_written) {
+      t.origin = Origin::Extrae;
+      t.span_begin = 0;
+      t.span_end = seconds(header_.end_time);
+      t.counters = counters_;
+    }
+    st_.locations = raw_.size();
+    report_skipped();
     return t;
   }
 
  private:
+  // The intermediate arrays are freed phase by phase while the trace's arrays grow; glibc
+  // keeps freed heap memory resident (only the top of the heap is returned), and the freed
+  // pieces are of sizes the new arrays cannot reuse. Returning them keeps the resident peak
+  // near what is live.
+  static constexpr std::size_t kTrimEvery = std::size_t{64} << 20;
+  static void give_back() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+  }
+
   [[noreturn]] void fail(std::uint64_t line, const std::string& what) const {
     throw InputError(path_ + ":" + std::to_string(line) + ": " + what);
   }
@@ -1399,9 +1609,14 @@ class Reader {
     if (!in.next(line)) fail(1, "empty file (expected the '#Paraver' header)");
     if (trim(line) == "new format" && !in.next(line)) fail(2, "no '#Paraver' header after 'new format'");
     header_ = HeaderParser(line, path_, in.line_no()).parse();
-    const std::size_t n = header_.threads.size();
-    tasks_.resize(n);
-    for (std::int64_t th : header_.threads) st_.skipped_threads += static_cast<std::uint64_t>(th - 1);
+    std::size_t locations = 0;
+    for (std::int64_t th : header_.threads) {
+      first_.push_back(locations);
+      locations += static_cast<std::size_t>(th);
+      if (locations > kMaxLocations)
+        fail(in.line_no(), "the header declares more than " + std::to_string(kMaxLocations) + " threads in all");
+    }
+    raw_.resize(locations);
     for (std::int64_t c = 0; c < header_.comms; ++c) {
       if (!in.next(line))
         fail(in.line_no() + 1, "expected " + std::to_string(header_.comms) + " communicator lines after the header, found " +
@@ -1411,16 +1626,20 @@ class Reader {
     while (in.next(line)) {
       if (line.empty() || line[0] == '#') continue;
       const std::uint64_t no = in.line_no();
+      const char k0 = line[0];
+      if (line.size() > 1 && line[1] == ':' && k0 >= '1' && k0 <= '4') {
+        if (k0 == '1') state_record(line, no);
+        else if (k0 == '2') event_record(line, no);
+        else if (k0 == '3') comm_record(line, no);
+        else ++skip_global_ops_;
+        continue;
+      }
       const std::size_t colon = line.find(':');
       const std::string_view kind = line.substr(0, colon);
-      if (kind == "1") {
-        state_record(line, no);
-      } else if (kind == "2") {
-        event_record(line, no);
-      } else if (kind == "3") {
-        comm_record(line, no);
+      if (kind == "1" || kind == "2" || kind == "3") {
+        fail(no, "record type " + std::string(kind) + " without fields");
       } else if (kind == "4") {
-        ++st_.skipped_records;
+        ++skip_global_ops_;
       } else if (kind == "c" || kind == "C" || kind == "i" || kind == "I") {
         fail(no, "communicator line after the records (the header declares " + std::to_string(header_.comms) + ")");
       } else if (trim(line).empty()) {
@@ -1434,7 +1653,7 @@ class Reader {
   void comm_line(std::string_view line, std::uint64_t no) {
     const char k = line.empty() ? '\0' : line[0];
     if (k == 'i' || k == 'I') {
-      ++st_.skipped_records;  // inter-communicators: not modelled
+      ++skip_intercomms_;  // inter-communicators: not modelled
       return;
     }
     if (k != 'c' && k != 'C') fail(no, "expected a communicator line 'c:appl:id:n:tasks...', found " + quote(line));
@@ -1449,12 +1668,13 @@ class Reader {
       f.fail("expected " + std::to_string(m) + " tasks after the count, found " + std::to_string(fields - std::min<std::size_t>(fields, 3)));
     for (const auto& c : raw_comms_)
       if (c.first == id) f.fail("communicator id " + std::to_string(id) + " declared twice");
+    const std::size_t tasks = header_.threads.size();
     std::vector<Rank> members;
-    std::vector<char> seen(tasks_.size(), 0);
+    std::vector<char> seen(tasks, 0);
     for (std::int64_t i = 0; i < m; ++i) {
       const std::int64_t task = f.num("a task");
-      if (task < 1 || static_cast<std::size_t>(task) > tasks_.size())
-        f.fail("task " + std::to_string(task) + " out of range (the header declares " + std::to_string(tasks_.size()) +
+      if (task < 1 || static_cast<std::size_t>(task) > tasks)
+        f.fail("task " + std::to_string(task) + " out of range (the header declares " + std::to_string(tasks) +
                " tasks)");
       if (seen[static_cast<std::size_t>(task - 1)]++) f.fail("task " + std::to_string(task) + " listed twice");
       members.push_back(static_cast<Rank>(task - 1));
@@ -1462,24 +1682,31 @@ class Reader {
     raw_comms_.emplace_back(id, std::move(members));
   }
 
-  // cpu:appl:task:thread common to every record; returns the 0-based task, or -1 for a
-  // thread other than 1 (skipped).
-  std::int64_t common(Fields& f) {
+  struct Where {
+    std::size_t loc;     // index into raw_
+    std::int64_t task;   // 0-based
+    bool first_thread;   // thread 1 of its task
+  };
+
+  // cpu:appl:task:thread common to every record.
+  Where common(Fields& f) {
     const std::int64_t cpu = f.num("a CPU");
     if (cpu < 0 || (header_.cpus > 0 && cpu > header_.cpus))
       f.fail("CPU " + std::to_string(cpu) + " out of range (the header declares " + std::to_string(header_.cpus) + ")");
     const std::int64_t appl = f.num("an application");
     if (appl != 1) f.fail("application " + std::to_string(appl) + " out of range (the header declares 1)");
     const std::int64_t task = f.num("a task");
-    if (task < 1 || static_cast<std::size_t>(task) > tasks_.size())
-      f.fail("task " + std::to_string(task) + " out of range (the header declares " + std::to_string(tasks_.size()) +
+    const std::size_t tasks = header_.threads.size();
+    if (task < 1 || static_cast<std::size_t>(task) > tasks)
+      f.fail("task " + std::to_string(task) + " out of range (the header declares " + std::to_string(tasks) +
              " tasks)");
     const std::int64_t thread = f.num("a thread");
     const std::int64_t threads = header_.threads[static_cast<std::size_t>(task - 1)];
     if (thread < 1 || thread > threads)
       f.fail("thread " + std::to_string(thread) + " out of range (task " + std::to_string(task) + " has " +
              std::to_string(threads) + ")");
-    return thread == 1 ? task - 1 : -1;
+    return Where{first_[static_cast<std::size_t>(task - 1)] + static_cast<std::size_t>(thread - 1), task - 1,
+                 thread == 1};
   }
 
   std::int64_t time_field(Fields& f, const char* what) {
@@ -1488,82 +1715,130 @@ class Reader {
     return t;
   }
 
-  void in_order(Fields& f, std::int64_t task, std::int64_t time, std::uint64_t no) {
-    RawTask& rt = tasks_[static_cast<std::size_t>(task)];
+  void in_order(Fields& f, const Where& w, std::int64_t time, std::uint64_t no) {
+    RawTask& rt = raw_[w.loc];
     if (time < rt.last)
-      f.fail("time " + std::to_string(time) + " goes backwards (task " + std::to_string(task + 1) +
-             " has a record at " + std::to_string(rt.last) + " on line " + std::to_string(rt.last_line) + ")");
+      f.fail("time " + std::to_string(time) + " goes backwards (" + location_name(w) + " has a record at " +
+             std::to_string(rt.last) + " on line " + std::to_string(rt.last_line) + ")");
     rt.last = time;
     rt.last_line = no;
   }
 
+  std::string location_name(const Where& w) const {
+    return "task " + std::to_string(w.task + 1) + " thread " +
+           std::to_string(w.loc - first_[static_cast<std::size_t>(w.task)] + 1);
+  }
+
+  // A not-Running state stretch of a location, merged with the previous one when adjacent
+  // and of the same state.
+  static void push_state(RawTask& rt, std::int64_t begin, std::int64_t end, std::uint32_t state) {
+    if (!rt.states.empty() && rt.states.back().state == state && rt.states.back().end == begin) {
+      rt.states.back().end = end;
+      return;
+    }
+    rt.states.push_back(RawState{begin, end, state});
+  }
+
+  // An MPI call event of a location at time t (value v, 0 = the call ends): the states
+  // inside the call that ends here (a new call ends the open one, as pass A reads it) are
+  // the call's own (Extrae's MPI states) and are dropped; the call covers them.
+  static void mpi_edge(RawTask& rt, std::int64_t t, std::int64_t v) {
+    if (rt.mpi_open >= 0 && t > rt.mpi_open) {
+      auto& s = rt.states;
+      std::size_t k = s.size();
+      while (k > 0 && s[k - 1].begin >= t) --k;  // beginning when the call ends: stay
+      std::size_t j = k;
+      while (j > 0 && s[j - 1].begin >= rt.mpi_open && s[j - 1].end <= t) --j;
+      if (j < k) s.erase(s.begin() + static_cast<std::ptrdiff_t>(j), s.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    rt.mpi_open = v != 0 ? t : -1;
+  }
+
   void state_record(std::string_view line, std::uint64_t no) {
-    Fields f(line.substr(std::min<std::size_t>(2, line.size())), path_, no, "state record");
-    if (line.size() < 2 || line[1] != ':' || f.count() != 7)
-      f.fail("expected 8 fields '1:cpu:appl:task:thread:begin:end:state', found " +
-             std::to_string(line.size() < 2 ? 1 : f.count() + 1));
-    const std::int64_t task = common(f);
+    Fields f(line.substr(2), path_, no, "state record");
+    if (f.count() != 7)
+      f.fail("expected 8 fields '1:cpu:appl:task:thread:begin:end:state', found " + std::to_string(f.count() + 1));
+    const Where w = common(f);
     const std::int64_t begin = time_field(f, "the begin time");
     const std::int64_t end = f.num("the end time");
     if (end != -1 && end < begin)
       f.fail("end time " + std::to_string(end) + " before the begin time " + std::to_string(begin));
     const std::int64_t state = f.num("a state");
-    if (state < 0) f.fail("negative state " + std::to_string(state));
+    if (state < 0 || state > std::numeric_limits<std::uint32_t>::max())
+      f.fail("state " + std::to_string(state) + " out of range");
     ++st_.records;
-    if (task < 0) {
-      ++st_.skipped_records;
+    in_order(f, w, begin, no);
+    if (end == -1) {
+      ++skip_endless_states_;
       return;
     }
-    in_order(f, task, begin, no);
+    if (store_states_) {
+      RawTask& rt = raw_[w.loc];
+      const std::int64_t b = std::max(begin, rt.covered);
+      if (b > rt.covered) push_state(rt, rt.covered, b, 0);  // time no record covers: Idle
+      if (state != kParaverRunning && end > b) push_state(rt, b, end, static_cast<std::uint32_t>(state));
+      rt.covered = std::max(rt.covered, end);
+    }
   }
 
   void event_record(std::string_view line, std::uint64_t no) {
-    Fields f(line.substr(std::min<std::size_t>(2, line.size())), path_, no, "event record");
-    const std::size_t fields = line.size() < 2 || line[1] != ':' ? 1 : f.count() + 1;
+    Fields f(line.substr(2), path_, no, "event record");
+    const std::size_t fields = f.count() + 1;
     if (fields < 8 || fields % 2 != 0)
       f.fail("expected '2:cpu:appl:task:thread:time:type:value[:type:value...]' (an even number of at least 8 "
              "fields), found " +
              std::to_string(fields) + " fields");
-    const std::int64_t task = common(f);
+    const Where w = common(f);
     const std::int64_t time = time_field(f, "the time");
     ++st_.records;
-    RawTask* rt = nullptr;
-    if (task < 0) {
-      ++st_.skipped_records;
-    } else {
-      in_order(f, task, time, no);
-      rt = &tasks_[static_cast<std::size_t>(task)];
-    }
-    const auto first = rt ? static_cast<std::uint32_t>(rt->pairs.size()) : 0u;
+    in_order(f, w, time, no);
+    RawTask& rt = raw_[w.loc];
+    const auto first = static_cast<std::uint32_t>(rt.pairs.size());
+    std::uint64_t ins = 0, cyc = 0;
+    std::uint8_t has = 0;
     while (!f.done()) {
       const std::int64_t type = f.num("an event type");
-      const std::int64_t value = f.num("an event value");
-      if (!rt) continue;
-      if (used_type(type)) {
-        rt->pairs.push_back(RawPair{type, value});
+      const std::int64_t value = f.value("an event value");
+      ++st_.event_pairs;
+      if (type == kPrvPapiTotIns) {
+        ins = static_cast<std::uint64_t>(value);
+        has |= kHasInstructions;
+        ++st_.used_events;
+      } else if (type == kPrvPapiTotCyc) {
+        cyc = static_cast<std::uint64_t>(value);
+        has |= kHasCycles;
+        ++st_.used_events;
+      } else if (used_type(type)) {
+        rt.pairs.push_back(RawPair{type, value});
+        if (is_mpi_type(type)) mpi_edge(rt, time, value);
         if (type == kPrvRequestStarted || type == kPrvRequestCompleted) st_.waitlab_events = true;
+        if (type >= kPrvRequestCompleted) saw_waitlab_ = true;
       } else {
-        ++st_.skipped_events;
+        count_unknown(type);
       }
     }
-    if (rt && rt->pairs.size() > first) {
-      if (rt->pairs.size() > std::numeric_limits<std::uint32_t>::max())
-        f.fail("too many events for one task");
-      rt->lines.push_back(RawLine{time, first, static_cast<std::uint32_t>(rt->pairs.size() - first)});
+    if (has) {
+      rt.counters.push_back(CounterSample{seconds(time), ins, cyc});
+      counters_ |= has;
+    }
+    if (rt.pairs.size() > first) {
+      if (rt.pairs.size() > std::numeric_limits<std::uint32_t>::max())
+        f.fail("too many events for one thread");
+      rt.lines.push_back(RawLine{time, first, static_cast<std::uint32_t>(rt.pairs.size() - first)});
     }
   }
 
   void comm_record(std::string_view line, std::uint64_t no) {
-    Fields f(line.substr(std::min<std::size_t>(2, line.size())), path_, no, "communication record");
-    const std::size_t fields = line.size() < 2 || line[1] != ':' ? 1 : f.count() + 1;
+    Fields f(line.substr(2), path_, no, "communication record");
+    const std::size_t fields = f.count() + 1;
     if (fields != 15)
       f.fail("expected 15 fields '3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag', "
              "found " +
              std::to_string(fields));
-    const std::int64_t s = common(f);
+    const Where s = common(f);
     const std::int64_t lsend = time_field(f, "the logical send time");
     const std::int64_t psend = time_field(f, "the physical send time");
-    const std::int64_t r = common(f);
+    const Where r = common(f);
     const std::int64_t lrecv = time_field(f, "the logical receive time");
     const std::int64_t precv = time_field(f, "the physical receive time");
     const std::int64_t size = f.num("the size");
@@ -1572,12 +1847,82 @@ class Reader {
     if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
       f.fail("tag " + std::to_string(tag) + " out of range");
     ++st_.records;
-    if (s < 0 || r < 0) {
-      ++st_.skipped_records;
+    if (!s.first_thread || !r.first_thread) {
+      ++skip_worker_comms_;
       return;
     }
-    comms_.push_back(RawComm{static_cast<std::int32_t>(s), static_cast<std::int32_t>(r), lsend, psend, lrecv, precv,
-                             size, static_cast<std::int32_t>(tag)});
+    if (comms_.size() >= kNone32) f.fail("too many communication records");
+    comms_.push_back(RawComm{psend, precv, size, static_cast<std::int32_t>(s.task), static_cast<std::int32_t>(r.task),
+                             static_cast<std::int32_t>(tag)});
+    logical_.push_back(LogicalTimes{lsend, lrecv});
+  }
+
+  // ---- what was not used ----
+
+  // An event type the reader does not use. Lines repeat their types in one order, so the
+  // entry after the last one hit is tried first.
+  void count_unknown(std::int64_t type) {
+    if (hint_ < unknown_.size() && unknown_[hint_].first == type) {
+      ++unknown_[hint_++].second;
+      return;
+    }
+    for (std::size_t i = 0; i < unknown_.size(); ++i)
+      if (unknown_[i].first == type) {
+        ++unknown_[i].second;
+        hint_ = i + 1;
+        return;
+      }
+    unknown_.emplace_back(type, 1);
+    hint_ = unknown_.size();
+  }
+
+  // A pair of a used type that pass A or D could not use (pass A counted it used).
+  void misplace(std::int64_t type, Misplaced why) {
+    ++misplaced_[{type, static_cast<int>(why)}];
+    --st_.used_events;
+  }
+
+  std::string type_label(std::int64_t type) const {
+    const auto it = pcf_.types.find(type);
+    if (it != pcf_.types.end() && !it->second.empty()) return it->second;
+    const char* b = builtin_label(type);
+    return b ? b : "unlabelled";
+  }
+
+  void report_skipped() {
+    std::map<std::pair<std::int64_t, int>, std::uint64_t> all(misplaced_.begin(), misplaced_.end());
+    for (const auto& [type, n] : unknown_) all[{type, -1}] += n;
+    st_.skipped_events = 0;
+    for (const auto& [key, n] : all) {
+      std::string what = "event type " + std::to_string(key.first) + " (" + type_label(key.first) + ")";
+      if (key.second >= 0) what += std::string(" ") + misplaced_text(static_cast<Misplaced>(key.second));
+      st_.skipped.emplace_back(std::move(what), n);
+      st_.skipped_events += n;
+    }
+    const std::pair<const char*, std::uint64_t> records[] = {
+        {"global-op records (type 4)", skip_global_ops_},
+        {"inter-communicator lines", skip_intercomms_},
+        {"communication records of worker threads", skip_worker_comms_},
+        {"state records without an end time", skip_endless_states_},
+    };
+    st_.skipped_records = 0;
+    for (const auto& [what, n] : records) {
+      if (n == 0) continue;
+      st_.skipped.emplace_back(what, n);
+      st_.skipped_records += n;
+    }
+  }
+
+  // The states and counters of a location, once pass A knows its MPI calls.
+  void finish_location(RawTask& rt, Location& loc) {
+    if (st_.waitlab_written) return;
+    if (rt.covered < header_.end_time) push_state(rt, rt.covered, header_.end_time, 0);
+    loc.states.reserve(rt.states.size());
+    for (const RawState& s : rt.states)
+      loc.states.push_back(StateInterval{seconds(s.begin), seconds(s.end), s.state});
+    loc.counters = rt.counters.take();
+    st_.state_intervals += loc.states.size();
+    st_.counter_samples += loc.counters.size();
   }
 
   // ---- definitions ----
@@ -1643,7 +1988,7 @@ class Reader {
   }
 
   void build_comms(Definitions& d) {
-    const std::size_t n = tasks_.size();
+    const std::size_t n = header_.threads.size();
     std::size_t world = raw_comms_.size();
     for (std::size_t i = 0; i < raw_comms_.size() && world == raw_comms_.size(); ++i)
       if (raw_comms_[i].second.size() == n) world = i;
@@ -1664,21 +2009,25 @@ class Reader {
 
   // ---- pass A: calls and user regions of one task ----
 
-  void pass_a(std::size_t k, Definitions& d) {
-    const RawTask& rt = tasks_[k];
-    TaskCalls& tc = calls_[k];
+  // On a worker thread (worker = true) every MPI call is a plain Enter/Leave of its region:
+  // Extrae's communication records and collective details belong to thread 1.
+  void pass_a(RawTask& rt, TaskCalls& tc, Definitions& d, bool worker) {
     std::int64_t open = -1;             // open call
     std::int64_t open_plain = -1;       // open call of an MPI function waitlab does not model
     std::vector<RegionId> stack;        // user regions
-    for (const RawLine& ln : rt.lines) {
+    const Misplaced outside = worker ? Misplaced::WorkerThread : Misplaced::OutsideCall;
+    const std::vector<RawLine> lines = rt.lines.take();  // one location's: a small copy
+    const std::vector<RawPair> all_pairs = rt.pairs.take();
+    for (const RawLine& ln : lines) {
       const std::int64_t t = ln.time;
-      const RawPair* pairs = rt.pairs.data() + ln.first;
+      const RawPair* pairs = all_pairs.data() + ln.first;
       bool has_exit = false;
       for (std::uint32_t i = 0; i < ln.count; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
       for (std::uint32_t i = 0; i < ln.count; ++i) {
         const std::int64_t type = pairs[i].type;
         const std::int64_t v = pairs[i].value;
         RCall* c = open >= 0 ? &tc.calls[static_cast<std::size_t>(open)] : nullptr;
+        ++st_.used_events;  // misplace() takes it back
         if (is_mpi_type(type)) {
           if (v != 0) {
             // A call while another is open: the open one ends here.
@@ -1686,7 +2035,7 @@ class Reader {
             if (open_plain >= 0) tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
             open = open_plain = -1;
             const MpiOp op = call_op(type, v);
-            if (op != MpiOp::None) {
+            if (op != MpiOp::None && !worker) {
               RCall nc;
               nc.op = op;
               nc.t_enter = t;
@@ -1695,8 +2044,9 @@ class Reader {
               tc.items.push_back(Item{t, static_cast<std::uint32_t>(tc.calls.size()), Item::Call});
               tc.calls.push_back(nc);
             } else {
-              open_plain = plain_region(d, type, v);
+              open_plain = op != MpiOp::None ? mpi_region(d, op) : plain_region(d, type, v);
               tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Enter});
+              if (worker) ++st_.worker_mpi_calls;
             }
           } else if (c) {
             c->t_leave = t;
@@ -1705,7 +2055,7 @@ class Reader {
             tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
             open_plain = -1;
           } else {
-            ++st_.skipped_events;
+            misplace(type, Misplaced::NothingOpen);
           }
           continue;
         }
@@ -1713,7 +2063,7 @@ class Reader {
           case kPrvUserFunction:
             if (has_exit) break;  // the exact exit follows on this line
             if (open >= 0 || open_plain >= 0) {
-              ++st_.skipped_events;
+              misplace(type, Misplaced::InsideCall);
             } else if (v != 0) {
               const RegionId id = user_region(d, v);
               stack.push_back(id);
@@ -1722,12 +2072,14 @@ class Reader {
               tc.items.push_back(Item{t, stack.back(), Item::Leave});
               stack.pop_back();
             } else {
-              ++st_.skipped_events;
+              misplace(type, Misplaced::NothingOpen);
             }
             break;
           case kPrvUserExit:
-            if (open >= 0 || open_plain >= 0 || v <= 0) {
-              ++st_.skipped_events;
+            if (open >= 0 || open_plain >= 0) {
+              misplace(type, Misplaced::InsideCall);
+            } else if (v <= 0) {
+              misplace(type, Misplaced::BadValue);
             } else {
               const RegionId id = user_region(d, v);
               const auto it = std::find(stack.rbegin(), stack.rend(), id);
@@ -1740,7 +2092,7 @@ class Reader {
           case kPrvCollRoot:
           case kPrvCollComm:
             if (!c) {
-              ++st_.skipped_events;
+              misplace(type, outside);
             } else if (type == kPrvCollSendSize) {
               c->coll_sent = v;
             } else if (type == kPrvCollRecvSize) {
@@ -1756,32 +2108,32 @@ class Reader {
               tc.comps.push_back(Completion{t, v - 1});
               ++c->comp_count;
             } else {
-              ++st_.skipped_events;
+              misplace(type, c ? Misplaced::BadValue : outside);
             }
             break;
           case kPrvRequestStarted:
             if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
-              c->req = v - 1;
-              c->t_req = t;
+              tc.desc(*c).req = v - 1;
+              tc.desc(*c).t_req = t;
             } else {
-              ++st_.skipped_events;
+              misplace(type, c ? Misplaced::BadValue : outside);
             }
             break;
           default:  // the descriptors of a call
             if (!c) {
-              ++st_.skipped_events;
+              misplace(type, outside);
             } else if (type == kPrvRecvSource) {
-              c->recv_src = v;
+              tc.desc(*c).recv_src = v;
             } else if (type == kPrvRecvTag) {
-              c->recv_tag = v;
+              tc.desc(*c).recv_tag = v;
             } else if (type == kPrvRecvSize) {
-              c->recv_size = v;
+              tc.desc(*c).recv_size = v;
             } else if (type == kPrvSendDest) {
-              c->send_dest = v;
+              tc.desc(*c).send_dest = v;
             } else if (type == kPrvSendTag) {
-              c->send_tag = v;
+              tc.desc(*c).send_tag = v;
             } else {
-              ++st_.skipped_events;
+              misplace(type, Misplaced::BadValue);
             }
             break;
         }
@@ -1840,17 +2192,21 @@ class Reader {
     for (std::size_t i = 0; i < comms_.size(); ++i) {
       const RawComm& m = comms_[i];
       auto& scalls = calls_[static_cast<std::size_t>(m.stask)].calls;
-      const std::int64_t sc = take(snd[static_cast<std::size_t>(m.stask)], scalls, m.lsend, [&](const RCall& c) {
-        return (c.send_dest == kUnset || c.send_dest == m.rtask + 1) && (c.send_tag == kUnset || c.send_tag == m.tag);
+      const TaskCalls& stc = calls_[static_cast<std::size_t>(m.stask)];
+      const std::int64_t sc = take(snd[static_cast<std::size_t>(m.stask)], scalls, logical_[i].lsend, [&](const RCall& c) {
+        const Desc& w = stc.desc(c);
+        return (w.send_dest == kUnset || w.send_dest == m.rtask + 1) && (w.send_tag == kUnset || w.send_tag == m.tag);
       });
-      if (sc >= 0) scalls[static_cast<std::size_t>(sc)].send_rec = static_cast<std::int64_t>(i);
+      if (sc >= 0) scalls[static_cast<std::size_t>(sc)].send_rec = static_cast<std::uint32_t>(i);
       else ++st_.unmatched_comms;
       auto& rcalls = calls_[static_cast<std::size_t>(m.rtask)].calls;
-      const std::int64_t rc = take(rcv[static_cast<std::size_t>(m.rtask)], rcalls, m.lrecv, [&](const RCall& c) {
-        return (c.recv_src == kUnset || c.recv_src == 0 || c.recv_src == m.stask + 1) &&
-               (c.recv_tag == kUnset || c.recv_tag == m.tag);
+      const TaskCalls& rtc = calls_[static_cast<std::size_t>(m.rtask)];
+      const std::int64_t rc = take(rcv[static_cast<std::size_t>(m.rtask)], rcalls, logical_[i].lrecv, [&](const RCall& c) {
+        const Desc& w = rtc.desc(c);
+        return (w.recv_src == kUnset || w.recv_src == 0 || w.recv_src == m.stask + 1) &&
+               (w.recv_tag == kUnset || w.recv_tag == m.tag);
       });
-      if (rc >= 0) rcalls[static_cast<std::size_t>(rc)].recv_rec = static_cast<std::int64_t>(i);
+      if (rc >= 0) rcalls[static_cast<std::size_t>(rc)].recv_rec = static_cast<std::uint32_t>(i);
       else ++st_.unmatched_comms;
     }
   }
@@ -1914,8 +2270,8 @@ class Reader {
   }
   static std::uint64_t size64(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v); }
 
-  void pass_d(std::size_t k, Definitions& d, std::vector<Event>& out) {
-    TaskCalls& tc = calls_[k];
+  void pass_d(TaskCalls& tc, Definitions& d, std::vector<Event>& events) {
+    Chunks<Event> out;  // then one exact copy: no doubling growth in the peak
     const bool explicit_requests = st_.waitlab_events;
     std::unordered_map<std::int64_t, Request> pending;  // explicit: by request id
     std::vector<std::pair<std::int64_t, Request>> isends, irecvs;  // fallback, in posting order
@@ -1926,11 +2282,10 @@ class Reader {
       Event e;
     };
     std::vector<Inner> inner;
-    out.reserve(tc.items.size() * 3);
     for (const Item& it : tc.items) {
       if (it.kind != Item::Call) {
         out.push_back(make_event(seconds(it.time), it.kind == Item::Enter ? EventKind::Enter : EventKind::Leave,
-                                 MpiOp::None, it.ref));
+                                 d.regions[it.ref].op, it.ref));
         continue;
       }
       const RCall& c = tc.calls[it.ref];
@@ -1943,27 +2298,28 @@ class Reader {
         t = std::clamp(t, lo, hi);
         inner.push_back(Inner{t, e});
       };
-      const RawComm* sm = c.send_rec >= 0 ? &comms_[static_cast<std::size_t>(c.send_rec)] : nullptr;
-      const RawComm* rm = c.recv_rec >= 0 ? &comms_[static_cast<std::size_t>(c.recv_rec)] : nullptr;
+      const Desc& w = tc.desc(c);
+      const RawComm* sm = c.send_rec != kNone32 ? &comms_[c.send_rec] : nullptr;
+      const RawComm* rm = c.recv_rec != kNone32 ? &comms_[c.recv_rec] : nullptr;
       if (sm && op != MpiOp::Isend)
         add(sm->psend, make_event(0, EventKind::Send, op, kCommWorld, sm->rtask, sm->tag, size64(sm->size)));
       if (rm && op != MpiOp::Irecv)
         add(rm->precv, make_event(0, EventKind::Recv, op, kCommWorld, rm->stask, rm->tag, size64(rm->size)));
-      if (op == MpiOp::Isend && (sm || (explicit_requests && c.req != kUnset))) {
+      if (op == MpiOp::Isend && (sm || (explicit_requests && w.req != kUnset))) {
         Request q;
         q.is_send = true;
-        q.peer = sm ? sm->rtask : (c.send_dest > 0 ? static_cast<Rank>(c.send_dest - 1) : kNoRank);
-        q.tag = sm ? sm->tag : (c.send_tag != kUnset ? tag32(c.send_tag) : 0);
+        q.peer = sm ? sm->rtask : (w.send_dest > 0 ? static_cast<Rank>(w.send_dest - 1) : kNoRank);
+        q.tag = sm ? sm->tag : (w.send_tag != kUnset ? tag32(w.send_tag) : 0);
         q.bytes = sm ? size64(sm->size) : 0;
         q.order = order++;
-        const bool known = explicit_requests && c.req != kUnset;
-        const std::int64_t id = known ? c.req : next_req++;
-        const std::int64_t t = known ? c.t_req : sm->psend;
+        const bool known = explicit_requests && w.req != kUnset;
+        const std::int64_t id = known ? w.req : next_req++;
+        const std::int64_t t = known ? w.t_req : sm->psend;
         add(t, make_event(0, EventKind::IsendStart, op, kCommWorld, q.peer, q.tag, q.bytes, static_cast<std::uint64_t>(id)));
         if (explicit_requests) pending[id] = q;
         else isends.emplace_back(id, q);
       }
-      if (op == MpiOp::Irecv && (rm || (explicit_requests && c.req != kUnset))) {
+      if (op == MpiOp::Irecv && (rm || (explicit_requests && w.req != kUnset))) {
         Request q;
         q.peer = rm ? rm->stask : kNoRank;
         q.tag = rm ? rm->tag : 0;
@@ -1971,18 +2327,18 @@ class Reader {
         q.ready = rm ? rm->precv : 0;
         q.order = order++;
         // The posted source, tag and size: waitlab's descriptors, else the message's.
-        const Rank posted_peer = c.recv_src == kUnset ? q.peer
-                                 : c.recv_src > 0     ? static_cast<Rank>(c.recv_src - 1)
+        const Rank posted_peer = w.recv_src == kUnset ? q.peer
+                                 : w.recv_src > 0     ? static_cast<Rank>(w.recv_src - 1)
                                                       : kNoRank;
-        const std::int32_t posted_tag = c.recv_tag == kUnset ? q.tag : tag32(c.recv_tag);
-        const std::uint64_t posted_size = c.recv_size == kUnset ? q.bytes : size64(c.recv_size);
+        const std::int32_t posted_tag = w.recv_tag == kUnset ? q.tag : tag32(w.recv_tag);
+        const std::uint64_t posted_size = w.recv_size == kUnset ? q.bytes : size64(w.recv_size);
         if (!rm) {
           q.peer = posted_peer;
           q.tag = posted_tag;
         }
-        const bool known = explicit_requests && c.req != kUnset;
-        const std::int64_t id = known ? c.req : next_req++;
-        const std::int64_t t = known ? c.t_req : lo;
+        const bool known = explicit_requests && w.req != kUnset;
+        const std::int64_t id = known ? w.req : next_req++;
+        const std::int64_t t = known ? w.t_req : lo;
         add(t, make_event(0, EventKind::IrecvPost, op, kCommWorld, posted_peer, posted_tag, posted_size,
                           static_cast<std::uint64_t>(id)));
         if (explicit_requests) pending[id] = q;
@@ -1998,7 +2354,7 @@ class Reader {
             const Completion& cp = tc.comps[c.comp_first + i];
             const auto p = pending.find(cp.req);
             if (p == pending.end()) {
-              ++st_.skipped_events;
+              misplace(kPrvRequestCompleted, Misplaced::NoRequest);
               continue;
             }
             complete(cp.time, cp.req, p->second);
@@ -2040,6 +2396,8 @@ class Reader {
       }
       if (c.t_leave >= 0) out.push_back(make_event(seconds(c.t_leave), EventKind::Leave, op, region));
     }
+    tc = TaskCalls{};
+    events = out.take();
   }
 
   static constexpr RegionId kNoRegion = std::numeric_limits<RegionId>::max();
@@ -2048,8 +2406,18 @@ class Reader {
   ParaverReadStats& st_;
   Pcf pcf_;
   Header header_;
-  std::vector<RawTask> tasks_;
-  std::vector<RawComm> comms_;
+  static constexpr std::size_t kMaxLocations = std::size_t{1} << 20;
+  std::vector<RawTask> raw_;           // every thread of every task, in (task, thread) order
+  std::vector<std::size_t> first_;     // per task: the index of its thread 1 in raw_
+  bool store_states_ = true;
+  bool saw_waitlab_ = false;           // the .prv has waitlab's event types
+  std::uint8_t counters_ = 0;          // kHasInstructions | kHasCycles seen
+  std::uint64_t skip_global_ops_ = 0, skip_intercomms_ = 0, skip_worker_comms_ = 0, skip_endless_states_ = 0;
+  std::vector<std::pair<std::int64_t, std::uint64_t>> unknown_;  // event type -> pairs
+  std::size_t hint_ = 0;
+  std::map<std::pair<std::int64_t, int>, std::uint64_t> misplaced_;  // (type, Misplaced) -> pairs
+  Chunks<RawComm, 4096, 4096> comms_;
+  Chunks<LogicalTimes, 4096, 4096> logical_;  // of comms_, until pass B
   std::vector<std::pair<std::int64_t, std::vector<Rank>>> raw_comms_;  // (Paraver id, members)
   std::unordered_map<std::int64_t, CommId> comm_ids_;
   std::vector<TaskCalls> calls_;

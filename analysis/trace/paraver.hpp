@@ -21,17 +21,41 @@
 // rounded to 1 ns). A trace without ranks, a negative or non-finite time, events out of
 // time order or a reference to an undefined region or communicator is an InputError.
 //
-// read_paraver("X.prv") reads a Paraver trace of one application whose tasks are MPI ranks
-// (task t = rank t-1; further threads of a task are counted and skipped), and X.pcf next to
-// it when present (labels: region names, MPI call names). MPI call events become
-// Enter/Leave of the canonical MPI regions; communication records become Send/Recv/
-// IsendStart/IrecvPost/IrecvComplete/IsendComplete events inside the calls they belong to;
-// collectives become CollBegin (at Enter)/CollEnd (at Leave) with the communicator, sizes and
-// root of their detail events; 60000019 events become user-region Enter/Leave. Without
-// waitlab's request events, requests complete by a documented rule (docs/formats.md).
-// Unknown event types, global-op records (4) and comment lines are skipped and counted. Any
-// malformed line is an InputError "<file>:<line>: <what was expected>"; a missing file is an
-// InputError naming it. The reader never trusts a count or an id from the file.
+// read_paraver("X.prv") and read_paraver("X.prv.gz") (gzip-compressed, as Extrae and pypop
+// ship traces; read through zlib, which reads plain files too) read a Paraver trace of one
+// application whose tasks are MPI ranks, and X.pcf next to it when present (labels: region
+// names, MPI call names, event type names). Every thread of every task is a location: thread
+// 1 of task t is locations[t-1] (thread 0), thread k >= 2 is in `threads` as {rank t-1,
+// thread k-1}, ordered by (rank, thread). On thread 1, MPI call events become Enter/Leave of
+// the canonical MPI regions; communication records become Send/Recv/IsendStart/IrecvPost/
+// IrecvComplete/IsendComplete events inside the calls they belong to; collectives become
+// CollBegin (at Enter)/CollEnd (at Leave) with the communicator, sizes and root of their
+// detail events; 60000019 events become user-region Enter/Leave. An MPI call the event model
+// does not model (MPI_Comm_rank, MPI_Comm_dup, MPI_Cart_create, MPI_Probe, ... any value
+// under types 50000001-50000005) is a region named by its .pcf label with file "MPI", so
+// Region::is_mpi() holds. On worker threads MPI calls are Enter/Leave of their regions only
+// (no messages; counted in worker_mpi_calls). Without waitlab's request events, requests
+// complete by a documented rule (docs/formats.md).
+//
+// States (traces not written by waitlab): useful time is state 1 (Running) outside MPI. Every
+// state record with another state becomes a StateInterval of its location (state = the
+// Paraver value; adjacent intervals of one state merged) unless it lies inside one MPI call
+// of that location (Extrae's MPI states 3-16 inside calls are not stored: the call says it);
+// time that no state record covers, from 0 to the header's end time, is stored as state 0
+// (Idle, as Paraver shows it). Counters: an event record carrying PAPI_TOT_INS (42000050)
+// and/or PAPI_TOT_CYC (42000059) appends a CounterSample (Extrae's deltas since the previous
+// read) to its location; Trace::counters says which were present. Event values are read as
+// 64-bit unsigned (up to 2^64-1) or signed when negative; no value aborts the read.
+//
+// Origin: a trace written by waitlab (its .pcf or .prv has waitlab's event types
+// 69000001-69000010) reads back as Origin::Simulated with no declared span, no states (its
+// state records say what its MPI events say) and no counters, so it reads back unchanged; any other is Origin::Extrae with the declared span
+// [0, header end time].
+//
+// Nothing is skipped silently: ParaverReadStats::skipped names each kind of pair or record
+// not used, with its count. Any malformed line is an InputError "<file>:<line>: <what was
+// expected>"; a missing file, a read error or corrupt compressed data is an InputError naming
+// the file. The reader never trusts a count or an id from the file.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +67,8 @@
 namespace waitlab::trace {
 
 // Extrae's Paraver event types (FORMATS.md §2.5).
+inline constexpr std::int64_t kPrvPapiTotIns = 42000050;  // PAPI_TOT_INS, delta since the last read
+inline constexpr std::int64_t kPrvPapiTotCyc = 42000059;  // PAPI_TOT_CYC, delta since the last read
 inline constexpr std::int64_t kPrvMpiPointToPoint = 50000001;
 inline constexpr std::int64_t kPrvMpiCollective = 50000002;
 inline constexpr std::int64_t kPrvMpiOther = 50000003;
@@ -71,16 +97,32 @@ std::vector<std::string> write_paraver(const Trace& trace, const std::string& pr
 
 struct ParaverReadStats {
   std::uint64_t records = 0;                // state, event and communication records read
-  std::uint64_t skipped_records = 0;        // global-op (4) records, inter-communicator lines,
-                                            // records of threads other than thread 1
-  std::uint64_t skipped_events = 0;         // type:value pairs the reader does not use
-  std::uint64_t skipped_threads = 0;        // threads beyond the first of a task (header)
+  std::uint64_t event_pairs = 0;            // type:value pairs of the event records
+  std::uint64_t used_events = 0;            // pairs the reader used
+  std::uint64_t skipped_events = 0;         // pairs it did not use: the "event type ..." kinds
+  std::uint64_t skipped_records = 0;        // records and lines it did not use: the other kinds
+  std::uint64_t locations = 0;              // threads read (all threads of all tasks)
+  std::uint64_t worker_mpi_calls = 0;       // MPI calls on threads >= 2 (regions, no messages)
+  std::uint64_t state_intervals = 0;        // StateIntervals stored
+  std::uint64_t counter_samples = 0;        // CounterSamples stored
   std::uint64_t unmatched_comms = 0;        // sides of communication records no MPI call fits
   std::uint64_t unknown_communicators = 0;  // collective communicator ids without a c: line
   bool waitlab_events = false;              // the file has waitlab's request events
+  bool waitlab_written = false;             // the .pcf or .prv has waitlab's event types
+  // What was not used, by kind, with a count (kinds with none are left out), in a fixed
+  // order: first the pairs, by event type: "event type 40000033 (Executing CPU)" for a type
+  // the reader does not use (label from the .pcf, "unlabelled" without one), "event type
+  // 50100001 (Send Size in MPI Global OP) outside an MPI call" for a used type where it
+  // cannot be used; their counts sum to skipped_events. Then the records, in this order:
+  // "global-op records (type 4)", "inter-communicator lines", "communication records of
+  // worker threads", "state records without an end time"; their counts sum to
+  // skipped_records. (Running states and the states inside MPI calls are used: they are what
+  // the MPI calls and the stored StateIntervals leave over; a waitlab-written trace's states
+  // are what its events say.)
+  std::vector<std::pair<std::string, std::uint64_t>> skipped;
 };
 
-// Reads prv_path (and the .pcf next to it when present).
+// Reads prv_path ("X.prv" or "X.prv.gz"; X.pcf next to it when present).
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats = nullptr);
 
 }  // namespace waitlab::trace

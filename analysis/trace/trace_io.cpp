@@ -38,14 +38,14 @@ TraceFormat format_of_input(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     if (fs::exists(fs::path(path) / "traces.otf2", ec)) return TraceFormat::Otf2;
     throw InputError(path + ": a directory without traces.otf2 (expected a .wlt file, an OTF2 archive, a Paraver "
-                            ".prv file or a TI trace)");
+                            ".prv or .prv.gz file or a TI trace)");
   }
   if (ends_with(path, ".wlt")) return TraceFormat::Wlt;
   if (ends_with(path, ".otf2")) return TraceFormat::Otf2;
-  if (ends_with(path, ".prv")) return TraceFormat::Paraver;
+  if (ends_with(path, ".prv") || ends_with(path, ".prv.gz")) return TraceFormat::Paraver;
   if (!fs::exists(path, ec))
-    throw InputError(path + ": no such trace (expected a .wlt file, an OTF2 archive, a Paraver .prv file or a TI "
-                            "trace)");
+    throw InputError(path + ": no such trace (expected a .wlt file, an OTF2 archive, a Paraver .prv or .prv.gz file or a "
+                            "TI trace)");
   return TraceFormat::Ti;
 }
 

@@ -3,7 +3,8 @@
 //
 // Promise: format_of_input(path) names the format of an existing trace: `X.wlt` (native),
 // an OTF2 archive given as its anchor file (`.../traces.otf2`) or as the archive's
-// directory, `X.prv` (Paraver, with X.pcf and X.row beside it when present), and any other
+// directory, `X.prv` or `X.prv.gz` (Paraver, plain or gzip-compressed, with X.pcf and X.row
+// beside it when present), and any other
 // regular file is taken for a TI trace (an index of rank files or a single trace file; its
 // reader says so if it is not one). format_of_output(path): `.wlt`, `.prv`, `.ti`/`.txt`
 // (a TI index, rank files in "<path>_files/"), anything else an OTF2 archive directory.

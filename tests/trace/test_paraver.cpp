@@ -398,7 +398,7 @@ TEST(Paraver, RequestsCompleteByExtraesRuleWithoutWaitlabEvents) {
   EXPECT_EQ(aux(1, EventKind::IsendComplete), std::vector<std::uint64_t>{1});
 }
 
-TEST(Paraver, ExtraThreadsAreSkipped) {
+TEST(Paraver, ExtraThreadsAreReadAsThreadLocations) {
   TempDir dir("threads");
   spit(dir.path("t.prv"),
        "#Paraver (01/01/70 at 00:00):100:0:1:2(2:1,1:1)\n"
@@ -408,16 +408,33 @@ TEST(Paraver, ExtraThreadsAreSkipped) {
        "4:1:1:1:1:10:whatever\n"
        "# a comment\n"
        "\n"
+       "2:1:1:1:2:15:50000001:0\n"
        "2:1:1:1:1:20:50000003:0\n");
   ParaverReadStats st;
   const Trace t = read_paraver(dir.path("t.prv"), &st);
-  EXPECT_EQ(st.skipped_threads, 1u);
-  EXPECT_EQ(st.skipped_records, 3u);  // two records of thread 2, one global op
+  EXPECT_EQ(st.locations, 3u);
+  EXPECT_EQ(st.worker_mpi_calls, 1u);
+  EXPECT_EQ(st.skipped_records, 1u);  // the global op
+  ASSERT_EQ(st.skipped.size(), 1u);
+  EXPECT_EQ(st.skipped[0], (std::pair<std::string, std::uint64_t>{"global-op records (type 4)", 1}));
   ASSERT_EQ(t.ranks(), 2u);
   ASSERT_EQ(t.locations[0].events.size(), 2u);
   EXPECT_DOUBLE_EQ(t.locations[0].events[0].time, 10e-6);  // no unit: microseconds
   EXPECT_EQ(t.defs.regions[t.locations[0].events[0].ref].name, "MPI_Init");
   EXPECT_TRUE(t.locations[1].events.empty());
+  // Thread 2 of task 1: its MPI_Send as a region, no message.
+  ASSERT_EQ(t.threads.size(), 1u);
+  EXPECT_EQ(t.threads[0].rank, 0);
+  EXPECT_EQ(t.threads[0].thread, 1);
+  ASSERT_EQ(t.threads[0].events.size(), 2u);
+  EXPECT_EQ(t.threads[0].events[0], make_event(5e-6, EventKind::Enter, MpiOp::Send, t.threads[0].events[0].ref));
+  EXPECT_EQ(t.threads[0].events[1], make_event(15e-6, EventKind::Leave, MpiOp::Send, t.threads[0].events[0].ref));
+  EXPECT_EQ(t.defs.regions[t.threads[0].events[0].ref].name, "MPI_Send");
+  // Time no state record covers is Idle (0): task 1 thread 1 and task 2 have none.
+  EXPECT_EQ(t.locations[0].states, (std::vector<StateInterval>{{0, 100e-6, 0}}));
+  EXPECT_TRUE(t.threads[0].states.empty());  // Running throughout
+  EXPECT_EQ(t.origin, Origin::Extrae);
+  EXPECT_DOUBLE_EQ(t.span_end, 100e-6);
   EXPECT_EQ(t.defs.comms.size(), 1u);  // MPI_COMM_WORLD synthesized
 }
 
