@@ -16,6 +16,8 @@
 #include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/clock.hpp"
+#include "analysis/trace/otf2.hpp"
+#include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
@@ -391,7 +393,26 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   if (args.convention != "auto" && !analysis::parse_convention(args.convention, tri.convention))
     throw InputError("--convention: unknown convention '" + args.convention +
                      "' (allowed: auto, bsc, scalasca, waitlab)");
-  trace::Trace t = trace::read_trace(args.trace);
+  // What the reader left out of the trace, by kind: said on the terminal and in summary.json.
+  std::vector<std::pair<std::string, std::uint64_t>> skipped;
+  trace::Trace t;
+  switch (trace::format_of_input(args.trace)) {
+    case trace::TraceFormat::Paraver: {
+      trace::ParaverReadStats st;
+      t = trace::read_paraver(args.trace, &st);
+      skipped = st.skipped;
+      break;
+    }
+    case trace::TraceFormat::Otf2: {
+      trace::Otf2ReadStats st;
+      t = trace::read_otf2(trace::otf2_anchor(args.trace), &st);
+      for (const auto& [kind, n] : st.skipped_records) skipped.emplace_back("OTF2 " + kind + " records", n);
+      if (st.skipped_locations > 0) skipped.emplace_back("OTF2 locations (metric, GPU, ...)", st.skipped_locations);
+      break;
+    }
+    default:
+      t = trace::read_trace(args.trace);
+  }
   if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
   const std::string dir =
@@ -444,7 +465,9 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
                 {"origin", trace::origin_name(t.origin)},
                 {"ranks", t.ranks()},
                 {"threads", t.ranks() + t.threads.size()},
-                {"events", t.event_count()}};
+                {"events", t.event_count()},
+                {"skipped", nlohmann::ordered_json::array()}};
+  for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
   j["clock_correction"] = {{"mode", args.clock_correction},
                            {"method", clock_report.method},
                            {"violations_before", clock_report.violations_before},
@@ -463,6 +486,16 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   out << fmt::format("trace           {} — {} ranks{}, {} events ({})\n", args.trace, t.ranks(),
                      t.threads.empty() ? "" : fmt::format(" ({} threads)", t.ranks() + t.threads.size()),
                      t.event_count(), trace::origin_name(t.origin));
+  if (!skipped.empty()) {
+    std::uint64_t total = 0;
+    std::string kinds;
+    for (std::size_t i = 0; i < skipped.size(); ++i) {
+      total += skipped[i].second;
+      if (i < 4) kinds += fmt::format("{}{} × {}", i ? "; " : "", skipped[i].second, skipped[i].first);
+    }
+    out << fmt::format("not used        {} items the analyses do not need: {}{} (summary.json trace.skipped)\n", total,
+                       kinds, skipped.size() > 4 ? fmt::format("; {} more kinds", skipped.size() - 4) : "");
+  }
   if (clock_report.violations_before > 0)
     out << fmt::format(
         "clock skew      {} receives or collective ends before their partners' start; corrected by {} ({} ranks "

@@ -118,7 +118,7 @@ nlohmann::ordered_json jnum(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
-// The factors in table order: key, title, accessor.
+// The factors in table order: key, title, accessor (NaN: not available).
 struct Column {
   const char* key;
   const char* title;
@@ -126,23 +126,27 @@ struct Column {
   bool efficiency;  // a fraction shown in %, coloured by POP's scale
 };
 
+double opt(const std::optional<double>& v) {
+  return v ? *v : NAN;
+}
+
 const std::vector<Column>& columns() {
   using F = analysis::PopFactors;
   static const std::vector<Column> c = {
-      {"global_efficiency", "Global efficiency", [](const F& f) { return f.global_efficiency; }, true},
-      {"parallel_efficiency", "– Parallel efficiency", [](const F& f) { return f.parallel_efficiency; }, true},
-      {"load_balance", "   – Load balance", [](const F& f) { return f.load_balance; }, true},
-      {"communication_efficiency", "   – Communication efficiency", [](const F& f) { return f.communication_efficiency; }, true},
-      {"serialisation_efficiency", "      – Serialisation efficiency", [](const F& f) { return f.serialisation_efficiency; }, true},
-      {"transfer_efficiency", "      – Transfer efficiency", [](const F& f) { return f.transfer_efficiency; }, true},
-      {"computation_scalability", "– Computation scalability", [](const F& f) { return f.computation_scalability; }, true},
-      {"ipc_scalability", "   – IPC scalability", [](const F& f) { return f.ipc_scalability; }, true},
-      {"instruction_scalability", "   – Instruction scalability", [](const F& f) { return f.instruction_scalability; }, true},
-      {"frequency_scalability", "   – Frequency scalability", [](const F& f) { return f.frequency_scalability; }, true},
+      {"global_efficiency", "Global efficiency", [](const F& f) { return f.global_e; }, true},
+      {"parallel_efficiency", "– Parallel efficiency", [](const F& f) { return f.eff.pe; }, true},
+      {"load_balance", "   – Load balance", [](const F& f) { return f.eff.lb; }, true},
+      {"communication_efficiency", "   – Communication efficiency", [](const F& f) { return f.eff.comm_e; }, true},
+      {"serialisation_efficiency", "      – Serialisation efficiency", [](const F& f) { return f.eff.ser_e; }, true},
+      {"transfer_efficiency", "      – Transfer efficiency", [](const F& f) { return f.eff.trf_e; }, true},
+      {"computation_scalability", "– Computation scalability", [](const F& f) { return f.comp_scal; }, true},
+      {"ipc_scalability", "   – IPC scalability", [](const F& f) { return opt(f.ipc_scal); }, true},
+      {"instruction_scalability", "   – Instruction scalability", [](const F& f) { return opt(f.ins_scal); }, true},
+      {"frequency_scalability", "   – Frequency scalability", [](const F& f) { return opt(f.freq_scal); }, true},
       {"speedup", "Speed-up", [](const F& f) { return f.speedup; }, false},
-      {"ipc", "Average IPC", [](const F& f) { return f.ipc; }, false},
-      {"frequency_ghz", "Average frequency (GHz)", [](const F& f) { return f.frequency_ghz; }, false},
-      {"instructions", "Useful instructions", [](const F& f) { return f.instructions; }, false},
+      {"ipc", "Average IPC", [](const F& f) { return opt(f.ipc); }, false},
+      {"frequency_ghz", "Average frequency (GHz)", [](const F& f) { return opt(f.ghz); }, false},
+      {"instructions", "Useful instructions", [](const F& f) { return opt(f.instructions); }, false},
       {"useful_s", "Useful time, sum (s)", [](const F& f) { return f.useful_sum; }, false},
       {"elapsed_s", "Runtime (s)", [](const F& f) { return f.elapsed; }, false},
   };
@@ -176,12 +180,8 @@ std::string pop_colour(double v) {
 }
 
 void pop_command(const PopArgs& args, std::ostream& out) {
-  analysis::Scaling scaling;
-  if (args.scaling == "strong")
-    scaling = analysis::Scaling::Strong;
-  else if (args.scaling == "weak")
-    scaling = analysis::Scaling::Weak;
-  else
+  analysis::Scaling scaling{};
+  if (!analysis::parse_scaling(args.scaling, scaling))
     throw InputError("--scaling: unknown scaling '" + args.scaling + "' (allowed: strong, weak)");
   analysis::Convention conv{};
   if (args.convention != "auto" && !analysis::parse_convention(args.convention, conv))
@@ -195,9 +195,15 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   std::vector<Analysed> runs;
   runs.reserve(inputs.size());
   for (const auto& in : inputs) runs.push_back(analyse(in, args));
+  // pop_model orders the runs by units (stably); so do the analyses and inputs beside them.
+  std::vector<std::size_t> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return runs[a].run.units < runs[b].run.units; });
   std::vector<analysis::PopRun> pr;
-  for (const auto& a : runs) pr.push_back(a.run);
-  const std::vector<analysis::PopFactors> factors = analysis::pop_factors(pr, scaling);
+  for (const std::size_t i : order) pr.push_back(runs[i].run);
+  const analysis::PopTable table = analysis::pop_model(pr, scaling);
+  const std::vector<analysis::PopFactors>& factors = table.runs;
 
   std::error_code ec;
   fs::create_directories(args.out_dir, ec);
@@ -210,12 +216,13 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   for (const auto& c : columns()) csv += std::string(",") + c.key;
   csv += "\n";
   nlohmann::ordered_json jruns = nlohmann::ordered_json::array();
-  for (const auto& f : factors) {
-    const Analysed& a = runs[f.index];
+  for (std::size_t k = 0; k < factors.size(); ++k) {
+    const auto& f = factors[k];
+    const Analysed& a = runs[order[k]];
     csv += fmt::format("{},{},{},{},{}", f.name, a.origin, analysis::convention_name(a.tr.convention), f.ranks, f.units);
     nlohmann::ordered_json jr;
     jr["run"] = f.name;
-    jr["trace"] = inputs[f.index].path;
+    jr["trace"] = inputs[order[k]].path;
     jr["origin"] = a.origin;
     jr["convention"] = convention_json(a.tr);
     jr["ideal"] = a.tr.source;
@@ -234,7 +241,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   j["schema_version"] = 1;
   j["generator"] = std::string("waitlab ") + kVersion;
   j["scaling"] = args.scaling;
-  j["reference"] = factors.empty() ? std::string() : factors.front().name;
+  j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
   j["runs"] = jruns;
   const std::string text = j.dump(2) + "\n";
   trace::write_file_atomic((d / "pop.csv").string(), csv);
@@ -271,12 +278,18 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   }
   for (const auto& a : runs)
     for (const auto& w : a.warnings) out << "warning         " << w << "\n";
-  for (const auto& f : factors) {
-    const Analysed& a = runs[f.index];
-    out << fmt::format("{:<15} {} conventions: {}; useful: {}; ideal: {}\n", f.name, analysis::convention_name(a.tr.convention),
-                       analysis::convention_span_text(a.tr.convention), analysis::convention_useful_text(a.tr.convention),
-                       estimate_title(a.tr.source));
+  // One line per convention (and ideal estimate) used, naming its runs.
+  std::vector<std::pair<std::string, std::string>> used;  // line, runs
+  for (std::size_t k = 0; k < factors.size(); ++k) {
+    const Analysed& a = runs[order[k]];
+    const std::string line = fmt::format("{} — span: {}; useful: {}; ideal: {}", analysis::convention_name(a.tr.convention),
+                                         analysis::convention_span_text(a.tr.convention),
+                                         analysis::convention_useful_text(a.tr.convention), estimate_title(a.tr.source));
+    auto it = std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.first == line; });
+    if (it == used.end()) used.emplace_back(line, factors[k].name);
+    else it->second += ", " + factors[k].name;
   }
+  for (const auto& [line, names] : used) out << "conventions     " << line << " (" << names << ")\n";
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
   out << "\n";

@@ -842,9 +842,9 @@ std::string timeresolved_html(const Json* tr, const fs::path& dir, const std::ve
       h += "<table class=\"data\" id=\"ideal-estimates\"><thead><tr><th>ideal-network estimate</th><th class=\"num\">"
            "T_ideal</th><th class=\"num\">SerE</th><th class=\"num\">TrfE</th></tr></thead><tbody>\n";
       for (const auto& e : *est) {
-        const std::string src = text(e, {"source"});
-        const std::string title = src == "lamport" ? "Lamport replay of the trace"
-                                  : src == "smpi_replay" ? "SMPI replay on an ideal network (Dimemas' way)"
+        const std::string esrc = text(e, {"source"});
+        const std::string title = esrc == "lamport" ? "Lamport replay of the trace"
+                                  : esrc == "smpi_replay" ? "SMPI replay on an ideal network (Dimemas' way)"
                                                          : "re-simulated on an ideal network";
         h += "<tr><td>" + esc(title) + "</td>" + time_cell(number(e, {"ideal_s"})) +
              num_cell(percent(number(e, {"serialisation_efficiency"}).value_or(NAN))) +

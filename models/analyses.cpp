@@ -82,10 +82,13 @@ std::vector<std::string> select_analyses(const std::vector<std::string>& names) 
       chosen[static_cast<std::size_t>(it - known.begin())] = 1;
     }
   }
-  const bool any = std::find(chosen.begin(), chosen.end(), 1) != chosen.end();
+  // delay, critpath and idlewave are built on the wait states; minprofile and timeresolved are not.
+  bool needs_waits = false;
+  for (std::size_t i = 0; i < known.size(); ++i)
+    needs_waits = needs_waits || (chosen[i] && (known[i] == "delay" || known[i] == "critpath" || known[i] == "idlewave"));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < known.size(); ++i)
-    if (chosen[i] || (any && known[i] == "waitstate")) out.push_back(known[i]);
+    if (chosen[i] || (needs_waits && known[i] == "waitstate")) out.push_back(known[i]);
   return out;
 }
 

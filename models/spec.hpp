@@ -172,8 +172,8 @@ class Registry {
 // Adds the specs of the trace analyses (models/analyses.cpp).
 void register_analyses(Registry& r);
 // The analyses named (each entry may hold a comma-separated list; `all` = every one), in
-// registration order; delay and critpath need the wait states, so any selection includes
-// waitstate. Throws std::invalid_argument naming an unknown analysis, with a hint.
+// registration order; delay, critpath and idlewave need the wait states, so a selection with
+// one of them includes waitstate (minprofile and timeresolved run alone). Throws std::invalid_argument naming an unknown analysis, with a hint.
 std::vector<std::string> select_analyses(const std::vector<std::string>& names);
 
 // Human-readable description of a spec (for `waitlab describe`).

@@ -91,20 +91,7 @@ std::vector<std::string> write_trace(const Trace& t, const std::string& path) {
       break;
   }
   write_otf2(t, path);
-  std::size_t truth = 0;
-  for (const auto& l : t.locations) truth += l.truth.size();
-  if (truth > 0)
-    lost.push_back("the ground truth of " + std::to_string(truth) +
-                   " compute intervals (nominal and injected time by cause): OTF2 has no such record");
-  if (!t.attributes.empty())
-    lost.push_back(std::to_string(t.attributes.size()) + " trace attributes (scenario, platform, seed, ...)");
-  bool irecv_details = false;
-  for (const auto& l : t.locations)
-    for (const auto& e : l.events)
-      irecv_details = irecv_details || (e.kind == EventKind::IrecvPost && (e.peer != kNoRank || e.bytes));
-  if (irecv_details)
-    lost.push_back("the source, tag and size of MPI_Irecv requests at posting (OTF2 has them at completion)");
-  return lost;
+  return otf2_losses(t);
 }
 
 }  // namespace waitlab::trace

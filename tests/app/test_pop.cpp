@@ -46,7 +46,9 @@ class Pop : public test::TempDirTest {
     std::string text;
     char buf[4096];
     while (p && std::fgets(buf, sizeof buf, p)) text += buf;
-    if (p) EXPECT_EQ(::pclose(p), 0);
+    if (p) {
+      EXPECT_EQ(::pclose(p), 0);
+    }
     return json::parse(text);
   }
   static double sum(const json& a) {
