@@ -201,6 +201,34 @@ TEST_F(Pop, StrongScalingFactorsOfTheEpochSeries) {
   EXPECT_NE(bad.err.find("nothing.prv"), std::string::npos) << bad.err;
 }
 
+// Simulated runs are a scaling study too: the demo heat code at 16 and 32 ranks (20 iterations
+// of 1 ms compute per rank, one 20 ms delay) as run directories, weak scaling. Useful time by
+// construction: ΣU = P·20 ms + 20 ms, so computation scalability = (16·0.02 + 0.02)·2 /
+// (32·0.02 + 0.02) = 0.68/0.66; no counters, so their factors are absent (null, "—").
+TEST_F(Pop, SimulatedRunDirectoriesWeakScaling) {
+  const std::string demo = kSource + "/scenarios/demo.yaml";
+  for (const char* n : {"16", "32"}) {
+    const Result r = waitlab("run '" + demo + "' --no-progress -o '" + (dir_ / ("r" + std::string(n))).string() +
+                             "' --set workload.ranks=" + n +
+                             " --set workload.iterations=20 --set perturbations[0].rank=8 --set outputs.analyses=waitstate");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  const Result r = waitlab("pop '" + (dir_ / "r32").string() + "' '" + (dir_ / "r16").string() + "' --scaling weak -o '" +
+                           (dir_ / "pop").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
+  ASSERT_EQ(p["runs"].size(), 2u);
+  EXPECT_EQ(p["reference"], "r16");
+  EXPECT_EQ(p["runs"][0]["convention"]["name"], "waitlab");
+  EXPECT_NEAR(p["runs"][0]["useful_s"].get<double>(), 0.34, 1e-9);
+  EXPECT_NEAR(p["runs"][1]["useful_s"].get<double>(), 0.66, 1e-9);
+  EXPECT_NEAR(p["runs"][1]["computation_scalability"].get<double>(), 0.68 / 0.66, 1e-9);
+  EXPECT_TRUE(p["runs"][1]["ipc_scalability"].is_null());
+  EXPECT_TRUE(p["runs"][1]["ipc"].is_null());
+  const std::string csv = test::slurp(dir_ / "pop" / "pop.csv");
+  EXPECT_NE(csv.find("r32,simulated,waitlab,32,32,"), std::string::npos) << csv;
+}
+
 // `analyze --help` names every analysis.
 TEST_F(Pop, AnalyzeHelpListsEveryAnalysis) {
   const Result r = waitlab("analyze --help");
