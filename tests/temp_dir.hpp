@@ -19,6 +19,27 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+// A scratch directory "waitlab_<name>_<pid>" under the system's temporary directory, made empty
+// at construction and removed with everything in it at destruction.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() / ("waitlab_" + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string path(const std::string& file) const { return (dir_ / file).string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 class TempDirTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis/trace/error.hpp"
+#include "tests/temp_dir.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
 
@@ -30,23 +31,9 @@ namespace fs = std::filesystem;
 const std::string kExtrae = WAITLAB_SOURCE_DIR "/../shared/data/extrae/";
 const std::vector<std::string> kTraces = {"epoch_1proc", "epoch_2proc", "omp2"};
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : dir_(fs::temp_directory_path() / ("waitlab_extrae_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string path(const std::string& file) const { return (dir_ / file).string(); }
-
- private:
-  fs::path dir_;
+// A scratch directory per test (tests/temp_dir.hpp).
+struct TempDir : test::ScratchDir {
+  explicit TempDir(const std::string& name) : test::ScratchDir("extrae_" + name) {}
 };
 
 // The decompressed text of a .prv.gz, by gzip itself (not by the reader's zlib code).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/trace/error.hpp"
+#include "tests/temp_dir.hpp"
 #include "analysis/trace/paraver.hpp"
 
 namespace waitlab::trace {
@@ -23,23 +24,9 @@ namespace fs = std::filesystem;
 
 const std::string kData = WAITLAB_SOURCE_DIR "/tests/data/";
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : dir_(fs::temp_directory_path() / ("waitlab_paraver_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string path(const std::string& file) const { return (dir_ / file).string(); }
-
- private:
-  fs::path dir_;
+// A scratch directory per test (tests/temp_dir.hpp).
+struct TempDir : test::ScratchDir {
+  explicit TempDir(const std::string& name) : test::ScratchDir("paraver_" + name) {}
 };
 
 std::string slurp(const std::string& path) {
