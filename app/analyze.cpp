@@ -166,20 +166,20 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
   if (!r.waits) {
     j["waitstate"] = nullptr;
   } else {
-  const auto& w = *r.waits;
-  nlohmann::ordered_json patterns;
-  for (std::size_t p = 0; p < analysis::kPatternCount; ++p) {
-    const auto pat = static_cast<Pattern>(p);
-    patterns[std::string(analysis::pattern_name(pat))] = {{"total_s", w.total[p]},
-                                                          {"instances", w.count[p]},
-                                                          {"max_s", w.max[p]},
-                                                          {"ratio", w.ratio(pat)}};
-  }
-  j["waitstate"] = {{"wall_time_s", w.wall_time},
-                    {"ranks", w.ranks},
-                    {"total_waiting_s", w.total_waiting},
-                    {"wait_ratio", w.wait_ratio},
-                    {"patterns", patterns}};
+    const auto& w = *r.waits;
+    nlohmann::ordered_json patterns;
+    for (std::size_t p = 0; p < analysis::kPatternCount; ++p) {
+      const auto pat = static_cast<Pattern>(p);
+      patterns[std::string(analysis::pattern_name(pat))] = {{"total_s", w.total[p]},
+                                                            {"instances", w.count[p]},
+                                                            {"max_s", w.max[p]},
+                                                            {"ratio", w.ratio(pat)}};
+    }
+    j["waitstate"] = {{"wall_time_s", w.wall_time},
+                      {"ranks", w.ranks},
+                      {"total_waiting_s", w.total_waiting},
+                      {"wait_ratio", w.wait_ratio},
+                      {"patterns", patterns}};
   }
   if (r.delay) {
     const auto& d = *r.delay;
