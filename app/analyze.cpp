@@ -16,8 +16,6 @@
 #include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/clock.hpp"
-#include "analysis/trace/otf2.hpp"
-#include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
@@ -394,25 +392,8 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
     throw InputError("--convention: unknown convention '" + args.convention +
                      "' (allowed: auto, bsc, scalasca, waitlab)");
   // What the reader left out of the trace, by kind: said on the terminal and in summary.json.
-  std::vector<std::pair<std::string, std::uint64_t>> skipped;
-  trace::Trace t;
-  switch (trace::format_of_input(args.trace)) {
-    case trace::TraceFormat::Paraver: {
-      trace::ParaverReadStats st;
-      t = trace::read_paraver(args.trace, &st);
-      skipped = st.skipped;
-      break;
-    }
-    case trace::TraceFormat::Otf2: {
-      trace::Otf2ReadStats st;
-      t = trace::read_otf2(trace::otf2_anchor(args.trace), &st);
-      for (const auto& [kind, n] : st.skipped_records) skipped.emplace_back("OTF2 " + kind + " records", n);
-      if (st.skipped_locations > 0) skipped.emplace_back("OTF2 locations (metric, GPU, ...)", st.skipped_locations);
-      break;
-    }
-    default:
-      t = trace::read_trace(args.trace);
-  }
+  trace::SkippedKinds skipped;
+  trace::Trace t = trace::read_trace(args.trace, &skipped);
   if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
   const std::string dir =

@@ -479,24 +479,9 @@ void validate(const Trace& t, const std::string& path) {
         throw InputError(where() + "events are not in time order (" + std::to_string(e.time) + " after " +
                          std::to_string(prev) + ")");
       prev = e.time;
-      switch (e.kind) {
-        case EventKind::Enter:
-        case EventKind::Leave:
-          if (e.ref >= t.defs.regions.size())
-            throw InputError(where() + "region " + std::to_string(e.ref) + " is not defined");
-          break;
-        case EventKind::Send:
-        case EventKind::Recv:
-        case EventKind::IsendStart:
-        case EventKind::IrecvComplete:
-        case EventKind::CollBegin:
-        case EventKind::CollEnd:
-          if (e.ref >= t.defs.comms.size())
-            throw InputError(where() + "communicator " + std::to_string(e.ref) + " is not defined");
-          break;
-        default:
-          break;
-      }
+      if (!t.defs.defines_ref(e))
+        throw InputError(where() + std::string(ref_kind_name(ref_kind(e.kind))) + " " + std::to_string(e.ref) +
+                         " is not defined");
     }
   }
 }

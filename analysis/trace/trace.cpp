@@ -61,6 +61,43 @@ std::string_view event_kind_name(EventKind k) {
   return "?";
 }
 
+RefKind ref_kind(EventKind k) {
+  switch (k) {
+    case EventKind::Enter:
+    case EventKind::Leave:
+      return RefKind::Region;
+    case EventKind::Send:
+    case EventKind::Recv:
+    case EventKind::IsendStart:
+    case EventKind::IrecvComplete:
+    case EventKind::CollBegin:
+    case EventKind::CollEnd:
+      return RefKind::Communicator;
+    case EventKind::IsendComplete:
+    case EventKind::IrecvPost:
+      return RefKind::None;
+  }
+  return RefKind::None;
+}
+
+std::string_view ref_kind_name(RefKind k) {
+  switch (k) {
+    case RefKind::Region: return "region";
+    case RefKind::Communicator: return "communicator";
+    case RefKind::None: return "";
+  }
+  return "";
+}
+
+bool Definitions::defines_ref(const Event& e) const {
+  switch (ref_kind(e.kind)) {
+    case RefKind::Region: return e.ref < regions.size();
+    case RefKind::Communicator: return e.ref < comms.size();
+    case RefKind::None: return true;
+  }
+  return true;
+}
+
 std::string_view origin_name(Origin o) {
   switch (o) {
     case Origin::Simulated: return "simulated";

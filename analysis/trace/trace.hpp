@@ -71,6 +71,12 @@ enum class EventKind : std::uint8_t {
 };
 std::string_view event_kind_name(EventKind k);
 
+// The definitions an event's `ref` names: regions (Enter, Leave), communicators (the message and
+// collective kinds), or none (IsendComplete, IrecvPost: their request id identifies them).
+enum class RefKind : std::uint8_t { None = 0, Region, Communicator };
+RefKind ref_kind(EventKind k);
+std::string_view ref_kind_name(RefKind k);  // "region", "communicator", "" for None
+
 // One event: a fixed-size record of 40 bytes. Field meaning depends on `kind`:
 //   Enter/Leave: ref = region id.
 //   Send/Recv/IsendStart/IrecvComplete: ref = communicator, peer, tag, bytes; aux = request id
@@ -204,6 +210,8 @@ struct Definitions {
   RegionId mpi_region(MpiOp op) { return region(mpi_name(op), op); }
   // Returns the id of the named region, or -1 if absent.
   std::int64_t find_region(std::string_view name) const;
+  // Whether e.ref names a region or communicator defined here (true when it names none).
+  bool defines_ref(const Event& e) const;
   bool operator==(const Definitions&) const = default;
 };
 

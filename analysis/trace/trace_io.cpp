@@ -61,14 +61,25 @@ std::string otf2_anchor(const std::string& path) {
   return fs::is_directory(path, ec) ? (fs::path(path) / "traces.otf2").string() : path;
 }
 
-Trace read_trace(const std::string& path) {
+Trace read_trace(const std::string& path, SkippedKinds* skipped) {
   switch (format_of_input(path)) {
     case TraceFormat::Wlt:
       return read_wlt(path);
-    case TraceFormat::Otf2:
-      return read_otf2(otf2_anchor(path));
-    case TraceFormat::Paraver:
-      return read_paraver(path);
+    case TraceFormat::Otf2: {
+      Otf2ReadStats st;
+      Trace t = read_otf2(otf2_anchor(path), &st);
+      if (skipped) {
+        for (const auto& [kind, n] : st.skipped_records) skipped->emplace_back("OTF2 " + kind + " records", n);
+        if (st.skipped_locations > 0) skipped->emplace_back("OTF2 locations (metric, GPU, ...)", st.skipped_locations);
+      }
+      return t;
+    }
+    case TraceFormat::Paraver: {
+      ParaverReadStats st;
+      Trace t = read_paraver(path, &st);
+      if (skipped) *skipped = std::move(st.skipped);
+      return t;
+    }
     case TraceFormat::Ti:
       break;
   }

@@ -15,8 +15,10 @@
 // written atomically (temporary names renamed when complete).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
@@ -32,7 +34,10 @@ TraceFormat format_of_output(const std::string& path);
 // The OTF2 anchor for an archive given as its directory or anchor.
 std::string otf2_anchor(const std::string& path);
 
-Trace read_trace(const std::string& path);
+// What a reader left out of a trace, by kind, in a deterministic order, each count > 0: Paraver
+// event types and records (ParaverReadStats::skipped), OTF2 record kinds and locations.
+using SkippedKinds = std::vector<std::pair<std::string, std::uint64_t>>;
+Trace read_trace(const std::string& path, SkippedKinds* skipped = nullptr);
 std::vector<std::string> write_trace(const Trace& trace, const std::string& path);
 
 }  // namespace waitlab::trace

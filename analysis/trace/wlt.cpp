@@ -404,32 +404,13 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
   const std::string who = location_name(l.rank, l.thread);
   for (std::size_t e = 0; e < l.events.size(); ++e) {
     const Event& ev = l.events[e];
-    const char* table = nullptr;
-    std::size_t size = 0;
-    switch (ev.kind) {
-      case EventKind::Enter:
-      case EventKind::Leave:
-        table = "region";
-        size = n_regions;
-        break;
-      case EventKind::Send:
-      case EventKind::Recv:
-      case EventKind::IsendStart:
-      case EventKind::IrecvComplete:
-      case EventKind::CollBegin:
-      case EventKind::CollEnd:
-        table = "communicator";
-        size = n_comms;
-        break;
-      case EventKind::IsendComplete:
-      case EventKind::IrecvPost:
-        break;  // identified by their request id (aux); ref is not a reference
-    }
-    if (table && ev.ref >= size)
-      r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes),
-                who + ", event " + std::to_string(e) + " (" + std::string(event_kind_name(ev.kind)) +
-                    ") refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
-                    count_of(size, table));
+    if (t.defs.defines_ref(ev)) continue;
+    const RefKind kind = ref_kind(ev.kind);
+    const std::string table(ref_kind_name(kind));
+    r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes),
+              who + ", event " + std::to_string(e) + " (" + std::string(event_kind_name(ev.kind)) + ") refers to " +
+                  table + " " + std::to_string(ev.ref) + ", but the trace defines " +
+                  count_of(kind == RefKind::Region ? n_regions : n_comms, table.c_str()));
   }
   if (!t.has_truth && !l.truth.empty())
     r.corrupt(at.truth_count, who + " has " + count_of(l.truth.size(), "truth record") +
