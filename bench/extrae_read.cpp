@@ -4,7 +4,7 @@
 // 1 thread per task, 1 repeat)
 //
 // Synthesises OUTDIR/extrae.prv (+ .pcf, .row) of about MB megabytes shaped like what Extrae
-// writes for an MPI code (the records of the EPOCH traces in ../shared/data/extrae): per
+// writes for an MPI code (the records of the EPOCH traces in tests/data/extrae): per
 // task and iteration, a Running burst, an MPI_Sendrecv (state 16) with a communication
 // record to the partner task, a Running burst, an MPI_Allreduce (state 13) with its
 // collective details, every 10th iteration an MPI_Barrier (state 5), every 100th an Extrae

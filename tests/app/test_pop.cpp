@@ -1,5 +1,5 @@
 // Measured traces at their tools' word: `waitlab analyze` and `waitlab pop` on the real Extrae
-// traces in shared/data/extrae against BSC's definitions computed straight from the trace text by an
+// traces in tests/data/extrae against BSC's definitions computed straight from the trace text by an
 // independent oracle (tests/tools/bsc_pop_reference.py), the SMPI ideal-network replay, a trace
 // without MPI, `-a timeresolved` alone and `analyze --help`.
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::string kSource = WAITLAB_SOURCE_DIR;
-const std::string kExtrae = kSource + "/../shared/data/extrae/";
+const std::string kExtrae = kSource + "/tests/data/extrae/";
 
 struct Result {
   int code = -1;

@@ -1,4 +1,4 @@
-// Tests of the Paraver reader on real Extrae traces (../shared/data/extrae: EPOCH on 1 and 2
+// Tests of the Paraver reader on real Extrae traces (tests/data/extrae: EPOCH on 1 and 2
 // ranks, pure MPI; an OpenMP run, 1 task x 2 threads, no MPI): every event type accounted
 // for, every thread read, states and PAPI counters as the raw records say (sums computed
 // here from the decompressed text, independently of the reader), .prv.gz == .prv, MPI
@@ -28,7 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kExtrae = WAITLAB_SOURCE_DIR "/../shared/data/extrae/";
+const std::string kExtrae = WAITLAB_SOURCE_DIR "/tests/data/extrae/";
 const std::vector<std::string> kTraces = {"epoch_1proc", "epoch_2proc", "omp2"};
 
 // A scratch directory per test (tests/temp_dir.hpp).
