@@ -122,24 +122,6 @@ RankSpan rank_span(const Trace& t, std::size_t r) {
   return s;
 }
 
-// useful[k] (k ≥ 1): the gap between events k−1 and k lies outside every MPI call (the Lamport
-// replay keeps its length).
-std::vector<char> mpi_free_gaps(const Trace& t, std::size_t r) {
-  const auto& ev = t.locations[r].events;
-  std::vector<char> u(ev.size(), 0);
-  int depth = 0;
-  for (std::size_t k = 0; k < ev.size(); ++k) {
-    if (k > 0 && depth == 0) u[k] = 1;
-    if (mpi_boundary(t, ev[k])) {
-      if (ev[k].kind == EventKind::Enter)
-        ++depth;
-      else if (depth > 0)
-        --depth;
-    }
-  }
-  return u;
-}
-
 struct Interval {
   Time a = 0, b = 0;
 };
@@ -266,6 +248,16 @@ IdealReference lamport_reference(const Trace& t, const Matching& m) {
   ref.times.resize(P);
   std::vector<std::vector<Dep>> deps(P);
   std::vector<std::vector<Feed>> feeds(P);
+  {  // each rank's lists at their final size (counted first)
+    std::vector<std::size_t> nd(P, 0), nf(P, 0);
+    for (const auto& msg : m.messages) {
+      ++nd[static_cast<std::size_t>(msg.receiver)];
+      if (t.locations[static_cast<std::size_t>(msg.sender)].events[msg.send_event].bytes >= kLamportEagerLimit)
+        ++nd[static_cast<std::size_t>(msg.sender)];
+    }
+    for (const auto& mem : m.members) ++nd[static_cast<std::size_t>(mem.rank)], ++nf[static_cast<std::size_t>(mem.rank)];
+    for (std::size_t r = 0; r < P; ++r) deps[r].reserve(nd[r]), feeds[r].reserve(nf[r]);
+  }
   for (const auto& msg : m.messages) {
     const auto s = static_cast<std::size_t>(msg.sender), r = static_cast<std::size_t>(msg.receiver);
     deps[r].push_back({msg.recv_event, false, false, msg.sender, msg.send_event});
@@ -284,17 +276,16 @@ IdealReference lamport_reference(const Trace& t, const Matching& m) {
       deps[r].push_back({mem.end_event, true, false, 0, i});
     }
   }
-  std::vector<std::vector<char>> useful(P);
   for (std::size_t r = 0; r < P; ++r) {
     std::stable_sort(deps[r].begin(), deps[r].end(), [](const Dep& a, const Dep& b) { return a.event < b.event; });
     std::stable_sort(feeds[r].begin(), feeds[r].end(), [](const Feed& a, const Feed& b) { return a.event < b.event; });
-    useful[r] = mpi_free_gaps(t, r);
     ref.times[r].resize(t.locations[r].events.size());
   }
 
   struct State {
     std::size_t next = 0;  // next event to time
     std::size_t dep = 0, feed = 0;
+    int depth = 0;  // MPI calls open before event `next`: the gap before it keeps its length when 0
     std::size_t skip = static_cast<std::size_t>(-1);  // a dependency let go (deadlock)
     std::size_t blocked = static_cast<std::size_t>(-1);  // the dependency it waits for
     bool queued = false;
@@ -354,7 +345,7 @@ IdealReference lamport_reference(const Trace& t, const Matching& m) {
     bool blocked = false;
     while (s.next < ev.size()) {
       const std::size_t k = s.next;
-      Time at = k == 0 ? ev[0].time : ideal[k - 1] + (useful[r][k] ? ev[k].time - ev[k - 1].time : 0.0);
+      Time at = k == 0 ? ev[0].time : ideal[k - 1] + (s.depth == 0 ? ev[k].time - ev[k - 1].time : 0.0);
       // Dependencies of this event (re-checked from the first after a wake-up).
       std::size_t d = s.dep;
       for (; d < deps[r].size() && deps[r][d].event == k; ++d) {
@@ -384,6 +375,12 @@ IdealReference lamport_reference(const Trace& t, const Matching& m) {
       s.dep = d;
       ideal[k] = at;
       s.next = k + 1;
+      if (mpi_boundary(t, ev[k])) {
+        if (ev[k].kind == EventKind::Enter)
+          ++s.depth;
+        else if (s.depth > 0)
+          --s.depth;
+      }
       for (; s.feed < feeds[r].size() && feeds[r][s.feed].event == k; ++s.feed) {
         const std::uint32_t i = feeds[r][s.feed].instance;
         latest[i] = std::max(latest[i], at);

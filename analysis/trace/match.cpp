@@ -73,6 +73,48 @@ Matching Matching::build(const Trace& trace) {
   std::unordered_map<std::uint64_t, PendingRequest> pending;
   std::vector<CallPathId> stack;
 
+  // Every array at its final size from the start (a count per location first): a vector grown by
+  // doubling holds up to twice its size, and three times while it moves.
+  {
+    std::size_t total_sends = 0, total_recvs = 0;
+    std::vector<std::uint32_t> per_comm(coll.size(), 0);
+    std::vector<CommId> touched;
+    for (std::size_t r = 0; r < n; ++r) {
+      std::size_t mpi_enters = 0;
+      for (const Event& e : trace.locations[r].events) switch (e.kind) {
+          case EventKind::Enter:
+            if (e.ref < trace.defs.regions.size() && trace.defs.regions[e.ref].op != MpiOp::None) {
+              ++mpi_enters;
+              const MpiOp op = trace.defs.regions[e.ref].op;
+              if ((op == MpiOp::Init || op == MpiOp::Finalize) && !coll.empty() && per_comm[kCommWorld]++ == 0)
+                touched.push_back(kCommWorld);
+            }
+            break;
+          case EventKind::Send:
+          case EventKind::IsendStart:
+            ++total_sends;
+            break;
+          case EventKind::Recv:
+          case EventKind::IrecvComplete:
+            ++total_recvs;
+            break;
+          case EventKind::CollEnd:
+            if (e.ref < coll.size() && per_comm[e.ref]++ == 0) touched.push_back(e.ref);
+            break;
+          default:
+            break;
+        }
+      m.calls[r].reserve(mpi_enters);
+      for (CommId c : touched) {
+        coll[c][r].reserve(per_comm[c]);
+        per_comm[c] = 0;
+      }
+      touched.clear();
+    }
+    sends.reserve(total_sends);
+    recvs.reserve(total_recvs);
+  }
+
   for (std::size_t r = 0; r < n; ++r) {
     const Rank rank = static_cast<Rank>(r);
     const auto& ev = trace.locations[r].events;
@@ -226,8 +268,21 @@ Matching Matching::build(const Trace& trace) {
   }
   m.unmatched.sends += sends.size() - i;
   m.unmatched.receives += recvs.size() - j;
+  std::vector<Side>().swap(sends);
+  std::vector<Side>().swap(recvs);
 
   // Collectives: the n-th call on a communicator on every member forms instance n.
+  std::size_t total_members = 0, total_instances = 0;
+  for (CommId c = 0; c < coll.size(); ++c) {
+    const auto& members = trace.defs.comms[c].members;
+    std::size_t count = members.empty() ? 0 : static_cast<std::size_t>(-1);
+    for (Rank g : members)
+      count = g < 0 || static_cast<std::size_t>(g) >= n ? 0 : std::min(count, coll[c][g].size());
+    total_instances += count;
+    total_members += count * members.size();
+  }
+  m.collectives.reserve(total_instances);
+  m.members.reserve(total_members);
   for (CommId c = 0; c < coll.size(); ++c) {
     const auto& members = trace.defs.comms[c].members;
     std::vector<char> member(n, 0);
@@ -267,6 +322,7 @@ Matching Matching::build(const Trace& trace) {
       }
       m.collectives.push_back(inst);
     }
+    std::vector<std::vector<RankColl>>().swap(coll[c]);
   }
   return m;
 }

@@ -1096,6 +1096,17 @@ class Fields {
     end_field(r, start, name);
     return static_cast<std::int64_t>(u);
   }
+  // At least n fields left (reads only as far as the n-th).
+  bool at_least(std::size_t n) const {
+    if (finished_ || n == 0) return n == 0;
+    const char* q = p_;
+    for (std::size_t k = 1; k < n; ++k) {
+      q = static_cast<const char*>(std::memchr(q, ':', static_cast<std::size_t>(end_ - q)));
+      if (q == nullptr) return false;
+      ++q;
+    }
+    return true;
+  }
   // Fields left, counting an empty one after a trailing ':'.
   std::size_t count() const {
     return finished_ ? 0 : static_cast<std::size_t>(std::count(p_, end_, ':')) + 1;
@@ -1768,11 +1779,14 @@ class Reader {
 
   void event_record(std::string_view line, std::uint64_t no) {
     Fields f(line.substr(2), path_, no, "event record");
-    const std::size_t fields = f.count() + 1;
-    if (fields < 8 || fields % 2 != 0)
+    // The shape is checked as the fields are read (a count of every ':' first would read each line
+    // once more): at least 7 fields after the record type, then whole type:value pairs.
+    const auto bad_shape = [&] {
       f.fail("expected '2:cpu:appl:task:thread:time:type:value[:type:value...]' (an even number of at least 8 "
              "fields), found " +
-             std::to_string(fields) + " fields");
+             std::to_string(std::count(line.begin(), line.end(), ':') + 1) + " fields");
+    };
+    if (!f.at_least(7)) bad_shape();
     const Where w = common(f);
     const std::int64_t time = time_field(f, "the time");
     ++st_.records;
@@ -1783,6 +1797,7 @@ class Reader {
     std::uint8_t has = 0;
     while (!f.done()) {
       const std::int64_t type = f.num("an event type");
+      if (f.done()) bad_shape();
       const std::int64_t value = f.value("an event value");
       ++st_.event_pairs;
       if (type == kPrvPapiTotIns) {
@@ -2431,8 +2446,14 @@ std::vector<std::string> write_paraver(const Trace& trace, const std::string& pr
 
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats) {
   ParaverReadStats st;
-  Reader reader(prv_path, st);
-  Trace t = reader.read();
+  Trace t;
+  {
+    Reader reader(prv_path, st);
+    t = reader.read();
+  }
+#ifdef __GLIBC__
+  malloc_trim(0);  // what the reader still held (the communication records): see Reader::give_back
+#endif
   if (stats) *stats = st;
   return t;
 }
