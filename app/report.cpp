@@ -711,6 +711,99 @@ std::string fixed(const Json* v, const char* spec) {
   return n ? fmt::format(fmt::runtime(spec), *n) : kDash;
 }
 
+// The traces' timer resolution (.wlt, Paraver and waitlab's OTF2 count nanoseconds), unless
+// the idle-wave analysis names another.
+constexpr double kTimerResolution = 1e-9;
+
+// v rounded to a multiple of `resolution`; never −0.
+double round_to(double v, double resolution) {
+  if (!std::isfinite(v) || !(resolution > 0)) return v;
+  return std::round(v / resolution) * resolution + 0.0;
+}
+
+// Why the idle-wave model uses its σ and d, from the exchange the analysis found in the trace
+// (analysis/idlewave/idlewave.hpp: σ = 2 for a bidirectional exchange in one-sided phases under
+// rendezvous, else 1; d the largest rank distance of a message).
+std::string sigma_reason(const Json& iw) {
+  const auto flag = [&](const char* k) {
+    const Json* v = at(iw, {k});
+    return v != nullptr && v->is_boolean() && v->get<bool>();
+  };
+  const Json* sv = at(iw, {"sigma"});
+  const Json* dv = at(iw, {"distance"});
+  const Json* si = at(iw, {"sigma_inferred"});
+  const Json* di = at(iw, {"distance_inferred"});
+  std::string h;
+  if (sv != nullptr && sv->is_number()) {
+    const int sigma = static_cast<int>(sv->get<double>());
+    h = fmt::format("σ = {}", sigma);
+    const int expected = flag("phased") && !flag("eager") ? 2 : 1;
+    if (si != nullptr && si->is_boolean() && !si->get<bool>())
+      h += ": given in the options.";
+    else if (sigma != expected)
+      h += ": inferred from the trace.";
+    else if (!flag("bidirectional"))
+      h += ": ranks receive from one side only; a wait moves on by one neighbour per iteration.";
+    else if (!flag("phased"))
+      h += ": ranks exchange with both sides at once (not in one-sided phases); a wait moves on by one "
+           "neighbour per iteration.";
+    else if (flag("eager"))
+      h += ": ranks exchange with one side, then the other, but sends complete before their receive is posted "
+           "(eager); a wait moves on by one neighbour per iteration.";
+    else
+      h += ": ranks exchange with one side, then the other, and every send waits for its receiver "
+           "(rendezvous); a wait moves on by two neighbours per iteration.";
+  }
+  if (dv != nullptr && dv->is_number()) {
+    h += fmt::format("{}d = {}", h.empty() ? "" : " ", plain(*dv));
+    h += di != nullptr && di->is_boolean() && !di->get<bool>() ? ": given in the options."
+                                                               : ": the largest rank distance of a message.";
+  }
+  if (const auto sg = number(sv), d = number(dv); sg && d)
+    h += fmt::format(" A wave moves σ·d = {:g} rank{} per iteration.", *sg * *d, *sg * *d == 1 ? "" : "s");
+  return h;
+}
+
+// Rank ranges [first, last] as text: "16–31, 48–63, …, 1008–1023 (32 ranges)"; a single rank
+// without a dash. `shown`: the ranges written out before the ellipsis (the last is always).
+std::string rank_ranges(const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges, std::size_t shown = 6) {
+  const auto one = [](const std::pair<std::int64_t, std::int64_t>& r) {
+    return r.first == r.second ? std::to_string(r.first) : fmt::format("{}–{}", r.first, r.second);
+  };
+  std::string s;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges.size() > shown + 1 && i == shown) {
+      s += ", …, " + one(ranges.back()) + fmt::format(" ({} ranges)", ranges.size());
+      break;
+    }
+    s += (i == 0 ? "" : ", ") + one(ranges[i]);
+  }
+  return s;
+}
+
+// The slow group's ranks: from self_sync.slow_rank_ranges ([[first, last], ...]) when the
+// analysis wrote them; else one range when first_slow_rank..last_slow_rank holds exactly
+// slow_ranks ranks; else the count and the span, which is not one block.
+std::string slow_ranks_text(const Json& ss) {
+  const Json* n = at(ss, {"slow_ranks"});
+  std::string v = plain(n);
+  if (const Json* rr = at(ss, {"slow_rank_ranges"}); rr != nullptr && rr->is_array() && !rr->empty()) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    for (const auto& r : *rr)
+      if (r.is_array() && r.size() == 2 && r[0].is_number_integer() && r[1].is_number_integer())
+        ranges.emplace_back(r[0].get<std::int64_t>(), r[1].get<std::int64_t>());
+    if (ranges.size() == rr->size())
+      return v + (ranges.size() == 1 && ranges[0].first == ranges[0].second ? " (rank " : " (ranks ") +
+             rank_ranges(ranges) + ")";
+  }
+  const auto first = number(ss, {"first_slow_rank"}), last = number(ss, {"last_slow_rank"});
+  const auto count = number(n);
+  if (!first || !last || *first < 0) return v;
+  if (count && *last - *first + 1 == *count)
+    return v + (*first == *last ? fmt::format(" (rank {})", *first) : fmt::format(" (ranks {}–{})", *first, *last));
+  return v + fmt::format(" (not one block: the first is rank {}, the last rank {})", *first, *last);
+}
+
 std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector<Picture>& pics) {
   std::string h;
   if (iw != nullptr) {
@@ -718,18 +811,22 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
     if (const Json* it = at(*iw, {"iteration_s"}))
       h += card("Iteration", time_of(it),
                 fmt::format("T_exec {} + T_comm {}", time_of(at(*iw, {"t_exec_s"})), time_of(at(*iw, {"t_comm_s"}))));
+    const std::string why = sigma_reason(*iw);
     if (at(*iw, {"sigma"}) != nullptr || at(*iw, {"distance"}) != nullptr)
-      h += card("Directions × distance", fmt::format("σ {} · d {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
-                "σ: 1 for one direction, 2 for both; d: the neighbour distance");
+      h += card("Ranks per iteration", fmt::format("σ {} · d {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
+                "the model's σ and d, from the exchange in the trace (below)");
     auto model = number(*iw, {"predicted_ranks_per_s"});
     if (!model) {
       const auto s = number(*iw, {"sigma"}), d = number(*iw, {"distance"}), it = number(*iw, {"iteration_s"});
       if (s && d && it && *it > 0) model = *s * *d / *it;
     }
-    if (model) h += card("Model speed", fmt::format("{:.5g} ranks/s", *model), "σ·d / (T_exec + T_comm)");
+    // No iteration measured, no model (not "0 ranks/s").
+    if (model && *model > 0) h += card("Model speed", fmt::format("{:.5g} ranks/s", *model), "σ·d / (T_exec + T_comm)");
     if (const Json* idle = at(*iw, {"idle_total_s"}))
       h += card("Idle time", time_of(idle), plain(at(*iw, {"idle_periods"})) + " idle periods");
     h += "</div>\n";
+    if (!why.empty()) h += "<p class=\"note\" id=\"idlewave-model\">" + esc(why) + "</p>\n";
+    const double resolution = number(*iw, {"timer_resolution_s"}).value_or(kTimerResolution);
 
     const Json* waves = at(*iw, {"waves"});
     if (waves != nullptr && waves->is_array() && !waves->empty()) {
@@ -759,7 +856,13 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
         }
         for (std::size_t i = 0; i < count; ++i) {
           const Json& f = (*fronts)[i];
+          // Rounded to the timer resolution: a wave that does not decay shows 0, not rounding noise.
+          // The exact value on hover.
           const auto decay = number(f, {"decay_s_per_rank"});
+          const std::string decay_cell =
+              decay ? fmt::format("<td class=\"num\" title=\"{} s\">{}</td>", exact(*decay),
+                                  esc(secs(round_to(*decay, resolution))))
+                    : num_cell(kDash);
           h += fmt::format("<tr>{}<td>{}</td>{}{}{}{}{}{}{}<td>{}</td></tr>\n", i == 0 ? wave_cells : "",
                            esc(plain(at(f, {"direction"}))), num_cell(plain(at(f, {"reach_ranks"}))),
                            num_cell(fixed(at(f, {"speed_ranks_per_s"}), "{:.5g}")),
@@ -767,7 +870,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
                            num_cell(fixed(at(f, {"fit_r2"}), "{:.4f}")),
                            num_cell(fixed(at(f, {"predicted_ranks_per_s"}), "{:.5g}")),
                            num_cell(fixed(at(f, {"measured_over_predicted"}), "{:.3f}")),
-                           decay ? time_cell(decay) : num_cell(kDash), esc(plain(at(f, {"stop"}))));
+                           decay_cell, esc(plain(at(f, {"stop"}))));
         }
       }
       h += "</tbody></table></div>\n";
@@ -783,12 +886,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
       } else {
         h += "<table class=\"kv\">\n";
         if (const Json* d = at(*ss, {"detected"})) h += kv_row("Detected", esc(plain(*d)));
-        if (const Json* n = at(*ss, {"slow_ranks"})) {
-          std::string v = plain(*n);
-          const auto first = number(*ss, {"first_slow_rank"}), last = number(*ss, {"last_slow_rank"});
-          if (first && last && *first >= 0) v += fmt::format(" (ranks {}–{})", *first, *last);
-          h += kv_row("Slow ranks", esc(v));
-        }
+        if (at(*ss, {"slow_ranks"}) != nullptr) h += kv_row("Slow ranks", esc(slow_ranks_text(*ss)));
         if (at(*ss, {"t_slow_s"}) != nullptr || at(*ss, {"t_fast_s"}) != nullptr)
           h += kv_row("Compute per iteration", esc(fmt::format("{} slow, {} fast", time_of(at(*ss, {"t_slow_s"})),
                                                                time_of(at(*ss, {"t_fast_s"})))));
