@@ -321,7 +321,9 @@ std::vector<Picture> find_pictures(const fs::path& dir) {
   static const Known kKnown[] = {
       {"idlewave_heatmap", "heatmap", "Idle-period heat map",
        "The fraction of each time bin (one iteration long) that every rank spent idle, with the fitted wave fronts "
-       "drawn on it: an idle wave is a diagonal band leaving its source, its slope the wave's speed."},
+       "dashed and each delayed computation as a bar starred at its start, where its wave starts: an idle wave is a "
+       "diagonal band leaving its source, its slope the wave's speed. Ranks and bins that share a pixel show the "
+       "largest of their idle fractions, so that a narrow wave stays visible."},
       {"idlewave_amplitude", "amplitude", "Amplitude of the idle waves",
        "The idle period at the front of every wave against the distance from its source: a flat line is a wave "
        "that travels without decaying; its slope is the decay per rank."},
@@ -711,9 +713,12 @@ std::string fixed(const Json* v, const char* spec) {
   return n ? fmt::format(fmt::runtime(spec), *n) : kDash;
 }
 
-// The traces' timer resolution (.wlt, Paraver and waitlab's OTF2 count nanoseconds), unless
-// the idle-wave analysis names another.
-constexpr double kTimerResolution = 1e-9;
+// What the idle-wave fronts' distances count (distance_metric): ranks on a chain, hops on a
+// grid or graph. {singular, plural}.
+std::pair<std::string, std::string> distance_units(const Json& iw) {
+  if (text(iw, {"distance_metric"}) == "hops") return {"hop", "hops"};
+  return {"rank", "ranks"};
+}
 
 // v rounded to a multiple of `resolution`; never −0.
 double round_to(double v, double resolution) {
@@ -754,13 +759,29 @@ std::string sigma_reason(const Json& iw) {
       h += ": ranks exchange with one side, then the other, and every send waits for its receiver "
            "(rendezvous); a wait moves on by two neighbours per iteration.";
   }
+  const auto [unit, units] = distance_units(iw);
   if (dv != nullptr && dv->is_number()) {
     h += fmt::format("{}d = {}", h.empty() ? "" : " ", plain(*dv));
-    h += di != nullptr && di->is_boolean() && !di->get<bool>() ? ": given in the options."
-                                                               : ": the largest rank distance of a message.";
+    if (di != nullptr && di->is_boolean() && !di->get<bool>()) {
+      h += ": given in the options.";
+    } else if (unit == "hop") {
+      std::string grid;
+      if (const Json* g = at(iw, {"grid"}); g != nullptr && g->is_array() && !g->empty())
+        for (const auto& n : *g) grid += (grid.empty() ? "" : "×") + plain(n);
+      const Json* periodic = at(iw, {"periodic"});
+      h += grid.empty() ? ": a message goes one hop on the communication graph; distances count hops."
+                        : fmt::format(": a message goes one hop on the {}D grid {}{}; distances count hops (the "
+                                      "Manhattan distance on the grid).",
+                                      at(iw, {"grid"})->size(), grid,
+                                      periodic != nullptr && periodic->is_boolean() && periodic->get<bool>()
+                                          ? " (periodic)"
+                                          : "");
+    } else {
+      h += ": the largest rank distance of a message.";
+    }
   }
   if (const auto sg = number(sv), d = number(dv); sg && d)
-    h += fmt::format(" A wave moves σ·d = {:g} rank{} per iteration.", *sg * *d, *sg * *d == 1 ? "" : "s");
+    h += fmt::format(" A wave moves σ·d = {:g} {} per iteration.", *sg * *d, *sg * *d == 1 ? unit : units);
   return h;
 }
 
@@ -804,16 +825,30 @@ std::string slow_ranks_text(const Json& ss) {
   return v + fmt::format(" (not one block: the first is rank {}, the last rank {})", *first, *last);
 }
 
+// Where a front stops, with the wave it met when the analysis names it (met_wave, from 0).
+std::string stop_text(const Json& f) {
+  std::string s = plain(at(f, {"stop"}));
+  if (const auto m = number(f, {"met_wave"}); m && *m >= 0)
+    s += s == "met" ? fmt::format(" (wave {:g} goes on)", *m) : fmt::format(" (wave {:g} ended against it)", *m);
+  return s;
+}
+
 std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector<Picture>& pics) {
   std::string h;
   if (iw != nullptr) {
     h += "<div class=\"cards\">\n";
-    if (const Json* it = at(*iw, {"iteration_s"}))
-      h += card("Iteration", time_of(it),
-                fmt::format("T_exec {} + T_comm {}", time_of(at(*iw, {"t_exec_s"})), time_of(at(*iw, {"t_comm_s"}))));
+    const auto [unit, units] = distance_units(*iw);
+    if (const Json* it = at(*iw, {"iteration_s"})) {
+      // T_iter: T_exec + T_comm, or the period measured as run (under noise, longer).
+      const auto ti = number(it), te = number(*iw, {"t_exec_s"}), tc = number(*iw, {"t_comm_s"});
+      const bool sum = ti && te && tc && std::fabs(*ti - (*te + *tc)) <= 1e-9 * std::fabs(*ti);
+      h += card("Iteration T_iter", time_of(it),
+                fmt::format("{}T_exec {}{} T_comm {}", sum ? "" : "as run; ", time_of(at(*iw, {"t_exec_s"})),
+                            sum ? " +" : ",", time_of(at(*iw, {"t_comm_s"}))));
+    }
     const std::string why = sigma_reason(*iw);
     if (at(*iw, {"sigma"}) != nullptr || at(*iw, {"distance"}) != nullptr)
-      h += card("Ranks per iteration", fmt::format("σ {} · d {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
+      h += card(units + " per iteration", fmt::format("σ {} · d {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
                 "the model's σ and d, from the exchange in the trace (below)");
     auto model = number(*iw, {"predicted_ranks_per_s"});
     if (!model) {
@@ -821,21 +856,24 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
       if (s && d && it && *it > 0) model = *s * *d / *it;
     }
     // No iteration measured, no model (not "0 ranks/s").
-    if (model && *model > 0) h += card("Model speed", fmt::format("{:.5g} ranks/s", *model), "σ·d / (T_exec + T_comm)");
+    if (model && *model > 0) h += card("Model speed", fmt::format("{:.5g} {}/s", *model, units), "σ·d / T_iter");
     if (const Json* idle = at(*iw, {"idle_total_s"}))
       h += card("Idle time", time_of(idle), plain(at(*iw, {"idle_periods"})) + " idle periods");
     h += "</div>\n";
     if (!why.empty()) h += "<p class=\"note\" id=\"idlewave-model\">" + esc(why) + "</p>\n";
-    const double resolution = number(*iw, {"timer_resolution_s"}).value_or(kTimerResolution);
+    const double resolution = number(*iw, {"timer_resolution_s"}).value_or(analysis::kTimeResolution);
 
     const Json* waves = at(*iw, {"waves"});
     if (waves != nullptr && waves->is_array() && !waves->empty()) {
-      h += "<h3>Waves</h3>\n<div class=\"scroll\"><table class=\"data wide\" id=\"idlewave-waves\"><thead><tr>"
-           "<th class=\"num\">wave</th><th class=\"num\">source rank</th><th class=\"num\">at</th>"
-           "<th class=\"num\">iteration</th><th class=\"num\">delay</th><th>front</th><th class=\"num\">reach "
-           "(ranks)</th><th class=\"num\">speed (ranks/s)</th><th class=\"num\">ranks per iteration</th><th class=\"num\">"
-           "fit R²</th><th class=\"num\">model (ranks/s)</th><th class=\"num\">measured / model</th>"
-           "<th class=\"num\">decay per rank</th><th>stops</th></tr></thead><tbody>\n";
+      // Waves numbered from 0, as in idlewave_fronts.csv and on the terminal.
+      h += fmt::format(
+          "<h3>Waves</h3>\n<div class=\"scroll\"><table class=\"data wide\" id=\"idlewave-waves\"><thead><tr>"
+          "<th class=\"num\">wave</th><th class=\"num\">source rank</th><th class=\"num\">at</th>"
+          "<th class=\"num\">iteration</th><th class=\"num\">delay</th><th>front</th><th class=\"num\">reach "
+          "(ranks)</th><th class=\"num\">speed ({1}/s)</th><th class=\"num\">{1} per iteration</th><th class=\"num\">"
+          "fit R²</th><th class=\"num\">model ({1}/s)</th><th class=\"num\">measured / model</th>"
+          "<th class=\"num\">decay per {0}</th><th>stops</th></tr></thead><tbody>\n",
+          unit, units);
       std::size_t n = 0;
       for (const auto& w : *waves) {
         ++n;
@@ -848,7 +886,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
         const std::string wave_cells =
             fmt::format("<td class=\"num\"{0}>{1}</td><td class=\"num\"{0}>{2}</td><td class=\"num\"{0}>{3}</td>"
                         "<td class=\"num\"{0}>{4}</td><td class=\"num\"{0}>{5}</td>",
-                        span, n, esc(plain(at(w, {"source_rank"}))), esc(time_of(at(w, {"source_time_s"}))),
+                        span, n - 1, esc(plain(at(w, {"source_rank"}))), esc(time_of(at(w, {"source_time_s"}))),
                         esc(plain(at(w, {"source_iteration"}))), esc(delay));
         if (count == 0) {
           h += "<tr>" + wave_cells + "<td colspan=\"9\">no front measured</td></tr>\n";
@@ -856,7 +894,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
         }
         for (std::size_t i = 0; i < count; ++i) {
           const Json& f = (*fronts)[i];
-          // Rounded to the timer resolution: a wave that does not decay shows 0, not rounding noise.
+          // Rounded to the time resolution: a wave that does not decay shows 0, not rounding noise.
           // The exact value on hover.
           const auto decay = number(f, {"decay_s_per_rank"});
           const std::string decay_cell =
@@ -870,7 +908,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
                            num_cell(fixed(at(f, {"fit_r2"}), "{:.4f}")),
                            num_cell(fixed(at(f, {"predicted_ranks_per_s"}), "{:.5g}")),
                            num_cell(fixed(at(f, {"measured_over_predicted"}), "{:.3f}")),
-                           decay_cell, esc(plain(at(f, {"stop"}))));
+                           decay_cell, esc(stop_text(f)));
         }
       }
       h += "</tbody></table></div>\n";

@@ -22,9 +22,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
-# The traces' timer resolution (.wlt, Paraver and waitlab's OTF2 count nanoseconds), unless
-# idlewave.json names another.
-TIMER_RESOLUTION_S = 1e-9
+# The time resolution of the analyses (analysis/waitstate/waitstate.hpp, kTimeResolution: less
+# is the rounding of the clock arithmetic), unless idlewave.json names another.
+TIMER_RESOLUTION_S = 1e-12
 # The fitted fronts: dashes with gaps that show the idle band beneath them.
 FRONT_DASH = (0, (5, 4))
 
@@ -70,9 +70,15 @@ def readable(seconds):
     return f"{seconds * s:.4g} {u}"
 
 
-def decay_text(seconds_per_rank, resolution=TIMER_RESOLUTION_S):
-    """A front's decay, rounded to the timer resolution: "0 s/rank", "-1 ns/rank"."""
-    return readable(rounded(seconds_per_rank, resolution)) + "/rank"
+def decay_text(seconds_per_unit, resolution=TIMER_RESOLUTION_S, unit="rank"):
+    """A front's decay, rounded to the time resolution: "0 s/rank", "-1.466 ns/rank"."""
+    return readable(rounded(seconds_per_unit, resolution)) + "/" + unit
+
+
+def units(info):
+    """What the fronts' distances count: ("rank", "ranks") on a chain, ("hop", "hops") on a grid or
+    graph (idlewave.json's distance_metric)."""
+    return ("hop", "hops") if info.get("distance_metric") == "hops" else ("rank", "ranks")
 
 
 def amplitude_limits(values):
@@ -128,6 +134,12 @@ def heatmap(d, info, idle, fronts):
                 continue
             ts = np.array([float(r["time_s"]) for r in pts])
             sign = -1 if f["direction"] == "down" else 1
+            if f["direction"] not in ("down", "up") or units(info)[0] == "hop":
+                # Distances in hops (a grid or graph): the rank is no line in the distance; the
+                # points the front reached, at their ranks.
+                ax.plot((ts - t0) * scale, [int(r["rank"]) for r in pts], ls="none", marker=".", ms=5, color=color,
+                        label=f"rank {src} {f['direction']}: {f['speed_ranks_per_s']:.4g} {units(info)[1]}/s")
+                continue
             if f.get("at_once"):
                 # Every rank idled in the same iteration (a collective): nothing travelled.
                 ranks_hit = [int(r["rank"]) for r in pts]
@@ -154,7 +166,7 @@ def heatmap(d, info, idle, fronts):
     ax.set_xlim(0, (t1 - t0) * scale)
     ax.set_ylim(-0.5, ranks - 0.5)
     model = info.get("predicted_ranks_per_s", 0) or 0
-    ax.set_title("Idle periods" + (f" — wave speed model σ·d/(T_exec+T_comm) = {model:.4g} ranks/s"
+    ax.set_title("Idle periods" + (f" — wave speed model σ·d/T_iter = {model:.4g} {units(info)[1]}/s"
                                    if info["waves"] and model > 0 else ""))
     if info["waves"]:
         ax.legend(loc="upper left", framealpha=0.85)
@@ -185,9 +197,10 @@ def amplitude(d, info, fronts):
         up = f["direction"] != "down"
         ax.plot(dist, [x * s for x in amp], marker="o" if up else "s", ms=4, lw=1.5, color=COLORS[i % len(COLORS)],
                 ls="-" if up else ":",
-                label=f"rank {w['source_rank']} {f['direction']}: decay {decay_text(f['decay_s_per_rank'], res)}, "
+                label=f"rank {w['source_rank']} {f['direction']}: decay "
+                      f"{decay_text(f['decay_s_per_rank'], res, units(info)[0])}, "
                       f"stops: {f['stop']}")
-    ax.set_xlabel("distance from the delayed rank [ranks]")
+    ax.set_xlabel(f"distance from the delayed rank [{units(info)[1]}]")
     ax.set_ylabel(f"idle period at the front [{u}]")
     ax.set_ylim(bottom * s, top * s)
     ax.set_xlim(left=0)

@@ -1,6 +1,6 @@
 # The idle-wave pictures' arithmetic (app/plots/idlewave.py), run by CTest as
 # idlewave_plot.python: max-pooling keeps a narrow band that nearest-neighbour sampling drops,
-# decays are rounded to the timer resolution, the amplitude plot's range holds a flat line
+# decays are rounded to the time resolution, the amplitude plot's range holds a flat line
 # inside the frame, the star is at the delay's start, and a run without a wave gets a heat
 # map but no amplitude picture.
 # Usage: python3 test_idlewave_plot.py SOURCE_DIR
@@ -59,12 +59,12 @@ class PoolMax(unittest.TestCase):
 
 
 class Words(unittest.TestCase):
-    def test_decays_are_rounded_to_the_timer_resolution(self):
+    def test_decays_are_rounded_to_the_time_resolution(self):
         self.assertEqual(idlewave.decay_text(3.09e-18), "0 s/rank")
         self.assertEqual(idlewave.decay_text(-2e-13), "0 s/rank")  # not "-0"
-        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09), "-1 ns/rank")
+        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09), "-1.466 ns/rank")
         self.assertEqual(idlewave.decay_text(2.5e-6), "2.5 µs/rank")
-        self.assertEqual(idlewave.decay_text(4.2e-9, 1e-12), "4.2 ns/rank")
+        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09, 1e-9, "hop"), "-1 ns/hop")
 
     def test_a_flat_amplitude_is_inside_the_frame(self):
         lo, hi = idlewave.amplitude_limits([0.02] * 100)

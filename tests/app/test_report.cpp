@@ -339,7 +339,18 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
                    "iteration."),
             std::string::npos);
 
-  // Decays: rounded to the nanosecond (the traces' timer resolution), the exact value on hover;
+  // On a grid, distances count hops.
+  h = variant([](auto& v) {
+    v["distance_metric"] = "hops";
+    v["grid"] = {32, 4, 4};
+    v["periodic"] = false;
+  });
+  EXPECT_NE(h.find("d = 1: a message goes one hop on the 3D grid 32×4×4; distances count hops (the Manhattan "
+                   "distance on the grid). A wave moves σ·d = 1 hop per iteration."),
+            std::string::npos);
+  EXPECT_NE(h.find("hops/s"), std::string::npos);
+
+  // Decays: rounded to the analyses' time resolution (a picosecond), the exact value on hover;
   // no rounding noise, no "-0".
   h = variant([](auto& v) {
     auto& w = v["waves"][0];
@@ -351,17 +362,24 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
     v["waves"].push_back(w2);
   });
   EXPECT_NE(h.find("title=\"3.09e-18 s\">0 s</td>"), std::string::npos);
-  EXPECT_NE(h.find("title=\"-1.4657546252608546e-09 s\">-1 ns</td>"), std::string::npos);
+  EXPECT_NE(h.find("title=\"-1.4657546252608546e-09 s\">-1.466 ns</td>"), std::string::npos);
   EXPECT_NE(h.find("title=\"-2e-13 s\">0 s</td>"), std::string::npos);
   EXPECT_NE(h.find(">2.5 µs</td>"), std::string::npos);
   EXPECT_EQ(h.find(">-0 "), std::string::npos);
   EXPECT_EQ(h.find("e-18 s</td>"), std::string::npos);
-  // A finer timer keeps more digits.
+  // A coarser timer, named in summary.json, keeps fewer digits.
   h = variant([](auto& v) {
-    v["timer_resolution_s"] = 1e-12;
+    v["timer_resolution_s"] = 1e-9;
     v["waves"][0]["fronts"][1]["decay_s_per_rank"] = -1.4657546252608546e-09;
   });
-  EXPECT_NE(h.find(">-1.466 ns</td>"), std::string::npos);
+  EXPECT_NE(h.find(">-1 ns</td>"), std::string::npos);
+
+  // A front that met another wave names the wave that goes on (numbered from 0).
+  h = variant([](auto& v) {
+    v["waves"][0]["fronts"][0]["stop"] = "met";
+    v["waves"][0]["fronts"][0]["met_wave"] = 1;
+  });
+  EXPECT_NE(h.find("<td>met (wave 1 goes on)</td>"), std::string::npos);
 
   // A slow group of every other socket (16 cores each, 1024 ranks): its ranges, not 16–1023.
   nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
@@ -396,6 +414,7 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
   EXPECT_EQ(h.find(" 0 ranks/s"), std::string::npos);
   h = variant([](auto&) {});
   EXPECT_NE(h.find("Model speed"), std::string::npos);
+  EXPECT_NE(h.find("σ·d / T_iter"), std::string::npos);
 }
 
 // Without a wave (a slow socket, no delay) the page shows the heat map and the
