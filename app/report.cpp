@@ -865,15 +865,17 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
 
     const Json* waves = at(*iw, {"waves"});
     if (waves != nullptr && waves->is_array() && !waves->empty()) {
-      // Waves numbered from 0, as in idlewave_fronts.csv and on the terminal.
+      // Waves numbered from 0, as in idlewave_fronts.csv and on the terminal; each at the start
+      // of its delayed computation (onset_s) when summary.json has it, where the wave starts.
+      const bool onsets = std::all_of(waves->begin(), waves->end(), [](const Json& w) { return number(w, {"onset_s"}).has_value(); });
       h += fmt::format(
           "<h3>Waves</h3>\n<div class=\"scroll\"><table class=\"data wide\" id=\"idlewave-waves\"><thead><tr>"
-          "<th class=\"num\">wave</th><th class=\"num\">source rank</th><th class=\"num\">at</th>"
+          "<th class=\"num\">wave</th><th class=\"num\">source rank</th><th class=\"num\">{2}</th>"
           "<th class=\"num\">iteration</th><th class=\"num\">delay</th><th>front</th><th class=\"num\">reach "
           "(ranks)</th><th class=\"num\">speed ({1}/s)</th><th class=\"num\">{1} per iteration</th><th class=\"num\">"
           "fit R²</th><th class=\"num\">model ({1}/s)</th><th class=\"num\">measured / model</th>"
           "<th class=\"num\">decay per {0}</th><th>stops</th></tr></thead><tbody>\n",
-          unit, units);
+          unit, units, onsets ? "starts at" : "delay ends at");
       std::size_t n = 0;
       for (const auto& w : *waves) {
         ++n;
@@ -886,7 +888,7 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
         const std::string wave_cells =
             fmt::format("<td class=\"num\"{0}>{1}</td><td class=\"num\"{0}>{2}</td><td class=\"num\"{0}>{3}</td>"
                         "<td class=\"num\"{0}>{4}</td><td class=\"num\"{0}>{5}</td>",
-                        span, n - 1, esc(plain(at(w, {"source_rank"}))), esc(time_of(at(w, {"source_time_s"}))),
+                        span, n - 1, esc(plain(at(w, {"source_rank"}))), esc(time_of(at(w, {onsets ? "onset_s" : "source_time_s"}))),
                         esc(plain(at(w, {"source_iteration"}))), esc(delay));
         if (count == 0) {
           h += "<tr>" + wave_cells + "<td colspan=\"9\">no front measured</td></tr>\n";
@@ -1229,7 +1231,8 @@ std::string base64(std::string_view in) {
 // A time as people read it: "150.16 ms", "3.4 s", "812.5 ns".
 std::string readable_seconds(double v) {
   if (!std::isfinite(v)) return kDash;
-  const double a = std::fabs(v);
+  // The unit of the value as shown (5 digits): 0.99999999 ms is "1 ms", not "1000 µs".
+  const double a = std::fabs(std::stod(fmt::format("{:.5g}", v)));
   if (a == 0) return "0 s";
   if (a >= 1) return fmt::format("{:.5g} s", v);
   if (a >= 1e-3) return fmt::format("{:.5g} ms", v * 1e3);

@@ -374,6 +374,12 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
   });
   EXPECT_NE(h.find(">-1 ns</td>"), std::string::npos);
 
+  // A wave is placed at its delayed computation's start when summary.json has it (onset_s).
+  EXPECT_NE(page.find(">delay ends at<"), std::string::npos);
+  h = variant([](auto& v) { v["waves"][0]["onset_s"] = 0.0201613; });
+  EXPECT_NE(h.find(">starts at<"), std::string::npos);
+  EXPECT_NE(h.find(">20.161 ms<"), std::string::npos);
+
   // A front that met another wave names the wave that goes on (numbered from 0).
   h = variant([](auto& v) {
     v["waves"][0]["fronts"][0]["stop"] = "met";
@@ -391,6 +397,8 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
       ss["slow_ranks"] = count;
       ss["first_slow_rank"] = first;
       ss["last_slow_rank"] = last;
+      ss["t_slow_s"] = 0.0010999999999999925;
+      ss["t_fast_s"] = 0.0009999999997113917;
       if (with_ranges) ss["slow_rank_ranges"] = ranges;
     });
   };
@@ -398,6 +406,7 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
   EXPECT_NE(h.find("512 (ranks 16–31, 48–63, 80–95, 112–127, 144–159, 176–191, …, 1008–1023 (32 ranges))"),
             std::string::npos);
   EXPECT_EQ(h.find("16–1023"), std::string::npos);
+  EXPECT_NE(h.find("1.1 ms slow, 1 ms fast"), std::string::npos);  // not "1000 µs"
   // Without the ranges in summary.json: the span, said not to be one block.
   h = slow(false, 512, 16, 1023);
   EXPECT_NE(h.find("512 (not one block: the first is rank 16, the last rank 1023)"), std::string::npos);
