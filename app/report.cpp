@@ -898,18 +898,21 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
           const Json& f = (*fronts)[i];
           // Rounded to the time resolution: a wave that does not decay shows 0, not rounding noise.
           // The exact value on hover.
-          const auto decay = number(f, {"decay_s_per_rank"});
+          // A front over fewer than two ranks has no speed, fit or decay (dashes, not zeros).
+          const bool measured = number(f, {"reach_ranks"}).value_or(2) >= 2;
+          const auto measure = [&](const char* key, const char* spec) {
+            return num_cell(measured ? fixed(at(f, {key}), spec) : kDash);
+          };
+          const auto decay = measured ? number(f, {"decay_s_per_rank"}) : std::nullopt;
           const std::string decay_cell =
               decay ? fmt::format("<td class=\"num\" title=\"{} s\">{}</td>", exact(*decay),
                                   esc(secs(round_to(*decay, resolution))))
                     : num_cell(kDash);
           h += fmt::format("<tr>{}<td>{}</td>{}{}{}{}{}{}{}<td>{}</td></tr>\n", i == 0 ? wave_cells : "",
                            esc(plain(at(f, {"direction"}))), num_cell(plain(at(f, {"reach_ranks"}))),
-                           num_cell(fixed(at(f, {"speed_ranks_per_s"}), "{:.5g}")),
-                           num_cell(fixed(at(f, {"speed_ranks_per_iteration"}), "{:.4g}")),
-                           num_cell(fixed(at(f, {"fit_r2"}), "{:.4f}")),
-                           num_cell(fixed(at(f, {"predicted_ranks_per_s"}), "{:.5g}")),
-                           num_cell(fixed(at(f, {"measured_over_predicted"}), "{:.3f}")),
+                           measure("speed_ranks_per_s", "{:.5g}"), measure("speed_ranks_per_iteration", "{:.4g}"),
+                           measure("fit_r2", "{:.4f}"), num_cell(fixed(at(f, {"predicted_ranks_per_s"}), "{:.5g}")),
+                           measure("measured_over_predicted", "{:.3f}"),
                            decay_cell, esc(stop_text(f)));
         }
       }

@@ -374,6 +374,21 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
   });
   EXPECT_NE(h.find(">-1 ns</td>"), std::string::npos);
 
+  // A front that reached no rank (a one-way exchange upstream) has no speed, fit or decay.
+  h = variant([](auto& v) {
+    auto& f = v["waves"][0]["fronts"][0];
+    f["reach_ranks"] = 0;
+    f["speed_ranks_per_s"] = 0;
+    f["fit_r2"] = 0;
+    f["stop"] = "decayed";
+  });
+  const auto down = h.find("<td>down</td>");
+  ASSERT_NE(down, std::string::npos);
+  const std::string down_row = h.substr(down, h.find("</tr>", down) - down);
+  EXPECT_EQ(down_row, fmt::format("<td>down</td><td class=\"num\">0</td>{0}{0}{0}<td class=\"num\">{1:.5g}</td>{0}"
+                                  "{0}<td>decayed</td>",
+                                  "<td class=\"num\">—</td>", iw["predicted_ranks_per_s"].get<double>()));
+
   // A wave is placed at its delayed computation's start when summary.json has it (onset_s).
   EXPECT_NE(page.find(">delay ends at<"), std::string::npos);
   h = variant([](auto& v) { v["waves"][0]["onset_s"] = 0.0201613; });
