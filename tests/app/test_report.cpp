@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -276,6 +278,212 @@ TEST_F(Report, AnalyzeWritesOneForTheTrace) {
   EXPECT_EQ(body_attribute(dom, "data-loaded"), "yes");
   EXPECT_EQ(body_attribute(dom, "data-errors"), "0");
   EXPECT_FALSE(row(dom, "pattern-late_sender").empty());
+}
+
+// The idle-wave section's words follow summary.json: σ and d with the reason the analysis has
+// for them (analysis/idlewave/idlewave.hpp: σ = 2 for a bidirectional exchange in one-sided
+// phases under rendezvous, else 1), decays rounded to the timer resolution, a slow group as
+// rank ranges, no model speed without a measured iteration. The run gives the page; variants
+// of its summary.json give the other cases.
+TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
+  const fs::path out = run_small("[waitstate, idlewave]");
+  const auto base = nlohmann::ordered_json::parse(slurp(out / "summary.json"));
+  const auto& iw = base["analyses"]["idlewave"];
+  // Blocking sends and receives of 8 bytes to one neighbour, then the other: eager, one-sided
+  // phases, both directions; σ 1, d 1.
+  ASSERT_EQ(iw["sigma"], 1);
+  ASSERT_EQ(iw["distance"], 1);
+  ASSERT_EQ(iw["eager"], true);
+  ASSERT_EQ(iw["phased"], true);
+  ASSERT_EQ(iw["bidirectional"], true);
+  const std::string page = slurp(out / "report.html");
+  EXPECT_EQ(page.find("1 for one direction, 2 for both"), std::string::npos);
+  EXPECT_NE(page.find("σ = 1: ranks exchange with one side, then the other, but sends complete before their receive "
+                      "is posted (eager); a wait moves on by one neighbour per iteration. d = 1: the largest rank "
+                      "distance of a message. A wave moves σ·d = 1 rank per iteration."),
+            std::string::npos);
+
+  // The page for a variant of summary.json.
+  const auto variant = [&](const std::function<void(nlohmann::ordered_json&)>& change) {
+    auto j = base;
+    change(j["analyses"]["idlewave"]);
+    std::ofstream(out / "summary.json") << j.dump(2);
+    const Result r = waitlab("report '" + out.string() + "'", dir_);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return slurp(out / "report.html");
+  };
+  std::string h = variant([](auto& v) {
+    v["eager"] = false;
+    v["sigma"] = 2;
+  });
+  EXPECT_NE(h.find("σ = 2: ranks exchange with one side, then the other, and every send waits for its receiver "
+                   "(rendezvous); a wait moves on by two neighbours per iteration."),
+            std::string::npos);
+  EXPECT_NE(h.find("A wave moves σ·d = 2 ranks per iteration."), std::string::npos);
+  h = variant([](auto& v) {
+    v["bidirectional"] = false;
+    v["phased"] = false;
+  });
+  EXPECT_NE(h.find("σ = 1: ranks receive from one side only;"), std::string::npos);
+  h = variant([](auto& v) {
+    v["phased"] = false;
+  });
+  EXPECT_NE(h.find("σ = 1: ranks exchange with both sides at once (not in one-sided phases);"), std::string::npos);
+  h = variant([](auto& v) {
+    v["sigma"] = 3;
+    v["sigma_inferred"] = false;
+    v["distance"] = 2;
+    v["distance_inferred"] = false;
+  });
+  EXPECT_NE(h.find("σ = 3: given in the options. d = 2: given in the options. A wave moves σ·d = 6 ranks per "
+                   "iteration."),
+            std::string::npos);
+
+  // On a grid, distances count hops.
+  h = variant([](auto& v) {
+    v["distance_metric"] = "hops";
+    v["grid"] = {32, 4, 4};
+    v["periodic"] = false;
+  });
+  EXPECT_NE(h.find("d = 1: a message goes one hop on the 3D grid 32×4×4; distances count hops (the Manhattan "
+                   "distance on the grid). A wave moves σ·d = 1 hop per iteration."),
+            std::string::npos);
+  EXPECT_NE(h.find("hops/s"), std::string::npos);
+
+  // Decays: rounded to the analyses' time resolution (a picosecond), the exact value on hover;
+  // no rounding noise, no "-0".
+  h = variant([](auto& v) {
+    auto& w = v["waves"][0];
+    w["fronts"][0]["decay_s_per_rank"] = 3.09e-18;
+    w["fronts"][1]["decay_s_per_rank"] = -1.4657546252608546e-09;
+    auto w2 = w;
+    w2["fronts"][0]["decay_s_per_rank"] = -2e-13;
+    w2["fronts"][1]["decay_s_per_rank"] = 2.5e-6;
+    v["waves"].push_back(w2);
+  });
+  EXPECT_NE(h.find("title=\"3.09e-18 s\">0 s</td>"), std::string::npos);
+  EXPECT_NE(h.find("title=\"-1.4657546252608546e-09 s\">-1.466 ns</td>"), std::string::npos);
+  EXPECT_NE(h.find("title=\"-2e-13 s\">0 s</td>"), std::string::npos);
+  EXPECT_NE(h.find(">2.5 µs</td>"), std::string::npos);
+  EXPECT_EQ(h.find(">-0 "), std::string::npos);
+  EXPECT_EQ(h.find("e-18 s</td>"), std::string::npos);
+  // A coarser timer, named in summary.json, keeps fewer digits.
+  h = variant([](auto& v) {
+    v["timer_resolution_s"] = 1e-9;
+    v["waves"][0]["fronts"][1]["decay_s_per_rank"] = -1.4657546252608546e-09;
+  });
+  EXPECT_NE(h.find(">-1 ns</td>"), std::string::npos);
+
+  // A front that reached no rank (a one-way exchange upstream) has no speed, fit or decay.
+  h = variant([](auto& v) {
+    auto& f = v["waves"][0]["fronts"][0];
+    f["reach_ranks"] = 0;
+    f["speed_ranks_per_s"] = 0;
+    f["fit_r2"] = 0;
+    f["stop"] = "decayed";
+  });
+  const auto down = h.find("<td>down</td>");
+  ASSERT_NE(down, std::string::npos);
+  const std::string down_row = h.substr(down, h.find("</tr>", down) - down);
+  EXPECT_EQ(down_row, fmt::format("<td>down</td><td class=\"num\">0</td>{0}{0}{0}<td class=\"num\">{1:.5g}</td>{0}"
+                                  "{0}<td>decayed</td>",
+                                  "<td class=\"num\">—</td>", iw["predicted_ranks_per_s"].get<double>()));
+
+  // A wave is placed at its delayed computation's start when summary.json has it (onset_s).
+  EXPECT_NE(page.find(">delay ends at<"), std::string::npos);
+  h = variant([](auto& v) { v["waves"][0]["onset_s"] = 0.0201613; });
+  EXPECT_NE(h.find(">starts at<"), std::string::npos);
+  EXPECT_NE(h.find(">20.161 ms<"), std::string::npos);
+
+  // A front that met another wave names the wave that goes on (numbered from 0).
+  h = variant([](auto& v) {
+    v["waves"][0]["fronts"][0]["stop"] = "met";
+    v["waves"][0]["fronts"][0]["met_wave"] = 1;
+  });
+  EXPECT_NE(h.find("<td>met (wave 1 goes on)</td>"), std::string::npos);
+
+  // A slow group of every other socket (16 cores each, 1024 ranks): its ranges, not 16–1023.
+  nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
+  for (int first = 16; first < 1024; first += 32) ranges.push_back({first, first + 15});
+  const auto slow = [&](bool with_ranges, int count, int first, int last) {
+    return variant([&](auto& v) {
+      auto& ss = v["self_sync"];
+      ss["slow_group"] = true;
+      ss["slow_ranks"] = count;
+      ss["first_slow_rank"] = first;
+      ss["last_slow_rank"] = last;
+      ss["t_slow_s"] = 0.0010999999999999925;
+      ss["t_fast_s"] = 0.0009999999997113917;
+      if (with_ranges) ss["slow_rank_ranges"] = ranges;
+    });
+  };
+  h = slow(true, 512, 16, 1023);
+  EXPECT_NE(h.find("512 (ranks 16–31, 48–63, 80–95, 112–127, 144–159, 176–191, …, 1008–1023 (32 ranges))"),
+            std::string::npos);
+  EXPECT_EQ(h.find("16–1023"), std::string::npos);
+  EXPECT_NE(h.find("1.1 ms slow, 1 ms fast"), std::string::npos);  // not "1000 µs"
+  // Without the ranges in summary.json: the span, said not to be one block.
+  h = slow(false, 512, 16, 1023);
+  EXPECT_NE(h.find("512 (not one block: the first is rank 16, the last rank 1023)"), std::string::npos);
+  EXPECT_EQ(h.find("16–1023"), std::string::npos);
+  h = slow(false, 16, 16, 31);
+  EXPECT_NE(h.find("16 (ranks 16–31)"), std::string::npos);
+
+  // No iteration measured: no model speed (not "0 ranks/s").
+  h = variant([](auto& v) {
+    v["iteration_s"] = 0;
+    v["predicted_ranks_per_s"] = 0;
+  });
+  EXPECT_EQ(h.find("Model speed"), std::string::npos);
+  EXPECT_EQ(h.find(" 0 ranks/s"), std::string::npos);
+  h = variant([](auto&) {});
+  EXPECT_NE(h.find("Model speed"), std::string::npos);
+  EXPECT_NE(h.find("σ·d / T_iter"), std::string::npos);
+}
+
+// Without a wave (a slow socket, no delay) the page shows the heat map and the
+// self-synchronisation picture but no amplitude picture — none is drawn, and the one of an
+// earlier run in the same directory is gone — and the slow group of every other socket is not
+// printed as one range.
+TEST_F(Report, NoAmplitudePictureWithoutAWave) {
+  const fs::path out = run_small("[waitstate, idlewave]");
+  ASSERT_TRUE(fs::exists(out / "idlewave_amplitude.png"));
+  const std::string yaml = write("slow.yaml", "name: report-slow-socket\n"
+                                              "platform: {type: hierarchical, nodes: 2, sockets: 2, cores: 16}\n"
+                                              "workload: {type: heat1d, ranks: 64, iterations: 30, compute: 1ms}\n"
+                                              "perturbations:\n"
+                                              "  - {type: imbalance_slow_group, sockets: [1], factor: 1.1}\n"
+                                              "outputs:\n"
+                                              "  analyses: [waitstate, idlewave]\n");
+  const Result r = waitlab("run '" + yaml + "' --no-progress --out '" + out.string() + "'", dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out / "idlewave_heatmap.png"));
+  EXPECT_TRUE(fs::exists(out / "idlewave_selfsync.png"));
+  EXPECT_FALSE(fs::exists(out / "idlewave_amplitude.png"));
+  EXPECT_FALSE(fs::exists(out / "idlewave_amplitude.svg"));
+
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  const auto& iw = summary["analyses"]["idlewave"];
+  EXPECT_TRUE(iw["waves"].empty());
+  const auto& ss = iw["self_sync"];
+  EXPECT_EQ(ss["slow_ranks"], 32);
+  EXPECT_EQ(ss["first_slow_rank"], 16);
+  EXPECT_EQ(ss["last_slow_rank"], 63);
+
+  const fs::path html = out / "report.html";
+  const std::string text = slurp(html);
+  EXPECT_NE(text.find("id=\"heatmap\""), std::string::npos);
+  EXPECT_NE(text.find("id=\"selfsync\""), std::string::npos);
+  EXPECT_EQ(text.find("id=\"amplitude\""), std::string::npos);
+  EXPECT_NE(text.find("No idle wave was found."), std::string::npos);
+  EXPECT_EQ(text.find("16–63"), std::string::npos);
+  EXPECT_NE(text.find(ss.contains("slow_rank_ranges") ? "32 (ranks 16–31, 48–63)"
+                                                      : "32 (not one block: the first is rank 16, the last rank 63)"),
+            std::string::npos);
+  std::string dom;
+  ASSERT_TRUE(render_dom(html, dir_, dom));
+  EXPECT_EQ(body_attribute(dom, "data-errors"), "0");
+  EXPECT_EQ(body_attribute(dom, "data-heatmap"), "shown");
 }
 
 }  // namespace
