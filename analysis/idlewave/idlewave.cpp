@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -322,6 +320,7 @@ struct Attempt {
   int met = -1;
   std::ptrdiff_t blocker = -1;  // the largest period ≥ threshold it could not take
   Time t = 0, hi = 0;           // the front point next to it, the window's end
+  std::int32_t iteration = -1;  // of the front point next to it
 };
 
 struct Step {
@@ -330,6 +329,7 @@ struct Step {
   std::size_t wave;
   Rank rank;
   double amplitude;
+  std::int32_t iteration;  // of the front point next to it (−1: unknown)
   bool operator>(const Step& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
@@ -500,12 +500,12 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   std::uint64_t seq = 0;
   auto flood = [&](std::size_t from) {
     std::priority_queue<Step, std::vector<Step>, std::greater<>> queue;
-    auto push_next = [&](std::size_t w, Rank at, Time when, double amplitude) {
+    auto push_next = [&](std::size_t w, Rank at, Time when, double amplitude, std::int32_t iteration) {
       const auto& dw = dist[w];
       for (Rank n : topo.adj[static_cast<std::size_t>(at)])
         if (dw[static_cast<std::size_t>(n)] == dw[static_cast<std::size_t>(at)] + 1 &&
             tried[w][static_cast<std::size_t>(n)].state == Attempt::Untried)
-          queue.push({when, seq++, w, n, amplitude});
+          queue.push({when, seq++, w, n, amplitude, iteration});
     };
     for (std::size_t w = from; w < res.waves.size(); ++w) {
       const Wave& wave = res.waves[w];
@@ -515,7 +515,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       tried[w][static_cast<std::size_t>(wave.source_rank)].state = Attempt::Source;
       // The source's lateness: its delay, and at most the whole delayed interval besides
       // (noise in it makes the first idle periods longer than the delay).
-      push_next(w, wave.source_rank, wave.onset, wave.delay + (wave.source_time - wave.onset));
+      push_next(w, wave.source_rank, wave.onset, wave.delay + (wave.source_time - wave.onset), wave.source_iteration);
     }
     while (!queue.empty()) {
       const Step st = queue.top();
@@ -527,7 +527,9 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       // The wave's own idle period continues its amplitude: noise adds a little at most.
       const double bound = 1.25 * st.amplitude + 5 * typical;
       const auto r = static_cast<std::size_t>(st.rank);
-      const Time lo = st.t - 0.5 * T, hi = st.t + 3 * T;
+      // A rank the wave finds late already (another wave passed it) idles later: up to the
+      // amplitude next to it.
+      const Time lo = st.t - 0.5 * T, hi = st.t + st.amplitude + 3 * T;
       auto it = std::lower_bound(res.periods.begin() + static_cast<std::ptrdiff_t>(first[r]),
                                  res.periods.begin() + static_cast<std::ptrdiff_t>(first[r + 1]), lo,
                                  [](const IdlePeriod& p, Time x) { return p.start < x; });
@@ -535,6 +537,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       std::ptrdiff_t best = -1, blocker = -1;
       for (; it != end && it->start <= hi; ++it) {
         if (it->seconds < threshold) continue;
+        // A wave moves at least one step per iteration: the iteration of the point next to
+        // it, or the one after (a later idle period is someone else's lateness).
+        if (st.iteration >= 0 && it->iteration >= 0 &&
+            (it->iteration < st.iteration || it->iteration > st.iteration + 1))
+          continue;
         const std::ptrdiff_t i = it - res.periods.begin();
         const int c = claim[static_cast<std::size_t>(i)];
         const bool free = c < 0 || c == static_cast<int>(st.wave);
@@ -543,10 +550,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       }
       at.t = st.t;
       at.hi = hi;
-      if (std::getenv("WLDBG") && (best < 0 || dist[st.wave][r] < 4)) {
-        fprintf(stderr, "wave %zu rank %d t %.6f amp %.6f thr %.6f bound %.6f best %td blocker %td\n", st.wave, st.rank, st.t, st.amplitude, threshold, bound, best, blocker);
-        for (auto j = first[r]; j < first[r + 1]; ++j) if (res.periods[j].start > lo - T && res.periods[j].start < hi + T) fprintf(stderr, "   %.6f %.6f it %d claim %d\n", res.periods[j].start, res.periods[j].seconds, res.periods[j].iteration, claim[j]);
-      }
+      at.iteration = st.iteration;
       if (best < 0) {
         at.state = Attempt::Failed;
         at.blocker = blocker;
@@ -556,7 +560,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       claim[static_cast<std::size_t>(best)] = static_cast<int>(st.wave);
       at.state = Attempt::Reached;
       points[st.wave].push_back({p.rank, dist[st.wave][r], p.start, p.iteration, p.seconds});
-      push_next(st.wave, st.rank, p.start, p.seconds);
+      push_next(st.wave, st.rank, p.start, p.seconds, p.iteration);
     }
     // Why each failed attempt failed, now that the waves flooded together have claimed their
     // periods: the period it could not take (or one just before) belongs to another wave —
@@ -573,8 +577,10 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
           if (claim[i] >= 0 && claim[i] != static_cast<int>(w) && res.periods[i].start >= at.t - 2 * T &&
               res.periods[i].start <= at.hi)
             at.met = claim[i];
-        // Past the rank's last iteration start the wave had no iteration left to arrive in.
-        const bool ended = at.hi >= t_end || (!starts[r].empty() && at.hi >= starts[r].back());
+        // The wave had no iteration left to arrive in: the next iteration is the rank's last
+        // (it ends at MPI_Finalize), or the window runs past its last iteration start.
+        const bool ended = at.iteration >= 0 ? static_cast<std::size_t>(at.iteration) + 2 >= starts[r].size()
+                                             : at.hi >= t_end || (!starts[r].empty() && at.hi >= starts[r].back());
         at.why = at.met >= 0 ? FrontStop::Met : ended ? FrontStop::EndOfTrace : FrontStop::Decayed;
       }
     }
@@ -622,8 +628,12 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     auto strike = [&](std::size_t r, std::int32_t k) {
       if (k >= 1 && static_cast<std::size_t>(k) <= struck[r].size()) struck[r][static_cast<std::size_t>(k) - 1] = 1;
     };
+    // A wave's idle periods, and any as long (what remains of a wave after a meet).
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const auto& w : res.waves) smallest = std::min(smallest, std::max(opt.threshold * w.delay, 5 * typical));
     for (std::size_t i = 0; i < res.periods.size(); ++i)
-      if (claim[i] >= 0) strike(static_cast<std::size_t>(res.periods[i].rank), res.periods[i].iteration);
+      if (claim[i] >= 0 || res.periods[i].seconds >= smallest)
+        strike(static_cast<std::size_t>(res.periods[i].rank), res.periods[i].iteration);
     for (const auto& w : res.waves) strike(static_cast<std::size_t>(w.source_rank), w.source_iteration);
     double sum = 0;
     std::size_t count = 0;
