@@ -10,9 +10,10 @@
 //     of simulated or measured time;
 //   - bins them into the idle-period matrix (rank × time bins; seconds idle per cell);
 //   - finds the iterations of each rank (from the ground truth, or from the user region
-//     entered once per iteration) and measures the iteration: the period (median length of an
-//     iteration as run, over ranks and iterations), T_exec (time outside MPI) and T_comm (time
-//     in MPI), medians over ranks and iterations;
+//     entered once per iteration) and measures T_exec (time outside MPI) and T_comm (time in
+//     MPI), medians over ranks and iterations, and the period as run: the mean length of the
+//     iterations no wave passed (without each source's delayed iteration and those holding
+//     an idle period of a wave's size);
 //   - infers the communication topology from the point-to-point messages: a 1D chain (every
 //     rank exchanges with every rank up to d away: distances in ranks, d ranks), a Cartesian
 //     grid (neighbour rank offsets ±1, ±nx, ±nx·ny, every message one step along one axis:
@@ -22,10 +23,11 @@
 //     half the largest and 10 × the mean idle time per rank and iteration), earliest first,
 //     that no wave found before explains: it floods outwards from the source over the
 //     communication graph (a chain: rank by rank), each rank at the next distance taking,
-//     among its idle periods that start between half an iteration before and three
-//     iterations after the earliest front point next to it, the largest that continues the
-//     front's amplitude (at most that amplitude + max(10 %, 5 × the median idle time per rank
-//     and iteration)) and is at least `threshold` × the source's delay and 5 × that median;
+//     among its idle periods in the iteration of the earliest front point next to it or the
+//     next, starting between half a period before and three periods plus that point's
+//     amplitude after it, the largest that continues the front's amplitude (at most 1.25 ×
+//     that amplitude + 5 × the median idle time per rank and iteration) and is at least
+//     `threshold` × the source's delay and 5 × that median;
 //     waves are flooded together, earliest first, so that where two meet the one whose
 //     amplitude continues claims the ranks and the other stops there (`met`, naming the
 //     survivor);
