@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <queue>
 #include <tuple>
 
 namespace waitlab::analysis {
@@ -23,6 +24,10 @@ std::string_view front_stop_name(FrontStop s) {
     case FrontStop::EndOfTrace: return "end_of_trace";
   }
   return "?";
+}
+
+std::string_view distance_metric_name(DistanceMetric m) {
+  return m == DistanceMetric::Hops ? "hops" : "ranks";
 }
 
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
@@ -142,13 +147,190 @@ int offset(Rank from, Rank to, std::size_t P) {
   return static_cast<int>(d);
 }
 
-struct FrontState {
-  std::size_t wave = 0;
-  int direction = 1;
-  int k = 0;           // distance reached
-  Time t_prev = 0;     // time of the last front point (or of the source)
-  double threshold = 0;
-  bool done = false;
+// The communication topology the fronts are tracked in: the graph of the ranks that exchange
+// point-to-point messages, recognised as a 1D chain (every rank exchanges with every rank up to
+// d away: distances in ranks, walked rank by rank) or a Cartesian grid (every message one
+// step along one axis), else any graph (distances in hops).
+struct Topology {
+  DistanceMetric metric = DistanceMetric::Ranks;
+  bool ring = false;                    // a chain closed into a ring
+  int d = 1;                            // largest rank distance of a message (chain)
+  std::vector<int> extents, strides;    // grid, MPI_Cart order (the last varies fastest)
+  bool periodic = false;
+  std::vector<std::vector<Rank>> adj;   // the graph the waves flood
+  int coord(Rank r, std::size_t dim) const { return (r / strides[dim]) % extents[dim]; }
+};
+
+// Signed shorter offset from coordinate a to b on an axis of extent e (periodic or not).
+int axis_offset(int a, int b, int e, bool periodic) {
+  int o = b - a;
+  if (periodic && 2 * std::abs(o) > e) o -= o > 0 ? e : -e;
+  return o;
+}
+
+// A grid with the given strides (ascending, strides[0] == 1) explains every message: each
+// changes one coordinate by ±1 (or wraps round a periodic axis of extent ≥ 3).
+bool try_grid(const Matching& m, std::size_t P, const std::vector<long long>& asc, Topology& g) {
+  const long long top = asc.back();
+  if (top <= 0 || static_cast<long long>(P) % top != 0 || static_cast<long long>(P) / top < 2) return false;
+  std::vector<int> extents, strides;  // MPI_Cart order: slowest first
+  extents.push_back(static_cast<int>(static_cast<long long>(P) / top));
+  strides.push_back(static_cast<int>(top));
+  for (std::size_t i = asc.size() - 1; i-- > 0;) {
+    if (asc[i + 1] % asc[i] != 0 || asc[i + 1] / asc[i] < 2) return false;
+    extents.push_back(static_cast<int>(asc[i + 1] / asc[i]));
+    strides.push_back(static_cast<int>(asc[i]));
+  }
+  g.extents = extents;
+  g.strides = strides;
+  bool periodic = false;
+  for (const auto& msg : m.messages) {
+    if (msg.sender == msg.receiver) continue;
+    int moved = 0;
+    for (std::size_t dim = 0; dim < extents.size(); ++dim) {
+      const int a = g.coord(msg.sender, dim), b = g.coord(msg.receiver, dim);
+      if (a == b) continue;
+      const int e = extents[dim];
+      if (std::abs(a - b) == 1) {
+        ++moved;
+      } else if (e >= 3 && std::abs(a - b) == e - 1) {
+        ++moved;
+        periodic = true;
+      } else {
+        return false;
+      }
+    }
+    if (moved != 1) return false;
+  }
+  g.periodic = periodic;
+  return true;
+}
+
+Topology infer_topology(const Matching& m, std::size_t P) {
+  Topology g;
+  std::vector<std::vector<Rank>> partners(P);
+  std::vector<long long> offsets;
+  int dmax = 0;
+  for (const auto& msg : m.messages) {
+    if (msg.sender == msg.receiver) continue;
+    partners[static_cast<std::size_t>(msg.sender)].push_back(msg.receiver);
+    partners[static_cast<std::size_t>(msg.receiver)].push_back(msg.sender);
+    const long long direct = std::llabs(static_cast<long long>(msg.receiver) - msg.sender);
+    offsets.push_back(direct);
+    if (2 * direct > static_cast<long long>(P)) g.ring = true;
+    dmax = std::max(dmax, std::abs(offset(msg.receiver, msg.sender, P)));
+  }
+  for (auto& v : partners) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  g.d = std::max(dmax, 1);
+  // A chain: every rank's partners are exactly the ranks up to d away (round the ring if a
+  // message goes round it). No message at all: a chain too (collectives: rank order).
+  bool chain = true;
+  if (dmax > 0) {
+    std::vector<Rank> want;
+    for (std::size_t r = 0; r < P && chain; ++r) {
+      want.clear();
+      for (int j = -dmax; j <= dmax; ++j) {
+        if (j == 0) continue;
+        long long q = static_cast<long long>(r) + j;
+        if (g.ring) q = ((q % static_cast<long long>(P)) + static_cast<long long>(P)) % static_cast<long long>(P);
+        if (q < 0 || q >= static_cast<long long>(P) || q == static_cast<long long>(r)) continue;
+        want.push_back(static_cast<Rank>(q));
+      }
+      std::sort(want.begin(), want.end());
+      want.erase(std::unique(want.begin(), want.end()), want.end());
+      chain = want == partners[r];
+    }
+  }
+  if (chain) {
+    g.adj.assign(P, {});
+    for (std::size_t r = 0; r < P; ++r) {
+      if (r > 0) g.adj[r].push_back(static_cast<Rank>(r - 1));
+      if (r + 1 < P) g.adj[r].push_back(static_cast<Rank>(r + 1));
+    }
+    if (g.ring && P > 2) {
+      g.adj[0].push_back(static_cast<Rank>(P - 1));
+      g.adj[P - 1].push_back(0);
+    }
+    return g;
+  }
+  g.metric = DistanceMetric::Hops;
+  g.ring = false;
+  g.d = 1;
+  g.adj = std::move(partners);
+  // Grid: strides from the message offsets (1 < s1 < s2, each dividing the next), three
+  // axes before two; offsets that wrap round an axis are the other candidates.
+  if (offsets.size() <= 8 && !offsets.empty() && offsets.front() == 1) {
+    Topology t = g;
+    bool found = false;
+    for (std::size_t i = 1; i < offsets.size() && !found; ++i)
+      for (std::size_t j = i + 1; j < offsets.size() && !found; ++j)
+        found = try_grid(m, P, {1, offsets[i], offsets[j]}, t);
+    for (std::size_t i = 1; i < offsets.size() && !found; ++i) found = try_grid(m, P, {1, offsets[i]}, t);
+    if (found) {
+      g.extents = t.extents;
+      g.strides = t.strides;
+      g.periodic = t.periodic;
+    }
+  }
+  return g;
+}
+
+// Hop distances from `from` over the graph (−1: unreachable).
+std::vector<int> bfs(const Topology& g, const std::vector<Rank>& from) {
+  std::vector<int> dist(g.adj.size(), -1);
+  std::vector<Rank> q;
+  for (Rank r : from) {
+    dist[static_cast<std::size_t>(r)] = 0;
+    q.push_back(r);
+  }
+  for (std::size_t h = 0; h < q.size(); ++h)
+    for (Rank n : g.adj[static_cast<std::size_t>(q[h])])
+      if (dist[static_cast<std::size_t>(n)] < 0) {
+        dist[static_cast<std::size_t>(n)] = dist[static_cast<std::size_t>(q[h])] + 1;
+        q.push_back(n);
+      }
+  return dist;
+}
+
+// Which front of a wave from `src` a rank belongs to: `axis` −1 is rank order (the side of
+// the source; on a ring, the shorter way round), else the ranks on that grid axis through the
+// source. Returns −1, +1 or 0 (neither).
+int side_of(const Topology& g, std::size_t P, Rank src, Rank r, int axis) {
+  if (r == src) return 0;
+  if (axis < 0) {
+    const int o = g.ring ? offset(src, r, P) : (r < src ? -1 : 1);
+    return o < 0 ? -1 : 1;
+  }
+  for (std::size_t dim = 0; dim < g.extents.size(); ++dim)
+    if (static_cast<int>(dim) != axis && g.coord(r, dim) != g.coord(src, dim)) return 0;
+  const auto a = static_cast<std::size_t>(axis);
+  const int o = axis_offset(g.coord(src, a), g.coord(r, a), g.extents[a], g.periodic);
+  return o < 0 ? -1 : 1;
+}
+
+// One (wave, rank) attempt of the flood.
+struct Attempt {
+  enum : std::uint8_t { Untried = 0, Reached, Failed, Source } state = Untried;
+  FrontStop why = FrontStop::Decayed;
+  int met = -1;
+  std::ptrdiff_t blocker = -1;  // the largest period ≥ threshold it could not take
+  Time t = 0, hi = 0;           // the front point next to it, the window's end
+  std::int32_t iteration = -1;  // of the front point next to it
+};
+
+struct Step {
+  Time t;
+  std::uint64_t seq;
+  std::size_t wave;
+  Rank rank;
+  double amplitude;
+  std::int32_t iteration;  // of the front point next to it (−1: unknown)
+  bool operator>(const Step& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
 }  // namespace
@@ -192,10 +374,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   for (const auto& p : res.periods) ++first[static_cast<std::size_t>(p.rank) + 1];
   std::partial_sum(first.begin(), first.end(), first.begin());
 
-  // 3. The undisturbed iteration: time outside and inside MPI per (rank, iteration), the
-  // first and last iteration left out (start-up, and no following iteration start).
-  std::vector<double> exec_all, comm_all;
-  std::vector<std::vector<double>> exec_of(P);
+  // 3. The iteration: its length as run, and the time outside and inside MPI, per (rank,
+  // iteration), the first and last iteration left out (start-up, and no following iteration
+  // start).
+  std::vector<double> period_all, exec_all, comm_all;
+  std::vector<std::vector<double>> exec_of(P), period_of(P);  // period_of[r][k − 1]: iteration k
   for (std::size_t r = 0; r < P; ++r) {
     const auto& s = starts[r];
     if (s.size() < 3) continue;
@@ -209,6 +392,8 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         if (calls[cj].op != MpiOp::Init && calls[cj].op != MpiOp::Finalize)
           mpi += ev[calls[cj].leave].time - ev[calls[cj].enter].time;
       const double period = s[k + 1] - s[k];
+      period_all.push_back(period);
+      period_of[r].push_back(period);
       exec_all.push_back(period - mpi);
       comm_all.push_back(mpi);
       exec_of[r].push_back(period - mpi);
@@ -216,16 +401,19 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   }
   res.t_exec_s = median(exec_all);
   res.t_comm_s = median(comm_all);
-  res.iteration_s = res.t_exec_s + res.t_comm_s;
+  // Until the waves are known, the median iteration stands for the period.
+  res.iteration_s = median(period_all);
 
-  // 4. The exchange: distance, direction, phases, protocol.
+  // 4. The exchange: topology, distance, direction, phases, protocol.
+  const Topology topo = infer_topology(m, P);
+  res.metric = topo.metric;
+  res.grid = topo.extents;
+  res.periodic = topo.ring || topo.periodic;
   std::vector<std::vector<std::uint8_t>> sides(P);  // per receive-completing call: 1 left, 2 right
   for (std::size_t r = 0; r < P; ++r) sides[r].assign(m.calls[r].size(), 0);
-  int dmax = 0;
   bool eager = false;
   for (const auto& msg : m.messages) {
     const int off = offset(msg.receiver, msg.sender, P);
-    dmax = std::max(dmax, std::abs(off));
     if (off != 0) sides[static_cast<std::size_t>(msg.receiver)][msg.recv_done_call] |= off < 0 ? 1 : 2;
     const auto& sc = m.calls[static_cast<std::size_t>(msg.sender)][msg.send_done_call];
     const auto& rc = m.calls[static_cast<std::size_t>(msg.receiver)][msg.recv_post_call];
@@ -253,11 +441,10 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   res.eager = eager;
   res.bidirectional = receiving > 0 && 2 * both >= receiving;
   res.phased = res.bidirectional && calls_with_recv > 0 && one_sided * 10 >= calls_with_recv * 9;
-  res.distance = opt.distance > 0 ? opt.distance : std::max(dmax, 1);
+  res.distance = opt.distance > 0 ? opt.distance : topo.d;
   res.distance_inferred = opt.distance <= 0;
   res.sigma = opt.sigma > 0 ? opt.sigma : (!eager && res.phased ? 2 : 1);
   res.sigma_inferred = opt.sigma <= 0;
-  const double predicted = res.iteration_s > 0 ? res.sigma * res.distance / res.iteration_s : 0;
 
   // 5. Wave sources: the injected delays, or else the largest idle periods.
   std::vector<int> claim(res.periods.size(), -1);  // wave that a period belongs to
@@ -302,80 +489,106 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       cell[static_cast<std::size_t>(p.rank) * n_iter + static_cast<std::size_t>(p.iteration)] += p.seconds;
   const double typical = median(cell);
   const double mean_cell = P == 0 ? 0 : res.total_idle / static_cast<double>(P * std::max<std::size_t>(n_iter, 1));
-  // Tracks the fronts of waves [from, end) together, always advancing the one furthest
-  // behind in time, so that where two waves meet the earlier one claims the ranks.
-  auto track = [&](std::size_t from) {
-    std::vector<FrontState> fs;
+  const double T = res.iteration_s > 0 ? res.iteration_s : (t_end - t_begin);
+
+  // Floods waves [from, end) together over the topology's graph, always taking the step
+  // whose front point is earliest, so that where two waves meet the first to arrive claims
+  // the ranks; a rank is tried once per wave, from its earliest reached neighbour.
+  std::vector<std::vector<Attempt>> tried;
+  std::vector<std::vector<int>> dist;
+  std::vector<std::vector<FrontPoint>> points;
+  std::uint64_t seq = 0;
+  auto flood = [&](std::size_t from) {
+    std::priority_queue<Step, std::vector<Step>, std::greater<>> queue;
+    auto push_next = [&](std::size_t w, Rank at, Time when, double amplitude, std::int32_t iteration) {
+      const auto& dw = dist[w];
+      for (Rank n : topo.adj[static_cast<std::size_t>(at)])
+        if (dw[static_cast<std::size_t>(n)] == dw[static_cast<std::size_t>(at)] + 1 &&
+            tried[w][static_cast<std::size_t>(n)].state == Attempt::Untried)
+          queue.push({when, seq++, w, n, amplitude, iteration});
+    };
     for (std::size_t w = from; w < res.waves.size(); ++w) {
       const Wave& wave = res.waves[w];
-      for (int dir : {-1, 1}) {
-        FrontState f;
-        f.wave = w;
-        f.direction = dir;
-        f.t_prev = wave.onset;
-        f.threshold = std::max(opt.threshold * wave.delay, 5 * typical);
-        fs.push_back(f);
-      }
+      tried.emplace_back(P);
+      dist.push_back(bfs(topo, {wave.source_rank}));
+      points.emplace_back();
+      tried[w][static_cast<std::size_t>(wave.source_rank)].state = Attempt::Source;
+      // The source's lateness: its delay, and at most the whole delayed interval besides
+      // (noise in it makes the first idle periods longer than the delay).
+      push_next(w, wave.source_rank, wave.onset, wave.delay + (wave.source_time - wave.onset), wave.source_iteration);
     }
-    const double T = res.iteration_s > 0 ? res.iteration_s : (t_end - t_begin);
-    while (true) {
-      FrontState* f = nullptr;
-      for (auto& c : fs)
-        if (!c.done && (f == nullptr || c.t_prev < f->t_prev)) f = &c;
-      if (f == nullptr) break;
-      Wave& wave = res.waves[f->wave];
-      Front& front = f->direction < 0 ? wave.down : wave.up;
-      front.direction = f->direction;
-      const long long next = static_cast<long long>(wave.source_rank) + f->direction * (f->k + 1);
-      auto stop = [&](FrontStop why) {
-        front.stop = why;
-        front.stop_rank = front.points.empty() ? wave.source_rank : front.points.back().rank;
-        f->done = true;
-      };
-      if (next < 0 || next >= static_cast<long long>(P)) {
-        stop(FrontStop::Boundary);
-        continue;
-      }
-      const auto r = static_cast<std::size_t>(next);
-      const Time lo = f->t_prev - 0.5 * T, hi = f->t_prev + 3 * T;
+    while (!queue.empty()) {
+      const Step st = queue.top();
+      queue.pop();
+      Attempt& at = tried[st.wave][static_cast<std::size_t>(st.rank)];
+      if (at.state != Attempt::Untried) continue;
+      const Wave& wave = res.waves[st.wave];
+      const double threshold = std::max(opt.threshold * wave.delay, 5 * typical);
+      // The wave's own idle period continues its amplitude: noise adds a little at most.
+      const double bound = 1.25 * st.amplitude + 5 * typical;
+      const auto r = static_cast<std::size_t>(st.rank);
+      // A rank the wave finds late already (another wave passed it) idles later: up to the
+      // amplitude next to it.
+      const Time lo = st.t - 0.5 * T, hi = st.t + st.amplitude + 3 * T;
       auto it = std::lower_bound(res.periods.begin() + static_cast<std::ptrdiff_t>(first[r]),
                                  res.periods.begin() + static_cast<std::ptrdiff_t>(first[r + 1]), lo,
                                  [](const IdlePeriod& p, Time x) { return p.start < x; });
       const auto end = res.periods.begin() + static_cast<std::ptrdiff_t>(first[r + 1]);
-      std::ptrdiff_t found = -1;
-      for (; it != end && it->start <= hi; ++it)
-        if (it->seconds >= f->threshold) {
-          found = it - res.periods.begin();
-          break;
+      std::ptrdiff_t best = -1, blocker = -1;
+      for (; it != end && it->start <= hi; ++it) {
+        if (it->seconds < threshold) continue;
+        // A wave moves at least one step per iteration: the iteration of the point next to
+        // it, or the one after (a later idle period is someone else's lateness).
+        if (st.iteration >= 0 && it->iteration >= 0 &&
+            (it->iteration < st.iteration || it->iteration > st.iteration + 1))
+          continue;
+        const std::ptrdiff_t i = it - res.periods.begin();
+        const int c = claim[static_cast<std::size_t>(i)];
+        const bool free = c < 0 || c == static_cast<int>(st.wave);
+        auto& slot = free && it->seconds <= bound ? best : blocker;
+        if (slot < 0 || it->seconds > res.periods[static_cast<std::size_t>(slot)].seconds) slot = i;
+      }
+      at.t = st.t;
+      at.hi = hi;
+      at.iteration = st.iteration;
+      if (best < 0) {
+        at.state = Attempt::Failed;
+        at.blocker = blocker;
+        continue;
+      }
+      const IdlePeriod& p = res.periods[static_cast<std::size_t>(best)];
+      claim[static_cast<std::size_t>(best)] = static_cast<int>(st.wave);
+      at.state = Attempt::Reached;
+      points[st.wave].push_back({p.rank, dist[st.wave][r], p.start, p.iteration, p.seconds});
+      push_next(st.wave, st.rank, p.start, p.seconds, p.iteration);
+    }
+    // Why each failed attempt failed, now that the waves flooded together have claimed their
+    // periods: the period it could not take (or one just before) belongs to another wave —
+    // they met, that one survives —, the rank had no iteration left, or the wave decayed.
+    for (std::size_t w = from; w < res.waves.size(); ++w) {
+      for (std::size_t r = 0; r < P; ++r) {
+        Attempt& at = tried[w][r];
+        if (at.state != Attempt::Failed) continue;
+        if (at.blocker >= 0) {
+          const int c = claim[static_cast<std::size_t>(at.blocker)];
+          if (c >= 0 && c != static_cast<int>(w)) at.met = c;
         }
-      if (found >= 0 && claim[static_cast<std::size_t>(found)] >= 0 &&
-          claim[static_cast<std::size_t>(found)] != static_cast<int>(f->wave)) {
-        stop(FrontStop::Met);
-        continue;
+        for (std::size_t i = first[r]; i < first[r + 1] && at.met < 0; ++i)
+          if (claim[i] >= 0 && claim[i] != static_cast<int>(w) && res.periods[i].start >= at.t - 2 * T &&
+              res.periods[i].start <= at.hi)
+            at.met = claim[i];
+        // The wave had no iteration left to arrive in: the next iteration is the rank's last
+        // (it ends at MPI_Finalize), or the window runs past its last iteration start.
+        const bool ended = at.iteration >= 0 ? static_cast<std::size_t>(at.iteration) + 2 >= starts[r].size()
+                                             : at.hi >= t_end || (!starts[r].empty() && at.hi >= starts[r].back());
+        at.why = at.met >= 0 ? FrontStop::Met : ended ? FrontStop::EndOfTrace : FrontStop::Decayed;
       }
-      if (found < 0) {
-        // Another wave passed this rank around this time: the fronts met.
-        bool other = false;
-        for (std::size_t i = first[r]; i < first[r + 1]; ++i)
-          if (claim[i] >= 0 && claim[i] != static_cast<int>(f->wave) && res.periods[i].start >= f->t_prev - 2 * T &&
-              res.periods[i].start <= hi)
-            other = true;
-        // Past the rank's last iteration start the wave had no iteration left to arrive in.
-        const bool ended = hi >= t_end || (!starts[r].empty() && hi >= starts[r].back());
-        stop(other ? FrontStop::Met : ended ? FrontStop::EndOfTrace : FrontStop::Decayed);
-        continue;
-      }
-      const IdlePeriod& p = res.periods[static_cast<std::size_t>(found)];
-      claim[static_cast<std::size_t>(found)] = static_cast<int>(f->wave);
-      ++f->k;
-      f->t_prev = p.start;
-      front.points.push_back({p.rank, f->k, p.start, p.iteration, p.seconds});
     }
   };
 
   if (t.has_truth) {
     // The simulator knows every cause: a simulated trace without injected delays has no wave.
-    track(0);
+    flood(0);
   } else {
     // Idle periods that stand out — at least half the largest and 10 times the mean idle
     // time per rank and iteration (a slow group's fast ranks idle alike in every iteration;
@@ -401,44 +614,131 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       w.delay = p.seconds;
       w.source_iteration = iteration_at(starts[static_cast<std::size_t>(w.source_rank)], p.start);
       res.waves.push_back(w);
-      track(res.waves.size() - 1);
+      flood(res.waves.size() - 1);
       if (claim[i] < 0) claim[i] = static_cast<int>(res.waves.size() - 1);  // not adjacent: explained anyway
     }
   }
-  for (auto& w : res.waves) {
-    for (Front* f : {&w.down, &w.up}) {
-      std::vector<double> time, dist, iter, amp, iter_x, iter_y;
-      // A front that reached the end of the chain may have found fewer ranks than it could
-      // in its last iteration: that step stays out of the per-iteration fit.
-      const std::int32_t cut = f->stop == FrontStop::Boundary && !f->points.empty()
-                                   ? f->points.back().iteration
-                                   : std::numeric_limits<std::int32_t>::max();
-      for (const auto& p : f->points) {
-        time.push_back(p.time);
-        dist.push_back(p.distance);
-        iter.push_back(static_cast<double>(p.iteration - w.source_iteration));
-        amp.push_back(p.amplitude);
-        if (p.iteration < cut) {
-          iter_x.push_back(iter.back());
-          iter_y.push_back(p.distance);
+
+  // The period as run: the mean length of the iterations no wave passed (neither a source's
+  // delayed iteration nor one that holds an idle period of a wave): under noise the mean
+  // noisy iteration, which the fronts keep pace with; without noise the undisturbed one.
+  {
+    std::vector<std::vector<char>> struck(P);
+    for (std::size_t r = 0; r < P; ++r) struck[r].assign(period_of[r].size(), 0);
+    auto strike = [&](std::size_t r, std::int32_t k) {
+      if (k >= 1 && static_cast<std::size_t>(k) <= struck[r].size()) struck[r][static_cast<std::size_t>(k) - 1] = 1;
+    };
+    // A wave's idle periods, and any as long (what remains of a wave after a meet).
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const auto& w : res.waves) smallest = std::min(smallest, std::max(opt.threshold * w.delay, 5 * typical));
+    for (std::size_t i = 0; i < res.periods.size(); ++i)
+      if (claim[i] >= 0 || res.periods[i].seconds >= smallest)
+        strike(static_cast<std::size_t>(res.periods[i].rank), res.periods[i].iteration);
+    for (const auto& w : res.waves) strike(static_cast<std::size_t>(w.source_rank), w.source_iteration);
+    double sum = 0;
+    std::size_t count = 0;
+    for (std::size_t r = 0; r < P; ++r)
+      for (std::size_t k = 0; k < period_of[r].size(); ++k)
+        if (!struck[r][k]) {
+          sum += period_of[r][k];
+          ++count;
         }
-      }
-      if (iter_x.size() < 2) {
-        iter_x = iter;
-        iter_y = dist;
-      }
-      if (f->points.size() >= 2) {
-        f->by_time = fit_line(time, dist);
-        f->by_iteration = fit_line(iter_x, iter_y);
-        f->amplitude = fit_line(dist, amp);
-        f->decay_s_per_rank = -f->amplitude.slope;
-      }
-      f->at_once = f->points.size() >= 2 && f->points.front().iteration == f->points.back().iteration &&
-                   f->points.front().time == f->points.back().time;
-      f->predicted_ranks_per_s = predicted;
-      f->measured_over_predicted = predicted > 0 ? f->by_time.slope / predicted : 0;
-    }
+    if (count > 0) res.iteration_s = sum / static_cast<double>(count);
   }
+  res.predicted_per_s = res.iteration_s > 0 ? res.sigma * res.distance / res.iteration_s : 0;
+  const double predicted = res.predicted_per_s;
+
+  // The fronts: the points of each side (rank order, and per grid axis), fitted.
+  auto finish = [&](std::size_t w, Front& f) {
+    const Wave& wave = res.waves[w];
+    f.points.clear();
+    for (const auto& p : points[w])
+      if (side_of(topo, P, wave.source_rank, p.rank, f.axis) == f.direction) f.points.push_back(p);
+    std::sort(f.points.begin(), f.points.end(), [](const FrontPoint& a, const FrontPoint& b) {
+      return std::tie(a.distance, a.time, a.rank) < std::tie(b.distance, b.time, b.rank);
+    });
+    // Where it stops: met before the end of the trace before decay; the end of the chain if
+    // no attempt on its side failed.
+    f.stop = FrontStop::Boundary;
+    for (std::size_t r = 0; r < P; ++r) {
+      const Attempt& at = tried[w][r];
+      if (at.state != Attempt::Failed || side_of(topo, P, wave.source_rank, static_cast<Rank>(r), f.axis) != f.direction)
+        continue;
+      const auto rank_of = [](FrontStop s) {
+        return s == FrontStop::Met ? 3 : s == FrontStop::EndOfTrace ? 2 : s == FrontStop::Decayed ? 1 : 0;
+      };
+      if (rank_of(at.why) > rank_of(f.stop)) {
+        f.stop = at.why;
+        f.met_wave = at.met;
+      }
+    }
+    f.stop_rank = f.points.empty() ? wave.source_rank : f.points.back().rank;
+    std::vector<double> time, dst, iter, amp, iter_x, iter_y;
+    // A front that reached the end of the chain may have found fewer ranks than it could
+    // in its last iteration: that step stays out of the per-iteration fit.
+    const std::int32_t cut = f.stop == FrontStop::Boundary && !f.points.empty()
+                                 ? f.points.back().iteration
+                                 : std::numeric_limits<std::int32_t>::max();
+    for (const auto& p : f.points) {
+      time.push_back(p.time);
+      dst.push_back(p.distance);
+      iter.push_back(static_cast<double>(p.iteration - wave.source_iteration));
+      amp.push_back(p.amplitude);
+      if (p.iteration < cut) {
+        iter_x.push_back(iter.back());
+        iter_y.push_back(p.distance);
+      }
+    }
+    if (iter_x.size() < 2) {
+      iter_x = iter;
+      iter_y = dst;
+    }
+    f.at_once = f.points.size() >= 2 && std::all_of(f.points.begin(), f.points.end(), [&](const FrontPoint& p) {
+                  return p.iteration == f.points.front().iteration;
+                });
+    if (f.points.size() >= 2) {
+      f.amplitude = fit_line(dst, amp);
+      // Rounded to the time resolution: no rounding noise, no −0.
+      f.decay_s_per_rank = std::round(-f.amplitude.slope / kTimeResolution) * kTimeResolution + 0.0;
+      if (!f.at_once) {  // nothing travelled: no speed
+        f.by_time = fit_line(time, dst);
+        f.by_iteration = fit_line(iter_x, iter_y);
+      }
+    }
+    f.predicted_ranks_per_s = predicted;
+    f.measured_over_predicted = predicted > 0 ? f.by_time.slope / predicted : 0;
+  };
+  for (std::size_t w = 0; w < res.waves.size(); ++w) {
+    Wave& wave = res.waves[w];
+    wave.down = Front{};
+    wave.down.direction = -1;
+    wave.up = Front{};
+    finish(w, wave.down);
+    finish(w, wave.up);
+    wave.reached = points[w].size();
+    for (std::size_t a = 0; a < topo.extents.size(); ++a)
+      for (int dir : {-1, 1}) {
+        Front f;
+        f.axis = static_cast<int>(a);
+        f.direction = dir;
+        finish(w, f);
+        wave.axes.push_back(std::move(f));
+      }
+  }
+  // The survivors name the waves that ended against them.
+  for (std::size_t w = 0; w < res.waves.size(); ++w)
+    for (std::size_t r = 0; r < P; ++r) {
+      const Attempt& at = tried[w][r];
+      if (at.state != Attempt::Failed || at.met < 0) continue;
+      Wave& other = res.waves[static_cast<std::size_t>(at.met)];
+      // The rank where they met: the other wave's point there, or the rank itself.
+      std::vector<Front*> fronts = {&other.down, &other.up};
+      for (auto& f : other.axes) fronts.push_back(&f);
+      for (Front* f : fronts)
+        if (f->met_wave < 0 && f->stop != FrontStop::Met &&
+            side_of(topo, P, other.source_rank, static_cast<Rank>(r), f->axis) == f->direction)
+          f->met_wave = static_cast<int>(w);
+    }
   res.threshold_s = 0;
   for (const auto& w : res.waves) res.threshold_s = std::max({res.threshold_s, opt.threshold * w.delay, 5 * typical});
 
@@ -524,12 +824,14 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     double fast_idle = 0;
     std::size_t fast_cells = 0;
     double pmin = std::numeric_limits<double>::infinity(), pmax = -pmin;
-    // Distance of every rank to the nearest slow rank (two sweeps).
-    std::vector<long long> dist(P, std::numeric_limits<long long>::max() / 4);
-    for (std::size_t r = 0; r < P; ++r)
-      dist[r] = slow[r] ? 0 : (r > 0 ? dist[r - 1] + 1 : dist[r]);
-    for (std::size_t r = P; r-- > 0;)
-      if (r + 1 < P) dist[r] = std::min(dist[r], dist[r + 1] + 1);
+    // Distance of every rank to the nearest slow rank over the communication graph; the
+    // baseline: the slow ranks' own median idle per iteration (they set the pace and wait as
+    // every rank waits without a slow group).
+    const std::vector<int> dist_slow = bfs(topo, ss.slow_ranks);
+    std::vector<double> slow_cells;
+    for (Rank q : ss.slow_ranks)
+      for (std::size_t k = half; k < last; ++k) slow_cells.push_back(idle[static_cast<std::size_t>(q) * n + k]);
+    ss.baseline_idle_per_iteration = median(slow_cells);
     std::vector<double> sync_iter, sync_dist;
     for (std::size_t r = 0; r < P; ++r) {
       if (slow[r]) continue;
@@ -550,21 +852,24 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       }
       // The first iteration from which the rank idles at least half the expected time in
       // three iterations in a row.
-      for (std::size_t k = 1; k + 3 <= last; ++k) {
-        const double h = 0.5 * ss.expected_idle;
+      for (std::size_t k = 1; k + 3 <= last && dist_slow[r] > 0; ++k) {
+        const double h = ss.baseline_idle_per_iteration + 0.5 * ss.expected_idle;
         if (idle[r * n + k] >= h && idle[r * n + k + 1] >= h && idle[r * n + k + 2] >= h) {
           sync_iter.push_back(static_cast<double>(k));
-          sync_dist.push_back(static_cast<double>(dist[r]));
+          sync_dist.push_back(static_cast<double>(dist_slow[r]));
           break;
         }
       }
     }
-    ss.fast_idle_per_iteration = fast_cells > 0 ? fast_idle / static_cast<double>(fast_cells) : 0;
+    ss.fast_idle_raw_per_iteration = fast_cells > 0 ? fast_idle / static_cast<double>(fast_cells) : 0;
+    ss.fast_idle_per_iteration = ss.fast_idle_raw_per_iteration - ss.baseline_idle_per_iteration;
     ss.phase_spread = pmax >= pmin ? pmax - pmin : 0;
     // Neighbouring fast ranks idle at different phases (paper 003, Fig. 5): the median shift.
     std::vector<double> shifts;
-    for (std::size_t r = 0; r + 1 < P; ++r)
-      if (!slow[r] && !slow[r + 1]) shifts.push_back(std::abs(ss.phase[r + 1] - ss.phase[r]));
+    for (std::size_t r = 0; r < P; ++r)
+      for (Rank q : topo.adj[r])
+        if (static_cast<std::size_t>(q) > r && !slow[r] && !slow[static_cast<std::size_t>(q)])
+          shifts.push_back(std::abs(ss.phase[static_cast<std::size_t>(q)] - ss.phase[r]));
     ss.neighbour_phase_shift = median(shifts);
     ss.front = fit_line(sync_iter, sync_dist);
     ss.detected = ss.expected_idle > 0 &&

@@ -10,27 +10,45 @@
 //     of simulated or measured time;
 //   - bins them into the idle-period matrix (rank × time bins; seconds idle per cell);
 //   - finds the iterations of each rank (from the ground truth, or from the user region
-//     entered once per iteration) and measures the undisturbed iteration: T_exec (time
-//     outside MPI) and T_comm (time in MPI), medians over ranks and iterations;
+//     entered once per iteration) and measures T_exec (time outside MPI) and T_comm (time in
+//     MPI), medians over ranks and iterations, and the period as run: the mean length of the
+//     iterations no wave passed (without each source's delayed iteration and those holding
+//     an idle period of a wave's size);
+//   - infers the communication topology from the point-to-point messages: a 1D chain (every
+//     rank exchanges with every rank up to d away: distances in ranks, d ranks), a Cartesian
+//     grid (neighbour rank offsets ±1, ±nx, ±nx·ny, every message one step along one axis:
+//     distances in hops, the Manhattan distance) or another graph (distances in hops);
 //   - tracks one idle wave per injected one-off delay (ground truth; a simulated trace without
 //     one has no wave), or, on a measured trace, per idle period that stands out (at least
 //     half the largest and 10 × the mean idle time per rank and iteration), earliest first,
-//     that no wave found before explains: its front in both directions rank by rank
-//     (on the next rank, the first idle period of at least `threshold` × the source's delay,
-//     and 5 × the median idle time per rank and iteration,
-//     that starts between half an iteration before and three iterations after the previous
-//     front point — noise stretches the iterations a wave passes), the front's speed in ranks per
-//     second and per iteration by least squares with R², the amplitude per rank and its
-//     decay (seconds lost per rank, the negated slope), and where the front stops: the end
-//     of the chain, decay below the threshold, another wave's front, the end of the trace;
-//   - compares each front's speed with the model v = σ·d/(T_exec + T_comm), σ and d
-//     inferred from the trace (d: the largest rank distance of a message; σ = 2 for a
-//     bidirectional exchange in one-sided phases under rendezvous, i.e. when no send ever
-//     completed before its receive was posted; else 1) unless given in the options;
+//     that no wave found before explains: it floods outwards from the source over the
+//     communication graph (a chain: rank by rank), each rank at the next distance taking,
+//     among its idle periods in the iteration of the earliest front point next to it or the
+//     next, starting between half a period before and three periods plus that point's
+//     amplitude after it, the largest that continues the front's amplitude (at most 1.25 ×
+//     that amplitude + 5 × the median idle time per rank and iteration) and is at least
+//     `threshold` × the source's delay and 5 × that median;
+//     waves are flooded together, earliest first, so that where two meet the one whose
+//     amplitude continues claims the ranks and the other stops there (`met`, naming the
+//     survivor);
+//   - reports fronts: down and up in rank order (on a chain, the two directions) and, on a
+//     grid, per axis and sign (the ranks on the axis through the source); per front the speed
+//     in distance units per second and per iteration by least squares with R², the amplitude
+//     per rank and its decay (seconds lost per distance unit, the negated slope, rounded to
+//     the time resolution), `at_once` when every rank it reached idled in the same iteration,
+//     and where it stops: the end of the chain, decay below the threshold, another wave, the
+//     end of the trace;
+//   - compares each front's speed with the model v = σ·d/T_iter, T_iter the measured period,
+//     σ and d inferred from the trace (d: the largest rank distance of a message on a chain,
+//     1 hop otherwise; σ = 2 for a bidirectional exchange in one-sided phases under
+//     rendezvous, i.e. when no send ever completed before its receive was posted; else 1)
+//     unless given in the options;
 //   - detects self-synchronisation: a slow group (per-rank mean compute per iteration split
 //     at its largest relative gap, if that gap exceeds `slow_gap`), the fast ranks' idle
-//     time per iteration in the second half of the run against T_slow − T_fast, the phase of
-//     each fast rank's idle periods, and the speed of the synchronisation front.
+//     time per iteration in the second half of the run over the baseline (the slow ranks'
+//     own idle time per iteration: what every rank waits without the slow group) against
+//     T_slow − T_fast, the phase of each fast rank's idle periods, and the speed of the
+//     synchronisation front.
 // Nothing here prints or reads files.
 #pragma once
 
@@ -67,11 +85,14 @@ struct IdlePeriod {
 };
 
 enum class FrontStop : std::uint8_t { Boundary = 0, Decayed, Met, EndOfTrace };
+// How distances are counted: rank offsets on a 1D chain, hops on the communication graph.
+enum class DistanceMetric : std::uint8_t { Ranks = 0, Hops };
+std::string_view distance_metric_name(DistanceMetric m);  // "ranks", "hops"
 std::string_view front_stop_name(FrontStop s);  // "boundary", "decayed", "met", "end_of_trace"
 
 struct FrontPoint {
   Rank rank = 0;
-  int distance = 0;             // |rank − source rank|
+  int distance = 0;             // from the source: |rank offset| on a chain, else hops
   Time time = 0;                // start of the idle period
   std::int32_t iteration = -1;  // of the idle period
   double amplitude = 0;         // its length, s
@@ -87,9 +108,11 @@ struct LineFit {
 
 struct Front {
   int direction = 1;  // +1: towards higher ranks ("up"), −1: towards lower ranks ("down")
-  std::vector<FrontPoint> points;
-  LineFit by_time;       // distance over time: slope = ranks per second
-  LineFit by_iteration;  // distance over iterations since the source: slope = ranks per iteration
+  int axis = -1;      // −1: every rank on that side in rank order; 0, 1, 2: the ranks on grid
+                      // axis x, y, z (MPI_Cart order, z varies fastest) through the source
+  std::vector<FrontPoint> points;  // by (distance, rank)
+  LineFit by_time;       // distance over time: slope = distance units (ranks or hops) per second
+  LineFit by_iteration;  // distance over iterations since the source: slope = units per iteration
                          // (without the last iteration of a front cut short by the chain's end)
   LineFit amplitude;     // amplitude over distance: −slope = decay, s per rank
   double decay_s_per_rank = 0;
@@ -100,6 +123,9 @@ struct Front {
   bool at_once = false;
   FrontStop stop = FrontStop::Boundary;
   Rank stop_rank = trace::kNoRank;  // last rank reached (the source if none)
+  // The wave this front met: with stop == Met, the survivor that took the ranks beyond; else
+  // a wave that ended against this front (−1: none). Index into IdleWaveResult::waves.
+  int met_wave = -1;
   int reach() const { return static_cast<int>(points.size()); }
 };
 
@@ -111,8 +137,10 @@ struct Wave {
   std::int32_t source_iteration = -1;
   double delay = 0;      // injected delay, or the length of the largest idle period
   bool injected = false;
-  Front down;  // direction −1
-  Front up;    // direction +1
+  Front down;  // direction −1: the ranks below the source
+  Front up;    // direction +1: the ranks above it
+  std::vector<Front> axes;  // on a grid: per axis −, + (x−, x+, y−, ...); empty otherwise
+  std::size_t reached = 0;  // ranks reached in all (down and up)
 };
 
 struct SelfSync {
@@ -121,7 +149,9 @@ struct SelfSync {
   std::vector<Rank> slow_ranks;
   double t_slow = 0, t_fast = 0;       // mean compute per iteration of each group, s
   double expected_idle = 0;            // T_slow − T_fast
-  double fast_idle_per_iteration = 0;  // measured, second half of the run
+  double fast_idle_per_iteration = 0;  // measured over the baseline, second half of the run
+  double fast_idle_raw_per_iteration = 0;   // measured, baseline included
+  double baseline_idle_per_iteration = 0;   // the slow ranks' own median idle per iteration
   // Per rank (every rank; 0 for slow ranks): mean offset of the rank's longest idle period in
   // an iteration from the earliest start of that iteration over all ranks, second half, s.
   std::vector<double> phase;
@@ -145,8 +175,13 @@ struct IdleWaveResult {
   IdleMatrix matrix;
   std::int32_t iterations = 0;      // most iterations found on a rank
   bool iterations_from_truth = false;
-  double iteration_s = 0, t_exec_s = 0, t_comm_s = 0;
-  int distance = 0, sigma = 1;
+  double iteration_s = 0;  // the measured period: median iteration length as run
+  double t_exec_s = 0, t_comm_s = 0;
+  DistanceMetric metric = DistanceMetric::Ranks;
+  std::vector<int> grid;   // extents of the inferred process grid (MPI_Cart order), empty if none
+  bool periodic = false;   // some message goes the short way round a ring or a grid axis
+  int distance = 0, sigma = 1;  // d in the metric's units
+  double predicted_per_s = 0;   // σ·d/iteration_s (0 without an iteration)
   bool distance_inferred = true, sigma_inferred = true;
   bool eager = true;            // some send completed before its receive was posted (exchanges
                                 // completed all at once never show it; their σ is 1 either way)

@@ -1,0 +1,296 @@
+// Idle waves tracked in the communication topology: hand-built max-plus stencils on 2D and 3D
+// grids read as a replayed trace (no ground truth, no workload: the grid comes from the
+// messages), small simulated halo2d/halo3d runs with one delay, two waves meeting on a chain
+// (the survivor named and followed), and a rendezvous one-way code whose upstream ranks all
+// block in one iteration (at_once). Every expected arrival is the grid (Manhattan) distance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analysis/idlewave/idlewave.hpp"
+#include "app/summary.hpp"
+#include "scenarios/scenario.hpp"
+#include "trace_builder.hpp"
+
+namespace waitlab::analysis {
+namespace {
+
+using test::TraceBuilder;
+using trace::MpiOp;
+
+constexpr double kExec = 100, kDelta = 500;  // µs
+
+// A Cartesian grid in MPI_Cart order (the last extent varies fastest).
+struct Grid {
+  std::vector<int> extents;
+  bool periodic = false;
+  int ranks() const {
+    int p = 1;
+    for (int e : extents) p *= e;
+    return p;
+  }
+  std::vector<int> coords(int r) const {
+    std::vector<int> c(extents.size());
+    for (std::size_t d = extents.size(); d-- > 0;) {
+      c[d] = r % extents[d];
+      r /= extents[d];
+    }
+    return c;
+  }
+  int rank(const std::vector<int>& c) const {
+    int r = 0;
+    for (std::size_t d = 0; d < extents.size(); ++d) r = r * extents[d] + c[d];
+    return r;
+  }
+  std::vector<Rank> neighbours(int r) const {
+    std::vector<Rank> n;
+    const auto c = coords(r);
+    for (std::size_t d = 0; d < extents.size(); ++d)
+      for (int s : {-1, 1}) {
+        auto q = c;
+        q[d] += s;
+        if (periodic) q[d] = (q[d] + extents[d]) % extents[d];
+        if (q[d] < 0 || q[d] >= extents[d]) continue;
+        n.push_back(rank(q));
+      }
+    return n;
+  }
+  int manhattan(int a, int b) const {
+    const auto ca = coords(a), cb = coords(b);
+    int m = 0;
+    for (std::size_t d = 0; d < extents.size(); ++d) {
+      int o = std::abs(ca[d] - cb[d]);
+      if (periodic) o = std::min(o, extents[d] - o);
+      m += o;
+    }
+    return m;
+  }
+};
+
+// The max-plus recurrence on a grid: every rank computes kExec (rank r0 kExec + kDelta in
+// iteration i0), sends to every neighbour (eager, instantly), then receives from each in turn;
+// a receive ends when the neighbour's send has happened. No ground truth: a replayed trace.
+trace::Trace max_plus_grid(const Grid& g, int r0, int i0, int iters) {
+  const int P = g.ranks();
+  TraceBuilder b(P, 1e-6);
+  std::vector<double> start(static_cast<std::size_t>(P), 0.0), next(static_cast<std::size_t>(P));
+  for (Rank r = 0; r < P; ++r) b.enter(r, 0, "main").call(r, MpiOp::Init, 0, 0);
+  for (int i = 0; i < iters; ++i) {
+    std::vector<double> sent(static_cast<std::size_t>(P));
+    for (Rank r = 0; r < P; ++r)
+      sent[static_cast<std::size_t>(r)] = start[static_cast<std::size_t>(r)] + kExec + (r == r0 && i == i0 ? kDelta : 0);
+    for (Rank r = 0; r < P; ++r) {
+      const double s = sent[static_cast<std::size_t>(r)];
+      b.enter(r, start[static_cast<std::size_t>(r)], "compute").leave(r, s, "compute").enter(r, s, "exchange");
+      const auto nb = g.neighbours(r);
+      for (Rank q : nb) b.send(r, s, s, q, 0);
+      double t = s;
+      for (Rank q : nb) {
+        const double at = std::max(t, sent[static_cast<std::size_t>(q)]);
+        b.recv(r, t, at, at, q, 0);
+        t = at;
+      }
+      b.leave(r, t, "exchange");
+      next[static_cast<std::size_t>(r)] = t;
+    }
+    start = next;
+  }
+  const double end = *std::max_element(start.begin(), start.end());
+  for (Rank r = 0; r < P; ++r)
+    b.call(r, MpiOp::Finalize, start[static_cast<std::size_t>(r)], end).leave(r, end, "main");
+  return b.trace();
+}
+
+IdleWaveResult analyse(const trace::Trace& t) {
+  const auto m = trace::Matching::build(t);
+  const auto w = wait_states(t, m);
+  return idle_waves(t, m, w);
+}
+
+// Every rank idles once, δ, in iteration i0 + (grid distance) − 1; the wave reaches every
+// rank at its grid distance, 1 hop per iteration, as fast as the model says; each axis front
+// holds exactly the ranks on that axis through the source.
+void expect_grid_wave(const Grid& g, int r0) {
+  constexpr int kI0 = 2;
+  const int P = g.ranks();
+  int far = 0;
+  for (int r = 0; r < P; ++r) far = std::max(far, g.manhattan(r, r0));
+  const int iters = kI0 + far + 3;
+  const IdleWaveResult res = analyse(max_plus_grid(g, r0, kI0, iters));
+  EXPECT_EQ(res.metric, DistanceMetric::Hops);
+  EXPECT_EQ(res.grid, g.extents);
+  EXPECT_EQ(res.periodic, g.periodic);
+  EXPECT_EQ(res.distance, 1);
+  EXPECT_EQ(res.sigma, 1);
+  ASSERT_EQ(res.periods.size(), static_cast<std::size_t>(P - 1));
+  for (const auto& p : res.periods) {
+    EXPECT_NEAR(p.seconds, kDelta * 1e-6, 1e-12);
+    EXPECT_EQ(p.iteration, kI0 + g.manhattan(p.rank, r0) - 1) << "rank " << p.rank;
+  }
+  EXPECT_NEAR(res.iteration_s, kExec * 1e-6, 1e-15);
+  EXPECT_NEAR(res.predicted_per_s, 1e6 / kExec, 1e-6);
+  ASSERT_EQ(res.waves.size(), 1u);
+  const Wave& w = res.waves[0];
+  EXPECT_EQ(w.source_rank, r0);
+  EXPECT_EQ(w.reached, static_cast<std::size_t>(P - 1));
+  std::vector<const Front*> fronts = {&w.down, &w.up};
+  for (const auto& f : w.axes) fronts.push_back(&f);
+  ASSERT_EQ(w.axes.size(), 2 * g.extents.size());
+  std::size_t halves = 0;
+  for (const Front* f : fronts) {
+    if (f->axis < 0) halves += f->points.size();
+    for (const auto& p : f->points) {
+      EXPECT_EQ(p.distance, g.manhattan(p.rank, r0)) << "rank " << p.rank;
+      EXPECT_EQ(p.iteration - w.source_iteration + 1, p.distance) << "rank " << p.rank;
+      EXPECT_NEAR(p.amplitude, kDelta * 1e-6, 1e-12);
+    }
+    EXPECT_EQ(f->stop, FrontStop::Boundary);
+    EXPECT_FALSE(f->at_once);
+    if (f->points.size() >= 2) {
+      EXPECT_NEAR(f->by_iteration.slope, 1.0, 1e-12) << "axis " << f->axis << " direction " << f->direction;
+      EXPECT_NEAR(f->by_time.slope, 1e6 / kExec, 1e-6);
+      EXPECT_NEAR(f->measured_over_predicted, 1.0, 1e-9);
+      EXPECT_EQ(f->decay_s_per_rank, 0.0);
+    }
+  }
+  EXPECT_EQ(halves, static_cast<std::size_t>(P - 1));
+  // The axis fronts: the ranks on each axis through the source, on its side.
+  const auto c0 = g.coords(r0);
+  for (const auto& f : w.axes) {
+    const auto a = static_cast<std::size_t>(f.axis);
+    int expected = 0;
+    for (int r = 0; r < P; ++r) {
+      const auto c = g.coords(r);
+      bool on = r != r0;
+      for (std::size_t d = 0; d < c.size(); ++d) on = on && (d == a || c[d] == c0[d]);
+      if (!on) continue;
+      int o = c[a] - c0[a];
+      if (g.periodic && 2 * std::abs(o) > g.extents[a]) o -= o > 0 ? g.extents[a] : -g.extents[a];
+      if ((o < 0 ? -1 : 1) == f.direction) ++expected;
+    }
+    EXPECT_EQ(f.reach(), expected) << "axis " << f.axis << " direction " << f.direction;
+  }
+}
+
+TEST(IdleWaveGrid, MaxPlus2DGridFromTheMessages) {
+  expect_grid_wave({{7, 5}, false}, 2 * 5 + 3);
+}
+
+TEST(IdleWaveGrid, MaxPlus3DPeriodicGridFromTheMessages) {
+  expect_grid_wave({{6, 4, 3}, true}, 1 * 12 + 2 * 3 + 1);
+}
+
+const char* const kHalo3d = R"(
+platform: {type: cluster, nodes: 128, cores: 1, speed: 1Gf, bandwidth: 10GBps, latency: 1us}
+workload: {type: halo3d, px: 8, py: 4, pz: 4, iterations: 25, compute: 1ms, bytes: 8B}
+perturbations:
+  - {type: delay, rank: 45, iteration: 5, duration: 20ms}
+run: {seed: 1}
+)";
+
+const char* const kHalo2d = R"(
+platform: {type: cluster, nodes: 96, cores: 1, speed: 1Gf, bandwidth: 10GBps, latency: 1us}
+workload: {type: halo2d, px: 12, py: 8, iterations: 30, compute: 1ms, bytes: 8B}
+perturbations:
+  - {type: delay, rank: 30, iteration: 4, duration: 20ms}
+run: {seed: 1}
+)";
+
+// A simulated halo run with one delay: every other rank idles in iteration i0 + (Manhattan
+// distance) − 1, the front moves 1.000 hop per iteration, at the model's speed.
+void expect_simulated_halo(const char* yaml, const std::vector<int>& extents, Rank r0, int i0) {
+  const auto s = scenarios::parse_scenario(yaml, "halo.yaml");
+  const app::Outcome o = app::simulate_scenario(s, false);
+  const Grid g{extents, false};
+  for (bool truth : {true, false}) {
+    trace::Trace t = o.result.trace;
+    if (!truth) {  // as a replayed trace: no ground truth
+      t.has_truth = false;
+      for (auto& l : t.locations) l.truth.clear();
+    }
+    const IdleWaveResult r = analyse(t);
+    EXPECT_EQ(r.metric, DistanceMetric::Hops);
+    EXPECT_EQ(r.grid, extents);
+    ASSERT_EQ(r.waves.size(), 1u) << "truth " << truth;
+    const Wave& w = r.waves[0];
+    EXPECT_EQ(w.source_rank, r0);
+    EXPECT_EQ(w.reached, static_cast<std::size_t>(g.ranks() - 1)) << "truth " << truth;
+    for (const Front* f : {&w.down, &w.up}) {
+      ASSERT_GE(f->reach(), 10);
+      for (const auto& p : f->points) {
+        EXPECT_EQ(p.distance, g.manhattan(p.rank, r0));
+        EXPECT_EQ(p.iteration, i0 + p.distance - 1) << "rank " << p.rank;
+        EXPECT_NEAR(p.amplitude, 0.02, 1e-6);
+      }
+      EXPECT_NEAR(f->by_iteration.slope, 1.0, 1e-9);
+      EXPECT_NEAR(f->measured_over_predicted, 1.0, 1e-3) << f->by_time.slope << " vs " << f->predicted_ranks_per_s;
+      EXPECT_NEAR(f->predicted_ranks_per_s, 1.0 / r.iteration_s, 1e-9 / r.iteration_s);
+      EXPECT_EQ(f->stop, FrontStop::Boundary);
+    }
+  }
+}
+
+TEST(IdleWaveGrid, SimulatedHalo3dArrivalIsTheGridDistance) {
+  expect_simulated_halo(kHalo3d, {8, 4, 4}, 45, 5);
+}
+
+TEST(IdleWaveGrid, SimulatedHalo2dArrivalIsTheGridDistance) {
+  expect_simulated_halo(kHalo2d, {12, 8}, 30, 4);
+}
+
+// Two waves on a chain: rank 30 delayed 20 ms in iteration 20, rank 90 10 ms in iteration 40.
+// They meet at rank 70 in iteration 59; the larger survives: its up front goes on to the end
+// of the chain with the difference, 10 ms, and names the wave it absorbed; the smaller one's
+// down front stops there, met, naming the survivor.
+TEST(IdleWaveMeet, TheSurvivorIsNamedAndFollowed) {
+  const auto s = scenarios::load_scenario(
+      std::string(WAITLAB_SOURCE_DIR) + "/scenarios/teaching/two_delays.yaml",
+      {"workload.ranks=128", "platform.nodes=128", "workload.iterations=150", "perturbations[0].rank=30",
+       "perturbations[0].iteration=20", "perturbations[1].rank=90", "perturbations[1].iteration=40"});
+  const IdleWaveResult r = analyse(app::simulate_scenario(s, false).result.trace);
+  ASSERT_EQ(r.waves.size(), 2u);
+  const Wave& a = r.waves[0];
+  const Wave& b = r.waves[1];
+  EXPECT_EQ(a.source_rank, 30);
+  EXPECT_EQ(b.source_rank, 90);
+  EXPECT_EQ(b.down.stop, FrontStop::Met);
+  EXPECT_EQ(b.down.met_wave, 0);
+  EXPECT_EQ(b.down.stop_rank, 71);  // 90 − 19: the last rank it reached before rank 70
+  EXPECT_EQ(a.up.stop, FrontStop::Boundary);
+  EXPECT_EQ(a.up.met_wave, 1);
+  ASSERT_EQ(a.up.reach(), 127 - 30);
+  for (const auto& p : a.up.points) {
+    EXPECT_EQ(p.iteration, 20 + p.distance - 1) << "rank " << p.rank;
+    EXPECT_NEAR(p.amplitude, p.rank <= 70 ? 0.02 : 0.01, 1e-5) << "rank " << p.rank;
+  }
+  EXPECT_NEAR(a.up.by_iteration.slope, 1.0, 1e-9);
+  // The run grows by the larger delay only: the periods outside the waves are undisturbed.
+  EXPECT_NEAR(r.iteration_s, r.t_exec_s + r.t_comm_s, 1e-5 * r.iteration_s);
+}
+
+// A one-way code under rendezvous: the delayed rank's upstream ranks block on their sends in
+// the same iteration, microseconds apart: at once, no speed; downstream the wave travels.
+TEST(IdleWaveAtOnce, RendezvousOneWayBlocksUpstreamInOneIteration) {
+  const auto s = scenarios::load_scenario(
+      std::string(WAITLAB_SOURCE_DIR) + "/scenarios/teaching/eager_unidirectional.yaml",
+      {"workload.ranks=64", "platform.nodes=64", "workload.iterations=60", "perturbations[0].rank=32",
+       "run.eager_threshold=0B"});
+  const IdleWaveResult r = analyse(app::simulate_scenario(s, false).result.trace);
+  ASSERT_EQ(r.waves.size(), 1u);
+  const Wave& w = r.waves[0];
+  EXPECT_TRUE(w.down.at_once);
+  EXPECT_EQ(w.down.reach(), 32);
+  for (const auto& p : w.down.points) EXPECT_EQ(p.iteration, w.source_iteration);
+  EXPECT_EQ(w.down.by_time.slope, 0.0);
+  EXPECT_EQ(w.down.measured_over_predicted, 0.0);
+  EXPECT_FALSE(w.up.at_once);
+  EXPECT_EQ(w.up.reach(), 31);
+  EXPECT_NEAR(w.up.by_iteration.slope, 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace waitlab::analysis
