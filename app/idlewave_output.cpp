@@ -282,9 +282,11 @@ void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
       else if (f->points.size() < 2)
         out << fmt::format("    {:<4} {:>5} ranks, too few to measure a speed, stops: {}\n", dir, f->reach(), stop);
       else
-        out << fmt::format("    {:<4} {:>5} ranks to {} {}, {:>10.6g} {}/s ({:.3f} of the model), {:.4g} {}/iteration, "
+        out << fmt::format("    {:<4} {:>5} ranks{}, {:>10.6g} {}/s ({:.3f} of the model), {:.4g} {}/iteration, "
                            "{}, stops: {}\n",
-                           dir, f->reach(), reach, reach == 1 ? unit : units, f->by_time.slope, units,
+                           dir, f->reach(),
+                           units == "ranks" ? std::string() : fmt::format(" out to {} {}", reach, reach == 1 ? unit : units),
+                           f->by_time.slope, units,
                            f->measured_over_predicted, f->by_iteration.slope, units, decay_text(f->decay_s_per_rank, unit),
                            stop);
     }

@@ -330,6 +330,7 @@ struct Step {
   Rank rank;
   double amplitude;
   std::int32_t iteration;  // of the front point next to it (−1: unknown)
+  Time end;                // when the idle period of that point ended (−∞: the source)
   bool operator>(const Step& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
@@ -500,12 +501,12 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   std::uint64_t seq = 0;
   auto flood = [&](std::size_t from) {
     std::priority_queue<Step, std::vector<Step>, std::greater<>> queue;
-    auto push_next = [&](std::size_t w, Rank at, Time when, double amplitude, std::int32_t iteration) {
+    auto push_next = [&](std::size_t w, Rank at, Time when, double amplitude, std::int32_t iteration, Time end) {
       const auto& dw = dist[w];
       for (Rank n : topo.adj[static_cast<std::size_t>(at)])
         if (dw[static_cast<std::size_t>(n)] == dw[static_cast<std::size_t>(at)] + 1 &&
             tried[w][static_cast<std::size_t>(n)].state == Attempt::Untried)
-          queue.push({when, seq++, w, n, amplitude, iteration});
+          queue.push({when, seq++, w, n, amplitude, iteration, end});
     };
     for (std::size_t w = from; w < res.waves.size(); ++w) {
       const Wave& wave = res.waves[w];
@@ -515,7 +516,8 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       tried[w][static_cast<std::size_t>(wave.source_rank)].state = Attempt::Source;
       // The source's lateness: its delay, and at most the whole delayed interval besides
       // (noise in it makes the first idle periods longer than the delay).
-      push_next(w, wave.source_rank, wave.onset, wave.delay + (wave.source_time - wave.onset), wave.source_iteration);
+      push_next(w, wave.source_rank, wave.onset, wave.delay + (wave.source_time - wave.onset), wave.source_iteration,
+                -std::numeric_limits<Time>::infinity());
     }
     while (!queue.empty()) {
       const Step st = queue.top();
@@ -542,6 +544,12 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         if (st.iteration >= 0 && it->iteration >= 0 &&
             (it->iteration < st.iteration || it->iteration > st.iteration + 1))
           continue;
+        // The wave reaches a rank through the rank next to it, which goes on only once its own
+        // idle period has ended: an idle period that ends before that one (by more than 2 % of an
+        // iteration: latencies, the order in which a collective lets its members go) waited for
+        // someone else — under noise, the other neighbour's lateness, in which the wave is
+        // absorbed.
+        if (it->start + it->seconds < st.end - 0.02 * T) continue;
         const std::ptrdiff_t i = it - res.periods.begin();
         const int c = claim[static_cast<std::size_t>(i)];
         const bool free = c < 0 || c == static_cast<int>(st.wave);
@@ -560,7 +568,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       claim[static_cast<std::size_t>(best)] = static_cast<int>(st.wave);
       at.state = Attempt::Reached;
       points[st.wave].push_back({p.rank, dist[st.wave][r], p.start, p.iteration, p.seconds});
-      push_next(st.wave, st.rank, p.start, p.seconds, p.iteration);
+      push_next(st.wave, st.rank, p.start, p.seconds, p.iteration, p.start + p.seconds);
     }
     // Why each failed attempt failed, now that the waves flooded together have claimed their
     // periods: the period it could not take (or one just before) belongs to another wave —
