@@ -332,7 +332,7 @@ TEST(TeachingScenarios, LoadWithTheIdleWaveAnalysis) {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(kTeaching))
     if (e.path().extension() == ".yaml") files.push_back(e.path().string());
-  EXPECT_EQ(files.size(), 10u);
+  EXPECT_EQ(files.size(), 11u);
   for (const auto& f : files) {
     const auto s = scenarios::load_scenario(f);
     const auto& a = s.outputs.analyses;
