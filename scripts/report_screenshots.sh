@@ -4,7 +4,8 @@
 # scenarios/teaching/single_delay.yaml (20 ms at 256 and 1024 ranks; 5 ms at 4096 ranks,
 # a wave 5 ranks wide that must stay visible on the heat map), the slow socket of
 # scenarios/teaching/slow_socket.yaml (a slow group of every other socket, no wave: no
-# amplitude picture) and eager_unidirectional.yaml (another σ). Few iterations, so that the
+# amplitude picture), eager_unidirectional.yaml (another σ), two_delays.yaml (two waves meet)
+# and halo3d_delay.yaml (a 3D grid: distances in hops, fronts per axis). Few iterations, so that the
 # whole takes about a minute (the 4096-rank run most of it). Not part of the test run.
 #
 # Usage: scripts/report_screenshots.sh [OUT_DIR] [WAITLAB]   (default: out/screenshots, build/app/waitlab)
@@ -40,9 +41,12 @@ run() {  # name scenario --set ... : one run, then its screenshot
 
 run single_delay_256 "$T/single_delay.yaml" workload.ranks=256 platform.nodes=256 'perturbations[0].rank=128' \
   workload.iterations=200
-run single_delay_1024 "$T/single_delay.yaml" workload.iterations=150
+run single_delay_1024 "$T/single_delay.yaml" workload.ranks=1024 platform.nodes=1024 'perturbations[0].rank=512' \
+  workload.iterations=150
 run single_delay_4096 "$T/single_delay.yaml" workload.ranks=4096 platform.nodes=4096 'perturbations[0].rank=2048' \
   'perturbations[0].duration=5ms' workload.iterations=120
 run slow_socket_1024 "$T/slow_socket.yaml" workload.iterations=60
 run eager_unidirectional "$T/eager_unidirectional.yaml" workload.iterations=150
+run two_delays "$T/two_delays.yaml"
+run halo3d_delay "$T/halo3d_delay.yaml"
 echo "look at $OUT/*.png and $OUT/*/idlewave_*.png" >&2

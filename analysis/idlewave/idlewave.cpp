@@ -52,6 +52,33 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
 
 namespace {
 
+// A line with one slope and an intercept per segment (seg[i]: the segment of point i), by least
+// squares within the segments: a front that crossed another wave's band is one line with a step
+// (the ranks beyond were late already: its idle periods start later, by the other wave's
+// amplitude, and are shorter), which must neither slow it down nor read as decay. The intercept
+// is the first segment's; with one segment this is fit_line.
+LineFit fit_segmented(const std::vector<double>& x, const std::vector<double>& y, const std::vector<int>& seg) {
+  if (x.empty() || seg.back() == 0) return fit_line(x, y);
+  const auto k = static_cast<std::size_t>(seg.back()) + 1;
+  std::vector<double> sx(k, 0), sy(k, 0), n(k, 0);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto s = static_cast<std::size_t>(seg[i]);
+    sx[s] += x[i], sy[s] += y[i], n[s] += 1;
+  }
+  double sxx = 0, sxy = 0, syy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto s = static_cast<std::size_t>(seg[i]);
+    const double dx = x[i] - sx[s] / n[s], dy = y[i] - sy[s] / n[s];
+    sxx += dx * dx, sxy += dx * dy, syy += dy * dy;
+  }
+  LineFit f;
+  f.points = x.size();
+  f.slope = sxx > 0 ? sxy / sxx : 0;
+  f.intercept = sy[0] / n[0] - f.slope * sx[0] / n[0];
+  f.r2 = syy > 0 && sxx > 0 ? (sxy * sxy) / (sxx * syy) : 1.0;
+  return f;
+}
+
 bool is_idle_pattern(Pattern p) {
   switch (p) {
     case Pattern::LateSender:
@@ -682,12 +709,19 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     }
     f.stop_rank = f.points.empty() ? wave.source_rank : f.points.back().rank;
     std::vector<double> time, dst, iter, amp, iter_x, iter_y;
+    std::vector<int> seg;  // a new segment where the front crossed another wave (its start jumps)
     // A front that reached the end of the chain may have found fewer ranks than it could
     // in its last iteration: that step stays out of the per-iteration fit.
     const std::int32_t cut = f.stop == FrontStop::Boundary && !f.points.empty()
                                  ? f.points.back().iteration
                                  : std::numeric_limits<std::int32_t>::max();
-    for (const auto& p : f.points) {
+    for (std::size_t i = 0; i < f.points.size(); ++i) {
+      const FrontPoint& p = f.points[i];
+      // A step more than 1.5 iterations later than the model's pace: the rank was late already.
+      const bool jump = i > 0 && predicted > 0 &&
+                        p.time - f.points[i - 1].time >
+                            (p.distance - f.points[i - 1].distance) / predicted + 1.5 * res.iteration_s;
+      seg.push_back(i == 0 ? 0 : seg.back() + (jump ? 1 : 0));
       time.push_back(p.time);
       dst.push_back(p.distance);
       iter.push_back(static_cast<double>(p.iteration - wave.source_iteration));
@@ -705,11 +739,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
                   return p.iteration == f.points.front().iteration;
                 });
     if (f.points.size() >= 2) {
-      f.amplitude = fit_line(dst, amp);
+      f.amplitude = fit_segmented(dst, amp, seg);
       // Rounded to the time resolution: no rounding noise, no −0.
       f.decay_s_per_rank = std::round(-f.amplitude.slope / kTimeResolution) * kTimeResolution + 0.0;
       if (!f.at_once) {  // nothing travelled: no speed
-        f.by_time = fit_line(time, dst);
+        f.by_time = fit_segmented(time, dst, seg);
         f.by_iteration = fit_line(iter_x, iter_y);
       }
     }

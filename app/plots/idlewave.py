@@ -129,12 +129,14 @@ def heatmap(d, info, idle, fronts):
         color = COLORS[i % len(COLORS)]
         src = w["source_rank"]
         for f in w["fronts"]:
+            if f["direction"] not in ("down", "up"):
+                continue  # a grid axis' front: its ranks are among the down and up fronts' points
             pts = front_points(fronts, i, f)
             if len(pts) < 2:
                 continue
             ts = np.array([float(r["time_s"]) for r in pts])
             sign = -1 if f["direction"] == "down" else 1
-            if f["direction"] not in ("down", "up") or units(info)[0] == "hop":
+            if units(info)[0] == "hop":
                 # Distances in hops (a grid or graph): the rank is no line in the distance; the
                 # points the front reached, at their ranks.
                 ax.plot((ts - t0) * scale, [int(r["rank"]) for r in pts], ls="none", marker=".", ms=5, color=color,
@@ -195,11 +197,11 @@ def amplitude(d, info, fronts):
     fig, ax = plt.subplots(figsize=(11, 6.5))
     for i, w, f, dist, amp in series:
         up = f["direction"] != "down"
+        # A decay needs two distances (a front that reached one rank has none, not 0).
+        decay = (f"decay {decay_text(f['decay_s_per_rank'], res, units(info)[0])}" if len(set(dist)) >= 2
+                 else f"{len(dist)} {'rank' if len(dist) == 1 else 'ranks'} at one distance")
         ax.plot(dist, [x * s for x in amp], marker="o" if up else "s", ms=4, lw=1.5, color=COLORS[i % len(COLORS)],
-                ls="-" if up else ":",
-                label=f"rank {w['source_rank']} {f['direction']}: decay "
-                      f"{decay_text(f['decay_s_per_rank'], res, units(info)[0])}, "
-                      f"stops: {f['stop']}")
+                ls="-" if up else ":", label=f"rank {w['source_rank']} {f['direction']}: {decay}, stops: {f['stop']}")
     ax.set_xlabel(f"distance from the delayed rank [{units(info)[1]}]")
     ax.set_ylabel(f"idle period at the front [{u}]")
     ax.set_ylim(bottom * s, top * s)

@@ -268,6 +268,12 @@ TEST(IdleWaveMeet, TheSurvivorIsNamedAndFollowed) {
     EXPECT_NEAR(p.amplitude, p.rank <= 70 ? 0.02 : 0.01, 1e-5) << "rank " << p.rank;
   }
   EXPECT_NEAR(a.up.by_iteration.slope, 1.0, 1e-9);
+  // Crossing the other wave's band is a step, not a slowdown or a decay: the ranks beyond rank
+  // 70 start idling 10 ms later and idle 10 ms less; the survivor keeps the model's speed (as the
+  // fronts that cross nothing do) and does not decay on either side of the step.
+  EXPECT_NEAR(a.up.measured_over_predicted, 1.0, 1e-3);
+  EXPECT_NEAR(a.up.by_time.slope, a.down.by_time.slope, 1e-3 * a.down.by_time.slope);
+  EXPECT_NEAR(a.up.decay_s_per_rank, 0.0, 1e-8);
   // The run grows by the larger delay only: the periods outside the waves are undisturbed.
   EXPECT_NEAR(r.iteration_s, r.t_exec_s + r.t_comm_s, 1e-5 * r.iteration_s);
 }
