@@ -31,6 +31,10 @@
 //     waves are flooded together, earliest first, so that where two meet the one whose
 //     amplitude continues claims the ranks and the other stops there (`met`, naming the
 //     survivor);
+//   - in a wavefront pipeline (IdleWaveResult::pipeline: a rank's usual idle at each point of
+//     its iterations is a quarter of the period or more) does the above on each period's
+//     extra idle over the usual, with front points at the periods' ends (when the ranks go
+//     on) in the iteration they go on in; no model there (predicted 0), no at_once;
 //   - reports fronts: down and up in rank order (on a chain, the two directions) and, on a
 //     grid, per axis and sign (the ranks on the axis through the source); per front the speed
 //     in distance units per second and per iteration by least squares with R², the amplitude
