@@ -392,6 +392,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     p.seconds = w.seconds;
     p.pattern = w.pattern;
     p.cause_rank = w.cause_rank;
+    p.call = w.call;
     p.iteration = iteration_at(starts[static_cast<std::size_t>(w.rank)], start);
     res.periods.push_back(p);
     res.total_idle += w.seconds;
@@ -474,6 +475,45 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   res.sigma = opt.sigma > 0 ? opt.sigma : (!eager && res.phased ? 2 : 1);
   res.sigma_inferred = opt.sigma <= 0;
 
+  // 4b. What each rank usually idles at each point of its iterations: per (rank, position of
+  // the call in the iteration) the median over the rank's iterations (0 where it idles now
+  // and then). A wavefront pipeline waits at the same points every iteration: if that usual
+  // idle is a quarter of the period or more on a graph, the fronts follow the extra idle.
+  {
+    std::vector<double> usual_cells;
+    for (std::size_t r = 0; r < P; ++r) {
+      const auto& s = starts[r];
+      if (s.empty()) continue;
+      const auto& ev = t.locations[r].events;
+      const auto& calls = m.calls[r];
+      std::vector<std::uint32_t> first_call(s.size());  // first call at or after each start
+      for (std::size_t k = 0; k < s.size(); ++k)
+        first_call[k] = static_cast<std::uint32_t>(
+            std::partition_point(calls.begin(), calls.end(), [&](const Call& c) { return ev[c.enter].time < s[k]; }) -
+            calls.begin());
+      std::vector<std::vector<double>> at_pos;  // [position][iteration]
+      std::vector<std::size_t> where(first[r + 1] - first[r], SIZE_MAX);
+      for (std::size_t i = first[r]; i < first[r + 1]; ++i) {
+        const IdlePeriod& p = res.periods[i];
+        if (p.iteration < 0 || p.call < first_call[static_cast<std::size_t>(p.iteration)]) continue;
+        const std::size_t pos = p.call - first_call[static_cast<std::size_t>(p.iteration)];
+        if (pos >= at_pos.size()) at_pos.resize(pos + 1, std::vector<double>(s.size(), 0.0));
+        at_pos[pos][static_cast<std::size_t>(p.iteration)] += p.seconds;
+        where[i - first[r]] = pos;
+      }
+      std::vector<double> usual(at_pos.size());
+      for (std::size_t pos = 0; pos < at_pos.size(); ++pos) usual[pos] = median(at_pos[pos]);
+      for (std::size_t i = first[r]; i < first[r + 1]; ++i)
+        if (where[i - first[r]] != SIZE_MAX) res.periods[i].usual = std::min(res.periods[i].seconds, usual[where[i - first[r]]]);
+      usual_cells.push_back(std::accumulate(usual.begin(), usual.end(), 0.0));
+    }
+    res.pipeline = topo.metric == DistanceMetric::Hops && res.iteration_s > 0 &&
+                   median(usual_cells) >= 0.25 * res.iteration_s;
+  }
+  // The idle a wave can account for: in a pipeline what the period holds beyond the usual.
+  const bool pipe = res.pipeline;
+  auto amount = [&](const IdlePeriod& p) { return pipe ? p.seconds - p.usual : p.seconds; };
+
   // 5. Wave sources: the injected delays, or else the largest idle periods.
   std::vector<int> claim(res.periods.size(), -1);  // wave that a period belongs to
   if (t.has_truth) {
@@ -514,9 +554,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   std::vector<double> cell(P * n_iter, 0.0);
   for (const auto& p : res.periods)
     if (p.iteration >= 0 && static_cast<std::size_t>(p.iteration) < n_iter)
-      cell[static_cast<std::size_t>(p.rank) * n_iter + static_cast<std::size_t>(p.iteration)] += p.seconds;
+      cell[static_cast<std::size_t>(p.rank) * n_iter + static_cast<std::size_t>(p.iteration)] += amount(p);
   const double typical = median(cell);
-  const double mean_cell = P == 0 ? 0 : res.total_idle / static_cast<double>(P * std::max<std::size_t>(n_iter, 1));
+  double counted = 0;
+  for (const auto& p : res.periods) counted += amount(p);
+  const double mean_cell = P == 0 ? 0 : counted / static_cast<double>(P * std::max<std::size_t>(n_iter, 1));
   const double T = res.iteration_s > 0 ? res.iteration_s : (t_end - t_begin);
 
   // Floods waves [from, end) together over the topology's graph, always taking the step
@@ -559,18 +601,24 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       // A rank the wave finds late already (another wave passed it) idles later: up to the
       // amplitude next to it.
       const Time lo = st.t - 0.5 * T, hi = st.t + st.amplitude + 3 * T;
-      auto it = std::lower_bound(res.periods.begin() + static_cast<std::ptrdiff_t>(first[r]),
-                                 res.periods.begin() + static_cast<std::ptrdiff_t>(first[r + 1]), lo,
-                                 [](const IdlePeriod& p, Time x) { return p.start < x; });
+      // In a pipeline the window holds the periods' ends (when the rank goes on): it waits
+      // at its usual point from whenever it got there.
+      auto it = pipe ? res.periods.begin() + static_cast<std::ptrdiff_t>(first[r])
+                     : std::lower_bound(res.periods.begin() + static_cast<std::ptrdiff_t>(first[r]),
+                                        res.periods.begin() + static_cast<std::ptrdiff_t>(first[r + 1]), lo,
+                                        [](const IdlePeriod& p, Time x) { return p.start < x; });
       const auto end = res.periods.begin() + static_cast<std::ptrdiff_t>(first[r + 1]);
       std::ptrdiff_t best = -1, blocker = -1;
       for (; it != end && it->start <= hi; ++it) {
-        if (it->seconds < threshold) continue;
+        if (pipe && (it->start + it->seconds < lo || it->start + it->seconds > hi)) continue;
+        const double extra = amount(*it);
+        if (extra < threshold) continue;
         // A wave moves at least one step per iteration: the iteration of the point next to
-        // it, or the one after (a later idle period is someone else's lateness).
-        if (st.iteration >= 0 && it->iteration >= 0 &&
-            (it->iteration < st.iteration || it->iteration > st.iteration + 1))
-          continue;
+        // it, or the one after (a later idle period is someone else's lateness). In a
+        // pipeline: the iteration in which the rank goes on (a rank waits for the sweep's
+        // first block before its iteration's first compute).
+        const std::int32_t k = pipe ? iteration_at(starts[r], it->start + it->seconds + 0.02 * T) : it->iteration;
+        if (st.iteration >= 0 && k >= 0 && (k < st.iteration || k > st.iteration + 1)) continue;
         // The wave reaches a rank through the rank next to it, which goes on only once its own
         // idle period has ended: an idle period that ends before that one (by more than 2 % of an
         // iteration: latencies, the order in which a collective lets its members go) waited for
@@ -580,8 +628,8 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         const std::ptrdiff_t i = it - res.periods.begin();
         const int c = claim[static_cast<std::size_t>(i)];
         const bool free = c < 0 || c == static_cast<int>(st.wave);
-        auto& slot = free && it->seconds <= bound ? best : blocker;
-        if (slot < 0 || it->seconds > res.periods[static_cast<std::size_t>(slot)].seconds) slot = i;
+        auto& slot = free && extra <= bound ? best : blocker;
+        if (slot < 0 || extra > amount(res.periods[static_cast<std::size_t>(slot)])) slot = i;
       }
       at.t = st.t;
       at.hi = hi;
@@ -594,8 +642,12 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       const IdlePeriod& p = res.periods[static_cast<std::size_t>(best)];
       claim[static_cast<std::size_t>(best)] = static_cast<int>(st.wave);
       at.state = Attempt::Reached;
-      points[st.wave].push_back({p.rank, dist[st.wave][r], p.start, p.iteration, p.seconds});
-      push_next(st.wave, st.rank, p.start, p.seconds, p.iteration, p.start + p.seconds);
+      // In a pipeline the rank reached waits at its usual point anyway: the wave is when it
+      // goes on, late by the extra idle.
+      const Time when = pipe ? p.start + p.seconds : p.start;
+      const std::int32_t k = pipe ? iteration_at(starts[r], when + 0.02 * T) : p.iteration;
+      points[st.wave].push_back({p.rank, dist[st.wave][r], when, k, amount(p)});
+      push_next(st.wave, st.rank, when, amount(p), k, p.start + p.seconds);
     }
     // Why each failed attempt failed, now that the waves flooded together have claimed their
     // periods: the period it could not take (or one just before) belongs to another wave —
@@ -630,11 +682,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     // that is no wave) — earliest first: a wave's earliest idle period is next to its
     // source. Each one not explained by a wave found before starts a wave.
     double largest = 0;
-    for (const auto& p : res.periods) largest = std::max(largest, p.seconds);
+    for (const auto& p : res.periods) largest = std::max(largest, amount(p));
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < res.periods.size(); ++i)
-      if (largest > kTimeResolution && res.periods[i].seconds >= 0.5 * largest &&
-          res.periods[i].seconds >= 10 * mean_cell)
+      if (largest > kTimeResolution && amount(res.periods[i]) >= 0.5 * largest &&
+          amount(res.periods[i]) >= 10 * mean_cell)
         order.push_back(i);
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return res.periods[a].start < res.periods[b].start; });
@@ -646,7 +698,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       w.source_rank = p.cause_rank != trace::kNoRank ? p.cause_rank : p.rank;
       w.source_time = p.start + p.seconds;
       w.onset = p.start;
-      w.delay = p.seconds;
+      w.delay = amount(p);
       w.source_iteration = iteration_at(starts[static_cast<std::size_t>(w.source_rank)], p.start);
       res.waves.push_back(w);
       flood(res.waves.size() - 1);
@@ -667,7 +719,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
     double smallest = std::numeric_limits<double>::infinity();
     for (const auto& w : res.waves) smallest = std::min(smallest, std::max(opt.threshold * w.delay, 5 * typical));
     for (std::size_t i = 0; i < res.periods.size(); ++i)
-      if (claim[i] >= 0 || res.periods[i].seconds >= smallest)
+      if (claim[i] >= 0 || amount(res.periods[i]) >= smallest)
         strike(static_cast<std::size_t>(res.periods[i].rank), res.periods[i].iteration);
     for (const auto& w : res.waves) strike(static_cast<std::size_t>(w.source_rank), w.source_iteration);
     double sum = 0;
@@ -680,7 +732,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
         }
     if (count > 0) res.iteration_s = sum / static_cast<double>(count);
   }
-  res.predicted_per_s = res.iteration_s > 0 ? res.sigma * res.distance / res.iteration_s : 0;
+  res.predicted_per_s = res.iteration_s > 0 && !pipe ? res.sigma * res.distance / res.iteration_s : 0;
   const double predicted = res.predicted_per_s;
 
   // The fronts: the points of each side (rank order, and per grid axis), fitted.
@@ -735,7 +787,8 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       iter_x = iter;
       iter_y = dst;
     }
-    f.at_once = f.points.size() >= 2 && std::all_of(f.points.begin(), f.points.end(), [&](const FrontPoint& p) {
+    // In a pipeline the ranks going on late in one iteration is the sweep carrying the delay.
+    f.at_once = !pipe && f.points.size() >= 2 && std::all_of(f.points.begin(), f.points.end(), [&](const FrontPoint& p) {
                   return p.iteration == f.points.front().iteration;
                 });
     if (f.points.size() >= 2) {
@@ -849,7 +902,11 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
 
     // The longest idle period's start per (rank, iteration).
     const std::size_t n = n_iter;
-    const std::vector<double>& idle = cell;
+    // The whole idle time (a pipeline's usual waits included: the baseline takes them out).
+    std::vector<double> idle(P * n, 0.0);
+    for (const auto& p : res.periods)
+      if (p.iteration >= 0 && static_cast<std::size_t>(p.iteration) < n)
+        idle[static_cast<std::size_t>(p.rank) * n + static_cast<std::size_t>(p.iteration)] += p.seconds;
     std::vector<double> longest(P * n, 0.0), longest_start(P * n, 0.0);
     for (const auto& p : res.periods) {
       if (p.iteration < 0 || static_cast<std::size_t>(p.iteration) >= n) continue;

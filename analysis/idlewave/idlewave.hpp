@@ -31,6 +31,10 @@
 //     waves are flooded together, earliest first, so that where two meet the one whose
 //     amplitude continues claims the ranks and the other stops there (`met`, naming the
 //     survivor);
+//   - in a wavefront pipeline (IdleWaveResult::pipeline: a rank's usual idle at each point of
+//     its iterations is a quarter of the period or more) does the above on each period's
+//     extra idle over the usual, with front points at the periods' ends (when the ranks go
+//     on) in the iteration they go on in; no model there (predicted 0), no at_once;
 //   - reports fronts: down and up in rank order (on a chain, the two directions) and, on a
 //     grid, per axis and sign (the ranks on the axis through the source); per front the speed
 //     in distance units per second and per iteration by least squares with R², the amplitude
@@ -82,6 +86,11 @@ struct IdlePeriod {
   std::int32_t iteration = -1;  // -1 before the first iteration
   Pattern pattern = Pattern::LateSender;
   Rank cause_rank = trace::kNoRank;
+  std::uint32_t call = 0;  // index into Matching::calls[rank]
+  // What the rank idles at this point of its iterations (the median over its iterations of
+  // the idle of the call at the same position in the iteration, 0 where it idles now and
+  // then): the pipeline's regular wait, subtracted from the period in a wavefront pipeline.
+  double usual = 0;
 };
 
 enum class FrontStop : std::uint8_t { Boundary = 0, Decayed, Met, EndOfTrace };
@@ -187,6 +196,13 @@ struct IdleWaveResult {
                                 // completed all at once never show it; their σ is 1 either way)
   bool phased = false;          // receives completed in one-sided phases
   bool bidirectional = false;   // ranks receive from both sides
+  // A wavefront pipeline (sweep2d): on a graph, the ranks' usual idle (IdlePeriod::usual)
+  // is at least a quarter of the period — they wait at the same points of every iteration
+  // while the sweeps fill and drain. A delay is carried by the sweeps within its own
+  // iteration at the pipeline's pace (one block step per hop), not one hop per iteration:
+  // the model σ·d/T_iter does not apply (predicted_per_s = 0), and the fronts follow the
+  // extra idle (period − usual) and the time the ranks go on (the periods' ends).
+  bool pipeline = false;
   double threshold_s = 0;       // the smallest idle period the fronts of the largest wave follow
   std::vector<Wave> waves;
   std::size_t waves_left_out = 0;  // injected delays beyond max_waves (the smallest), not followed

@@ -242,6 +242,113 @@ TEST(IdleWaveGrid, SimulatedHalo2dArrivalIsTheGridDistance) {
   expect_simulated_halo(kHalo2d, {12, 8}, 30, 4);
 }
 
+// A wavefront pipeline: sweep2d on 8×8, rank 27 = (3, 3) delayed 5 ms in iteration 3. Every
+// rank waits ~1 ms at fixed points of every iteration (the sweeps fill and drain); the delay
+// adds ~5 ms to one of those waits on every other rank, and all of them go on late in the
+// delay's own iteration: the four sweeps carry it across the whole grid at the pipeline's
+// pace (one block step, ~compute per block, per hop), not one hop per iteration. Expected
+// arrivals from the raw data: the same run without the delay, call by call.
+const char* const kSweep = R"(
+platform: {type: cluster, nodes: 8, cores: 8, bandwidth: 10GBps, latency: 1us}
+workload: {type: sweep2d, px: 8, py: 8, iterations: 8, blocks: 4, compute: 100us, bytes: 4KiB}
+perturbations:
+  - {type: delay, rank: 27, iteration: 3, duration: 5ms}
+run: {seed: 1}
+)";
+
+TEST(IdleWavePipeline, Sweep2dDelayReachesEveryRankInItsIteration) {
+  constexpr Rank kSource = 27;
+  constexpr int kIteration = 3;
+  auto s = scenarios::parse_scenario(kSweep, "sweep.yaml");
+  auto s0 = scenarios::parse_scenario(
+      "platform: {type: cluster, nodes: 8, cores: 8, bandwidth: 10GBps, latency: 1us}\n"
+      "workload: {type: sweep2d, px: 8, py: 8, iterations: 8, blocks: 4, compute: 100us, bytes: 4KiB}\n"
+      "run: {seed: 1}\n",
+      "sweep0.yaml");
+  const trace::Trace t = app::simulate_scenario(s, false).result.trace;
+  const trace::Trace t0 = app::simulate_scenario(s0, false).result.trace;
+  const auto m = trace::Matching::build(t), m0 = trace::Matching::build(t0);
+  const auto ws = wait_states(t, m), ws0 = wait_states(t0, m0);
+  const Grid g{{8, 8}, false};
+  // Per rank, the call whose Late Sender waiting grew most over the undelayed run (the call
+  // sequence is the same in both), by how much, when its waiting ended, and the iteration of
+  // the first compute after it (the iteration in which the rank goes on).
+  struct Extra {
+    double seconds = 0;
+    double end = 0;
+    int iteration = -1;
+  };
+  std::vector<Extra> extra(64);
+  for (Rank r = 0; r < 64; ++r) {
+    std::vector<double> a(m.calls[static_cast<std::size_t>(r)].size(), 0.0), b(a.size(), 0.0);
+    for (const auto& w : ws.instances)
+      if (w.rank == r && w.pattern == Pattern::LateSender) a[w.call] += w.seconds;
+    for (const auto& w : ws0.instances)
+      if (w.rank == r && w.pattern == Pattern::LateSender) b[w.call] += w.seconds;
+    std::size_t best = 0;
+    for (std::size_t c = 0; c < a.size(); ++c)
+      if (a[c] - b[c] > a[best] - b[best]) best = c;
+    Extra& e = extra[static_cast<std::size_t>(r)];
+    e.seconds = a[best] - b[best];
+    // The end of its idle period: the call's Enter plus its whole waiting.
+    e.end = t.locations[static_cast<std::size_t>(r)].events[m.calls[static_cast<std::size_t>(r)][best].enter].time + a[best];
+    for (const auto& c : t.locations[static_cast<std::size_t>(r)].truth)
+      if (c.start >= e.end - 1e-9) {
+        e.iteration = c.iteration;
+        break;
+      }
+    if (r == kSource) continue;
+    EXPECT_NEAR(e.seconds, 0.005, 10e-6) << "rank " << r;  // the delay, on every other rank
+    EXPECT_EQ(e.iteration, kIteration) << "rank " << r;     // all in the delay's iteration
+  }
+  const IdleWaveResult res = analyse(t);
+  EXPECT_TRUE(res.pipeline);
+  EXPECT_EQ(res.grid, (std::vector<int>{8, 8}));
+  EXPECT_EQ(res.predicted_per_s, 0.0);  // σ·d/T_iter does not apply to a pipeline
+  ASSERT_EQ(res.waves.size(), 1u);
+  const Wave& w = res.waves[0];
+  EXPECT_EQ(w.source_rank, kSource);
+  EXPECT_EQ(w.source_iteration, kIteration);
+  EXPECT_EQ(w.reached, 63u);
+  std::vector<int> seen(64, 0);
+  for (const Front* f : {&w.down, &w.up})
+    for (const auto& p : f->points) {
+      const Extra& e = extra[static_cast<std::size_t>(p.rank)];
+      ++seen[static_cast<std::size_t>(p.rank)];
+      EXPECT_EQ(p.distance, g.manhattan(p.rank, kSource));
+      EXPECT_EQ(p.iteration, kIteration) << "rank " << p.rank;
+      EXPECT_NEAR(p.time, e.end, 1e-12) << "rank " << p.rank;  // when it goes on, late
+      EXPECT_NEAR(p.amplitude, e.seconds, 10e-6) << "rank " << p.rank;
+    }
+  for (Rank r = 0; r < 64; ++r) EXPECT_EQ(seen[static_cast<std::size_t>(r)], r == kSource ? 0 : 1) << "rank " << r;
+  // Along each axis through the source the ranks go on one block step apart: distance over
+  // the ends of their extra waits, fitted from the raw data; 1/(block step) is between
+  // 1/(compute + 20 µs) and 1/compute, the model (one hop per iteration of ~6 ms) 40 times less.
+  ASSERT_EQ(w.axes.size(), 4u);
+  const std::array<int, 4> reach = {3, 4, 3, 4};  // -x, +x, -y, +y from (3, 3)
+  for (std::size_t a = 0; a < 4; ++a) {
+    const Front& f = w.axes[a];
+    ASSERT_EQ(f.reach(), reach[a]) << "axis front " << a;
+    std::vector<double> x, y;
+    for (int k = 1; k <= reach[a]; ++k) {
+      const int dx = a < 2 ? (a == 0 ? -k : k) : 0, dy = a >= 2 ? (a == 2 ? -k : k) : 0;
+      const Rank r = g.rank({3 + dx, 3 + dy});
+      EXPECT_EQ(f.points[static_cast<std::size_t>(k - 1)].rank, r);
+      x.push_back(extra[static_cast<std::size_t>(r)].end);
+      y.push_back(k);
+    }
+    const LineFit raw = fit_line(x, y);
+    EXPECT_NEAR(f.by_time.slope, raw.slope, 1e-6 * raw.slope) << "axis front " << a;
+    EXPECT_GT(f.by_time.slope, 1.0 / 120e-6);
+    EXPECT_LT(f.by_time.slope, 1.0 / 100e-6);
+    EXPECT_GT(f.by_time.r2, 0.999);
+    EXPECT_EQ(f.by_iteration.slope, 0.0);  // every rank in one iteration
+    EXPECT_FALSE(f.at_once);               // yet it travels, at the pipeline's pace
+    EXPECT_EQ(f.measured_over_predicted, 0.0);
+    EXPECT_EQ(f.stop, FrontStop::Boundary);
+  }
+}
+
 // Two waves on a chain: rank 30 delayed 20 ms in iteration 20, rank 90 10 ms in iteration 40.
 // They meet at rank 70 in iteration 59; the larger survives: its up front goes on to the end
 // of the chain with the difference, 10 ms, and names the wave it absorbed; the smaller one's
