@@ -139,6 +139,7 @@ nlohmann::ordered_json idlewave_json(const IdleWaveResult& r) {
   j["phased"] = r.phased;
   j["bidirectional"] = r.bidirectional;
   j["predicted_ranks_per_s"] = r.predicted_per_s;
+  j["pipeline"] = r.pipeline;
   j["distance_metric"] = analysis::distance_metric_name(r.metric);
   j["grid"] = r.grid;
   j["periodic"] = r.periodic;
@@ -261,6 +262,9 @@ void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
     out << ": no idle wave\n";
   else if (r.predicted_per_s > 0)
     out << fmt::format(": model {:.6g} {}/s\n", r.predicted_per_s, units);
+  else if (r.pipeline)
+    out << ": a wavefront pipeline (the sweeps carry a delay within its own iteration, one block step per hop): "
+           "the model σ·d/T_iter does not apply\n";
   else
     out << ": model not applicable (no iteration found)\n";
   for (std::size_t i = 0; i < r.waves.size() && i < 8; ++i) {
@@ -281,14 +285,19 @@ void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
                            dir, f->reach(), f->points.front().iteration, stop);
       else if (f->points.size() < 2)
         out << fmt::format("    {:<4} {:>5} ranks, too few to measure a speed, stops: {}\n", dir, f->reach(), stop);
+      else if (r.pipeline && f->axis < 0)
+        // In rank order the side mixes quadrants that different sweeps carry: no one speed.
+        out << fmt::format("    {:<4} {:>5} ranks out to {} {} (carried by different sweeps: speeds per axis), "
+                           "stops: {}\n",
+                           dir, f->reach(), reach, reach == 1 ? unit : units, stop);
       else
-        out << fmt::format("    {:<4} {:>5} ranks{}, {:>10.6g} {}/s ({:.3f} of the model), {:.4g} {}/iteration, "
-                           "{}, stops: {}\n",
-                           dir, f->reach(),
+        out << fmt::format("    {:<4} {:>5} ranks{}, {:>10.6g} {}/s{}, {:.4g} {}/iteration, {}, stops: {}\n", dir,
+                           f->reach(),
                            units == "ranks" ? std::string() : fmt::format(" out to {} {}", reach, reach == 1 ? unit : units),
                            f->by_time.slope, units,
-                           f->measured_over_predicted, f->by_iteration.slope, units, decay_text(f->decay_s_per_rank, unit),
-                           stop);
+                           f->predicted_ranks_per_s > 0 ? fmt::format(" ({:.3f} of the model)", f->measured_over_predicted)
+                                                        : std::string(),
+                           f->by_iteration.slope, units, decay_text(f->decay_s_per_rank, unit), stop);
     }
   }
   const auto& ss = r.self_sync;

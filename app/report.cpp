@@ -846,8 +846,10 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
                 fmt::format("{}T_exec {}{} T_comm {}", sum ? "" : "as run; ", time_of(at(*iw, {"t_exec_s"})),
                             sum ? " +" : ",", time_of(at(*iw, {"t_comm_s"}))));
     }
+    const Json* pipeline_flag = at(*iw, {"pipeline"});
+    const bool pipeline = pipeline_flag != nullptr && pipeline_flag->is_boolean() && pipeline_flag->get<bool>();
     const std::string why = sigma_reason(*iw);
-    if (at(*iw, {"sigma"}) != nullptr || at(*iw, {"distance"}) != nullptr)
+    if (!pipeline && (at(*iw, {"sigma"}) != nullptr || at(*iw, {"distance"}) != nullptr))
       h += card(units + " per iteration", fmt::format("σ {} · d {}", plain(at(*iw, {"sigma"})), plain(at(*iw, {"distance"}))),
                 "the model's σ and d, from the exchange in the trace (below)");
     auto model = number(*iw, {"predicted_ranks_per_s"});
@@ -860,7 +862,12 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
     if (const Json* idle = at(*iw, {"idle_total_s"}))
       h += card("Idle time", time_of(idle), plain(at(*iw, {"idle_periods"})) + " idle periods");
     h += "</div>\n";
-    if (!why.empty()) h += "<p class=\"note\" id=\"idlewave-model\">" + esc(why) + "</p>\n";
+    if (!why.empty() && !pipeline) h += "<p class=\"note\" id=\"idlewave-model\">" + esc(why) + "</p>\n";
+    if (pipeline)
+      h += "<p class=\"note\" id=\"idlewave-pipeline\">A wavefront pipeline (sweeps): every rank usually waits for "
+           "its upstream neighbours, and a delay is carried by the sweeps within its own iteration, one block step "
+           "per hop, to every rank. The model σ·d / T_iter does not apply; the fronts are followed on the extra idle "
+           "time over each rank's usual wait, and their speeds (per grid axis) are the pipeline's pace.</p>\n";
     const double resolution = number(*iw, {"timer_resolution_s"}).value_or(analysis::kTimeResolution);
 
     const Json* waves = at(*iw, {"waves"});
@@ -899,7 +906,11 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
           // Rounded to the time resolution: a wave that does not decay shows 0, not rounding noise.
           // The exact value on hover.
           // A front over fewer than two ranks has no speed, fit or decay (dashes, not zeros).
-          const bool measured = number(f, {"reach_ranks"}).value_or(2) >= 2;
+          // In a pipeline a side in rank order (down, up) mixes quadrants that different sweeps
+          // carry: no one speed (the axes have theirs).
+          const Json* side_name = at(f, {"direction"});
+          const bool side = side_name != nullptr && side_name->is_string() && (*side_name == "down" || *side_name == "up");
+          const bool measured = number(f, {"reach_ranks"}).value_or(2) >= 2 && !(pipeline && side);
           const auto measure = [&](const char* key, const char* spec) {
             return num_cell(measured ? fixed(at(f, {key}), spec) : kDash);
           };
@@ -911,8 +922,9 @@ std::string idlewave_html(const Json* iw, const fs::path& dir, const std::vector
           h += fmt::format("<tr>{}<td>{}</td>{}{}{}{}{}{}{}<td>{}</td></tr>\n", i == 0 ? wave_cells : "",
                            esc(plain(at(f, {"direction"}))), num_cell(plain(at(f, {"reach_ranks"}))),
                            measure("speed_ranks_per_s", "{:.5g}"), measure("speed_ranks_per_iteration", "{:.4g}"),
-                           measure("fit_r2", "{:.4f}"), num_cell(fixed(at(f, {"predicted_ranks_per_s"}), "{:.5g}")),
-                           measure("measured_over_predicted", "{:.3f}"),
+                           measure("fit_r2", "{:.4f}"),
+                           pipeline ? num_cell(kDash) : num_cell(fixed(at(f, {"predicted_ranks_per_s"}), "{:.5g}")),
+                           pipeline ? num_cell(kDash) : measure("measured_over_predicted", "{:.3f}"),
                            decay_cell, esc(stop_text(f)));
         }
       }

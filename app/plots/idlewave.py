@@ -139,8 +139,12 @@ def heatmap(d, info, idle, fronts):
             if units(info)[0] == "hop":
                 # Distances in hops (a grid or graph): the rank is no line in the distance; the
                 # points the front reached, at their ranks.
+                # In a wavefront pipeline a side in rank order mixes what different sweeps carry: no
+                # one speed.
+                speed = (f"{len(pts)} ranks" if info.get("pipeline")
+                         else f"{f['speed_ranks_per_s']:.4g} {units(info)[1]}/s")
                 ax.plot((ts - t0) * scale, [int(r["rank"]) for r in pts], ls="none", marker=".", ms=5, color=color,
-                        label=f"rank {src} {f['direction']}: {f['speed_ranks_per_s']:.4g} {units(info)[1]}/s")
+                        label=f"rank {src} {f['direction']}: {speed}")
                 continue
             if f.get("at_once"):
                 # Every rank idled in the same iteration (a collective): nothing travelled.

@@ -350,6 +350,31 @@ TEST_F(Report, IdleWaveWordsFollowTheAnalysis) {
             std::string::npos);
   EXPECT_NE(h.find("hops/s"), std::string::npos);
 
+  // A wavefront pipeline (sweeps): no model, no σ·d card or text; the sides in rank order have
+  // no speed (they mix what different sweeps carry), the axes keep theirs.
+  h = variant([](auto& v) {
+    v["pipeline"] = true;
+    v["predicted_ranks_per_s"] = 0;
+    v["distance_metric"] = "hops";
+    v["grid"] = {8, 8};
+    for (auto& f : v["waves"][0]["fronts"]) {
+      f["predicted_ranks_per_s"] = 0;
+      f["measured_over_predicted"] = 0;
+    }
+  });
+  EXPECT_NE(h.find("id=\"idlewave-pipeline\""), std::string::npos);
+  EXPECT_NE(h.find("does not apply"), std::string::npos);
+  EXPECT_EQ(h.find("id=\"idlewave-model\""), std::string::npos);
+  EXPECT_EQ(h.find("Model speed"), std::string::npos);
+  EXPECT_EQ(h.find("σ 1 · d 1"), std::string::npos);
+  {
+    const auto row_at = h.find("<td>down</td>");
+    ASSERT_NE(row_at, std::string::npos);
+    const std::string row = h.substr(row_at, h.find("</tr>", row_at) - row_at);
+    EXPECT_EQ(row.find("0.000"), std::string::npos) << row;
+    EXPECT_NE(row.find("—"), std::string::npos) << row;
+  }
+
   // Decays: rounded to the analyses' time resolution (a picosecond), the exact value on hover;
   // no rounding noise, no "-0".
   h = variant([](auto& v) {
