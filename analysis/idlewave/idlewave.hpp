@@ -115,6 +115,11 @@ struct LineFit {
   std::size_t points = 0;
 };
 
+// A front's decay is reported as 0 when it changes the amplitude by less than this fraction of
+// the front's median amplitude over the distances it reached (a noise-free wave is tilted by
+// fractions of a ns per rank where boundary ranks exchange with one neighbour only).
+inline constexpr double kNegligibleDecay = 1e-3;
+
 struct Front {
   int direction = 1;  // +1: towards higher ranks ("up"), −1: towards lower ranks ("down")
   int axis = -1;      // −1: every rank on that side in rank order; 0, 1, 2: the ranks on grid

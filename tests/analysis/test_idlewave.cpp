@@ -23,7 +23,9 @@ constexpr double kExec = 100, kDelta = 500;  // µs
 // the right; a receive ends when the neighbour's send has happened. Iteration starts by the
 // recurrence t_r(i+1) = max(t_{r−1}, t_r, t_{r+1})(i) + compute, in µs.
 // With `truth`, every compute interval also carries its ground truth, the delay as injected.
-trace::Trace max_plus_chain(double delta = kDelta, bool truth = false) {
+// Rank 0 computes `edge` µs less than the others (so it idles that long in every iteration,
+// and δ + edge when the wave reaches it).
+trace::Trace max_plus_chain(double delta = kDelta, bool truth = false, double edge = 0) {
   TraceBuilder b(kP, 1e-6);
   std::vector<std::vector<trace::ComputeTruth>> computed(kP);
   std::vector<double> start(kP, 0.0), next(kP);
@@ -31,13 +33,13 @@ trace::Trace max_plus_chain(double delta = kDelta, bool truth = false) {
   for (int i = 0; i < kIters; ++i) {
     std::vector<double> sent(kP);
     for (Rank r = 0; r < kP; ++r)
-      sent[r] = start[r] + kExec + (r == kR0 && i == kI0 ? delta : 0);
+      sent[r] = start[r] + kExec + (r == kR0 && i == kI0 ? delta : 0) - (r == 0 ? edge : 0);
     for (Rank r = 0; r < kP; ++r) {
       b.enter(r, start[r], "compute").leave(r, sent[r], "compute").enter(r, sent[r], "exchange");
       trace::ComputeTruth c;
       c.start = start[r] * 1e-6;
       c.end = sent[r] * 1e-6;
-      c.nominal = kExec * 1e-6;
+      c.nominal = (kExec - (r == 0 ? edge : 0)) * 1e-6;
       c.injected[static_cast<std::size_t>(trace::Cause::Delay)] = (sent[r] - start[r] - kExec) * 1e-6;
       c.iteration = i;
       computed[r].push_back(c);
@@ -168,6 +170,24 @@ TEST(IdleWave, MaxPlusChainWithGroundTruth) {
   const IdleWaveResult z = analyse(t, none);
   EXPECT_TRUE(z.waves.empty());
   EXPECT_EQ(z.waves_left_out, 1u);
+}
+
+// A rank at the end of the chain that idles a little longer tilts the amplitude of a wave that
+// does not decay: under 0.1 % of the amplitude over the front it is no decay; above, the
+// least-squares slope. The down front reaches distances 1..4 with amplitudes δ, δ, δ, δ + e:
+// slope 0.3·e per rank.
+TEST(IdleWave, NegligibleTiltIsNoDecay) {
+  for (const double e : {0.1, 5.0}) {
+    const IdleWaveResult r = analyse(max_plus_chain(kDelta, true, e));
+    ASSERT_EQ(r.waves.size(), 1u);
+    const Front& down = r.waves[0].down;
+    ASSERT_EQ(down.reach(), 4);
+    EXPECT_NEAR(down.points.back().amplitude, (kDelta + e) * 1e-6, 1e-12);
+    EXPECT_NEAR(down.amplitude.slope, 0.3 * e * 1e-6, 1e-12) << "e " << e;
+    // 3 ranks × 0.03 µs = 0.09 µs < 0.5 µs (0.1 % of 500 µs); 3 × 1.5 µs = 4.5 µs is not.
+    EXPECT_EQ(down.decay_s_per_rank, e < 1 ? 0.0 : -1.5e-6) << "e " << e;
+    EXPECT_EQ(r.waves[0].up.decay_s_per_rank, 0.0);
+  }
 }
 
 TEST(IdleWave, BinWidthAndThresholdOptions) {
