@@ -71,8 +71,10 @@ def readable(seconds):
 
 
 def decay_text(seconds_per_unit, resolution=TIMER_RESOLUTION_S, unit="rank"):
-    """A front's decay, rounded to the time resolution: "0 s/rank", "-1.466 ns/rank"."""
-    return readable(rounded(seconds_per_unit, resolution)) + "/" + unit
+    """A front's decay, rounded to the time resolution, as the terminal says it: "no decay",
+    "decay -1.466 ns/rank"."""
+    r = rounded(seconds_per_unit, resolution)
+    return "no decay" if r == 0 else "decay " + readable(r) + "/" + unit
 
 
 def units(info):
@@ -202,7 +204,7 @@ def amplitude(d, info, fronts):
     for i, w, f, dist, amp in series:
         up = f["direction"] != "down"
         # A decay needs two distances (a front that reached one rank has none, not 0).
-        decay = (f"decay {decay_text(f['decay_s_per_rank'], res, units(info)[0])}" if len(set(dist)) >= 2
+        decay = (decay_text(f['decay_s_per_rank'], res, units(info)[0]) if len(set(dist)) >= 2
                  else f"{len(dist)} {'rank' if len(dist) == 1 else 'ranks'} at one distance")
         ax.plot(dist, [x * s for x in amp], marker="o" if up else "s", ms=4, lw=1.5, color=COLORS[i % len(COLORS)],
                 ls="-" if up else ":", label=f"rank {w['source_rank']} {f['direction']}: {decay}, stops: {f['stop']}")

@@ -60,11 +60,11 @@ class PoolMax(unittest.TestCase):
 
 class Words(unittest.TestCase):
     def test_decays_are_rounded_to_the_time_resolution(self):
-        self.assertEqual(idlewave.decay_text(3.09e-18), "0 s/rank")
-        self.assertEqual(idlewave.decay_text(-2e-13), "0 s/rank")  # not "-0"
-        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09), "-1.466 ns/rank")
-        self.assertEqual(idlewave.decay_text(2.5e-6), "2.5 µs/rank")
-        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09, 1e-9, "hop"), "-1 ns/hop")
+        self.assertEqual(idlewave.decay_text(3.09e-18), "no decay")
+        self.assertEqual(idlewave.decay_text(-2e-13), "no decay")  # not "-0"
+        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09), "decay -1.466 ns/rank")
+        self.assertEqual(idlewave.decay_text(2.5e-6), "decay 2.5 µs/rank")
+        self.assertEqual(idlewave.decay_text(-1.4657546252608546e-09, 1e-9, "hop"), "decay -1 ns/hop")
 
     def test_a_flat_amplitude_is_inside_the_frame(self):
         lo, hi = idlewave.amplitude_limits([0.02] * 100)
