@@ -67,6 +67,9 @@ class ActionStream {
  public:
   virtual ~ActionStream() = default;
   virtual bool next(Action& a) = 0;
+  // How much of the stream has been consumed, 0..1 (for the progress display), or −1 when
+  // the stream cannot tell.
+  virtual double done() const { return -1; }
 };
 
 // Convenience: an ActionStream over a precomputed vector (tests, replayed traces).
@@ -77,6 +80,9 @@ class VectorStream : public ActionStream {
     if (pos_ >= actions_.size()) return false;
     a = actions_[pos_++];
     return true;
+  }
+  double done() const override {
+    return actions_.empty() ? 1.0 : static_cast<double>(pos_) / static_cast<double>(actions_.size());
   }
 
  private:

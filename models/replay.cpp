@@ -53,6 +53,7 @@ class ReplayWorkload : public Workload {
       out = a_[pos_++];
       return true;
     }
+    double done() const override { return a_.empty() ? 1.0 : static_cast<double>(pos_) / static_cast<double>(a_.size()); }
 
    private:
     const std::vector<Action>& a_;

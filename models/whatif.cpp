@@ -47,6 +47,7 @@ class ChangedWorkload : public Workload {
       if (a.kind == ActionKind::Compute && a.region < factors_.size()) a.amount *= factors_[a.region];
       return true;
     }
+    double done() const override { return base_->done(); }
 
    private:
     std::unique_ptr<ActionStream> base_;

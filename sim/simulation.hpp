@@ -22,6 +22,12 @@ RunResult run_here(const models::PlatformDesc& platform, const models::Workload&
 // The SimGrid configuration (--cfg=key:value) a run uses, in the order it is applied.
 std::vector<std::string> simgrid_config(const RunOptions& options);
 
+// One progress report: "simulated 0.050000 s, 25.0 % done, about 30 s left, 0/4096 ranks
+// finished, 10.0 s wall". `fraction` is how far the ranks got through their action streams
+// (their mean, 0..1; negative: unknown, no percentage); the time left is the wall time so far
+// scaled by (1 − fraction)/fraction, given once 0.5 % are done and 1 s has passed.
+std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final);
+
 // The collective set a run really uses: SmpiDefault semantics always use SimGrid's default selector.
 const CollectiveSet& effective_collectives(const RunOptions& options);
 

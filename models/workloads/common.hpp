@@ -158,6 +158,10 @@ class LoopStream final : public ActionStream {
     }
     return false;
   }
+  double done() const override {
+    if (iterations_ <= 0 || iteration_ >= iterations_) return 1.0;
+    return (iteration_ + (steps_ > 0 ? static_cast<double>(step_) / steps_ : 0.0)) / iterations_;
+  }
 
  private:
   Program program_;

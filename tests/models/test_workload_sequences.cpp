@@ -374,5 +374,29 @@ TEST(WorkloadSequence, AlltoallLoop) {
   for (Rank r : {0, 2, 4}) EXPECT_EQ(shown(*w, r), iterations(body, 2)) << "rank " << r;
 }
 
+// The progress display's measure: a synthetic stream counts iterations and steps, 0 before the
+// first action, 1 after the last, never going back, half-way at the middle iteration.
+TEST(WorkloadSequence, StreamsSayHowMuchIsDone) {
+  const auto w = make_workload("heat1d", workload_test::options_for("heat1d", {{"ranks", "4"}, {"iterations", "4"}}));
+  auto s = w->stream(1);
+  EXPECT_EQ(s->done(), 0.0);
+  Action a;
+  std::vector<double> seen;
+  std::vector<std::int32_t> iteration;
+  while (s->next(a)) {
+    seen.push_back(s->done());
+    iteration.push_back(a.iteration);
+  }
+  EXPECT_EQ(s->done(), 1.0);
+  ASSERT_GT(seen.size(), 8u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  // After the first action of iteration 2 (of 0..3), between 2/4 and 3/4 are done.
+  const auto k = static_cast<std::size_t>(std::find(iteration.begin(), iteration.end(), 2) - iteration.begin());
+  ASSERT_LT(k, seen.size());
+  EXPECT_GT(seen[k], 0.5);
+  EXPECT_LT(seen[k], 0.75);
+  EXPECT_LE(seen[k - 1], 0.5);
+}
+
 }  // namespace
 }  // namespace waitlab::models

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/trace/error.hpp"
+#include "sim/simulation.hpp"
 #include "sim_util.hpp"
 
 namespace waitlab::sim::test {
@@ -105,13 +106,27 @@ TEST(Progress, ReportsSimulatedTimeAndFinishedRanksOnStderr) {
   const auto r = simulate(cluster(2), w, {}, o);
   const std::string err = testing::internal::GetCapturedStderr();
   // Not a terminal: one line per report; the last one when the run ends.
-  EXPECT_EQ(err, "simulated 0.002000 s, 2/2 ranks finished, " + err.substr(err.rfind(", ") + 2));
+  EXPECT_EQ(err, "simulated 0.002000 s, 100 % done, 2/2 ranks finished, " + err.substr(err.rfind(", ") + 2));
   EXPECT_NE(err.find(" s wall\n"), std::string::npos);
   o.progress = false;
   testing::internal::CaptureStderr();
   simulate(cluster(2), w, {}, o);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   EXPECT_EQ(r.stats.simulated_time, 2e-3);
+}
+
+// The percentage is the ranks' mean progress through their actions; the time left scales
+// the wall time so far by (1 − f)/f, once 0.5 % are done and 1 s has passed.
+TEST(Progress, PercentageAndTimeLeft) {
+  using detail::progress_text;
+  EXPECT_EQ(progress_text(0.05, 0.25, 0, 4096, 10, false),
+            "simulated 0.050000 s, 25.0 % done, about 30 s left, 0/4096 ranks finished, 10.0 s wall");
+  EXPECT_EQ(progress_text(0.09, 0.9, 0, 8, 4, false),
+            "simulated 0.090000 s, 90.0 % done, less than 1 s left, 0/8 ranks finished, 4.0 s wall");
+  EXPECT_EQ(progress_text(0.001, 0.004, 0, 8, 3, false), "simulated 0.001000 s, 0.4 % done, 0/8 ranks finished, 3.0 s wall");
+  EXPECT_EQ(progress_text(0.001, 0.5, 0, 8, 0.5, false), "simulated 0.001000 s, 50.0 % done, 0/8 ranks finished, 0.5 s wall");
+  EXPECT_EQ(progress_text(0.1, 1.0, 8, 8, 12.34, true), "simulated 0.100000 s, 100 % done, 8/8 ranks finished, 12.3 s wall");
+  EXPECT_EQ(progress_text(0.1, -1, 3, 8, 2, false), "simulated 0.100000 s, 3/8 ranks finished, 2.0 s wall");
 }
 
 }  // namespace
