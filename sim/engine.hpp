@@ -42,7 +42,11 @@ struct RunOptions {
   double timing_precision = 0;             // SimGrid's surf/precision, s; 0 = SimGrid's default (1e-9 s)
   std::string collectives = "fast";         // "fast" (tree algorithms) or "mpi" (MPI-like set)
   Semantics semantics = Semantics::Waitlab;
-  bool progress = false;                    // print progress (simulated time, ranks done) to stderr
+  bool progress = false;                    // print progress (simulated time, % done, time left) to stderr
+  // The kernel's limit of memory mappings per process (0: read /proc/sys/vm/max_map_count).
+  // Above about half of it in ranks, the actors' stacks go in the heap without guard pages
+  // (docs/engine.md §8); tests set a small value to take that path with few ranks.
+  long max_map_count = 0;
   // The online minimum-duration estimator (analysis/minprofile): fed at every MPI call's exit
   // with what a PMPI wrapper sees (durations, no trace); MPI_Wait/MPI_Waitall first test
   // their requests (no simulated time: smpi/test is 0) for the exclude_tested variant.

@@ -11,12 +11,14 @@
 // there (and in memory) until the actor ends, and every later wait scans that list.
 #include "sim/simulation.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -1061,6 +1063,14 @@ void Simulation::progress(bool final) {
   printed_ = true;
 }
 
+constexpr int kDefaultTopPad = 128 * 1024;  // glibc's DEFAULT_TOP_PAD
+
+long max_map_count() {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  long v = 0;
+  return in >> v && v > 0 ? v : 65530;  // Linux's default
+}
+
 // RunOptions::network on every link of the built platform (SplitDuplexLink's halves and
 // loopbacks included: get_all_links() lists the links SimGrid routes over). An ideal link has
 // latency 0 and a bandwidth so large that 1 GiB crosses it in 1e-11 s; simgrid_config() also
@@ -1095,6 +1105,18 @@ RunResult Simulation::run() {
   // SimGrid's own log goes to our stderr (captured by the parent); keep it to problems.
   std::vector<std::string> args = {"waitlab", "--log=root.thresh:warning"};
   for (const auto& c : simgrid_config(options_)) args.push_back("--cfg=" + c);
+  const bool heap_stacks =
+      unguarded_stacks(n, options_.max_map_count > 0 ? options_.max_map_count : max_map_count());
+  if (heap_stacks) {
+    // SimGrid gives every actor a stack of its own mapping plus a guard page of another
+    // (posix_memalign + mprotect: two mappings per rank); Linux allows 65,530 per process
+    // by default, so 32,768 ranks abort in SimGrid's context factory. Without the guard page
+    // SimGrid callocs the stack, and with the mmap threshold above the stack size malloc
+    // serves it from the heap: one mapping for all stacks, no kernel setting to change. The
+    // cost: a rank that overflows its 8 MiB stack is not stopped by a guard page.
+    args.emplace_back("--cfg=contexts/guard-size:0");
+    mallopt(M_MMAP_THRESHOLD, kHeapStackThreshold);
+  }
   std::vector<char*> argv;
   for (auto& s : args) argv.push_back(s.data());
   int argc = static_cast<int>(argv.size());
@@ -1138,6 +1160,10 @@ RunResult Simulation::run() {
                                                     workload_.stream(r), perturbations_.for_rank(r), loc));
     if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
   }
+  // Heap stacks: calloc clears what the heap's top held before it grew, and the heap grows by
+  // M_TOP_PAD (128 KiB) more than asked: 128 KiB of every stack would be written (and kept
+  // resident). Without the pad only fresh, untouched pages follow each stack.
+  if (heap_stacks) mallopt(M_TOP_PAD, 0);
   for (Rank r = 0; r < n; ++r) {
     RankRunner* runner = runners_[static_cast<std::size_t>(r)].get();
     auto actor =
@@ -1156,6 +1182,7 @@ RunResult Simulation::run() {
     });
   }
 
+  if (heap_stacks) mallopt(M_TOP_PAD, kDefaultTopPad);
   sg4::Engine::on_deadlock_cb([this] { on_deadlock(); });
   if (options_.progress && progress_fd_ >= 0) {
     tty_ = isatty(progress_fd_) != 0;
@@ -1211,6 +1238,10 @@ RunResult Simulation::run() {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
+
+bool unguarded_stacks(int ranks, long max_map_count) {
+  return 2L * ranks + kMappingHeadroom > max_map_count;
+}
 
 std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final) {
   std::string done;

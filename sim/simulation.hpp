@@ -28,6 +28,14 @@ std::vector<std::string> simgrid_config(const RunOptions& options);
 // scaled by (1 − fraction)/fraction, given once 0.5 % are done and 1 s has passed.
 std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final);
 
+// Whether the actors' stacks go without guard pages, all in the heap (one mapping), because
+// two mappings per rank (stack and guard page, SimGrid's default) and kMappingHeadroom for
+// everything else would exceed the kernel's vm.max_map_count (65,530 by default: 32,765
+// ranks at most). docs/engine.md §8.
+inline constexpr long kMappingHeadroom = 2048;
+inline constexpr int kHeapStackThreshold = 32 * 1024 * 1024;  // glibc's largest mmap threshold
+bool unguarded_stacks(int ranks, long max_map_count);
+
 // The collective set a run really uses: SmpiDefault semantics always use SimGrid's default selector.
 const CollectiveSet& effective_collectives(const RunOptions& options);
 

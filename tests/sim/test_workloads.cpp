@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "sim/simulation.hpp"
 #include "sim_util.hpp"
 
 namespace waitlab::sim::test {
@@ -161,6 +162,28 @@ TEST(Determinism, TwoRunsGiveIdenticalTraces) {
   EXPECT_EQ(a.trace.attribute("eager_threshold"), "65536");
   EXPECT_EQ(a.trace.attribute("workload"), "allreduce_loop");
   EXPECT_NE(a.trace.attribute("platform").find("32 nodes"), std::string::npos);
+}
+
+// Past about half the kernel's vm.max_map_count in ranks the actors' stacks go in the heap
+// without guard pages (32,768 ranks aborted in SimGrid before): a pretend limit takes that
+// path at 32 ranks, and every event, every timestamp, is the same.
+TEST(Stacks, HeapStacksWithoutGuardPagesGiveIdenticalTraces) {
+  EXPECT_FALSE(detail::unguarded_stacks(4096, 65530));
+  EXPECT_FALSE(detail::unguarded_stacks(31741, 65530));  // 2·31741 + 2048 = 65530
+  EXPECT_TRUE(detail::unguarded_stacks(31742, 65530));
+  EXPECT_TRUE(detail::unguarded_stacks(65536, 65530));
+  EXPECT_TRUE(detail::unguarded_stacks(32, 100));
+  const auto platform = cluster(32);
+  const auto w = workload("allreduce_loop", {{"ranks", "32"}, {"iterations", "8"}, {"halo", "1KiB"}});
+  models::Perturbations ps;
+  add(ps, "random_noise", {{"rate", "1kHz"}, {"duration", "30us"}}, context(*w, platform, 3));
+  auto o = options();
+  const auto guarded = simulate(platform, *w, ps, o);
+  o.max_map_count = 100;
+  const auto heap = simulate(platform, *w, ps, o);
+  EXPECT_TRUE(guarded.trace == heap.trace);
+  EXPECT_EQ(guarded.stats.simulated_time, heap.stats.simulated_time);
+  EXPECT_GT(heap.trace.locations[5].events.size(), 100u);
 }
 
 TEST(Trace, EventModelOfEveryRank) {
