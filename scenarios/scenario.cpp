@@ -377,6 +377,13 @@ std::vector<PathStep> parse_path(const std::string& path, const std::string& whe
   return steps;
 }
 
+std::string trim_copy(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
 // `where` names the override in messages ("--set k=v" by default; a variant's `set` entries
 // name their own position).
 void apply_override(Tree& root, const std::string& assignment, std::string where = "") {
@@ -434,10 +441,35 @@ void apply_override(Tree& root, const std::string& assignment, std::string where
                          "; set one of its keys instead (e.g. " + walked +
                          (child->kind == Tree::Kind::Seq ? "[0]" : ".KEY") + "=...)");
       child->items.clear();
-      child->kind = Tree::Kind::Scalar;
-      child->text = value;
       child->where = where;
       child->from_set = true;
+      // A list written as YAML writes it inline, `[waitstate, delay]`: a list of values
+      // (`[]` is the empty list). Anything else is one value.
+      const std::string inner = trim_copy(value);
+      if (inner.size() >= 2 && inner.front() == '[' && inner.back() == ']') {
+        child->kind = Tree::Kind::Seq;
+        child->text.clear();
+        const std::string body = inner.substr(1, inner.size() - 2);
+        if (!trim_copy(body).empty()) {
+          for (std::size_t p = 0; p <= body.size();) {
+            std::size_t q = body.find(',', p);
+            if (q == std::string::npos) q = body.size();
+            const std::string item = trim_copy(body.substr(p, q - p));
+            if (item.empty() || item.find_first_of("[]{}") != std::string::npos)
+              throw InputError(where + ": '" + value + "' is not a list of values (write [a, b, c])");
+            Tree t;
+            t.kind = Tree::Kind::Scalar;
+            t.text = item;
+            t.where = where;
+            t.from_set = true;
+            child->items.push_back(std::move(t));
+            p = q + 1;
+          }
+        }
+      } else {
+        child->kind = Tree::Kind::Scalar;
+        child->text = value;
+      }
     } else if (child->kind == Tree::Kind::Scalar) {
       throw InputError(
           where + ": '" + walked + "' is a value, not " +

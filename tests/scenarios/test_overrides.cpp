@@ -134,5 +134,19 @@ TEST(Overrides, ListOfValuesReplacedByOneValue) {
             "perturbations[0]=...)");
 }
 
+// ... or written as YAML writes a list inline, as the docs show lists: `[delay, critpath]`.
+TEST(Overrides, ListWrittenInline) {
+  const std::string text = std::string(kText) + "  - {type: imbalance_hotspot, center: [1], radius: 1}\n" +
+                           "outputs: {analyses: [waitstate]}\n";
+  const Scenario s =
+      parse_scenario(text, "o.yaml", {"perturbations[1].center=[2]", "outputs.analyses=[ delay , critpath ]"});
+  EXPECT_EQ(s.perturbations[1].options.int_list("center"), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(s.outputs.analyses, (std::vector<std::string>{"waitstate", "delay", "critpath"}));
+  EXPECT_TRUE(parse_scenario(text, "o.yaml", {"outputs.analyses=[]"}).outputs.analyses.empty());
+  EXPECT_EQ(error_of({"outputs.analyses=[waitstate,,delay]"}),
+            "--set outputs.analyses=[waitstate,,delay]: '[waitstate,,delay]' is not a list of values (write [a, b, c])");
+  EXPECT_EQ(error_of({"outputs.analyses=[dealy]"}).rfind("--set outputs.analyses=[dealy]: ", 0), 0u);
+}
+
 }  // namespace
 }  // namespace waitlab::scenarios
