@@ -124,6 +124,17 @@ class RankBuilder {
   }
   void push(const Action& a) { out_.push_back(a); }
   int iterations() const { return iterations_; }
+  // Puts the whole stream inside `region` (after MPI_Init, before MPI_Finalize, which the
+  // engine adds): the computation outside every region of the trace is then in a region, as
+  // the analyses need it (a compute interval outside every region is on no call path).
+  void wrap(trace::RegionId region) {
+    Action a;
+    a.kind = ActionKind::Enter;
+    a.region = region;
+    out_.insert(out_.begin(), a);
+    a.kind = ActionKind::Leave;
+    out_.push_back(a);
+  }
 
  private:
   Rank rank_;
@@ -198,8 +209,10 @@ struct TraceConverter {
     bool started = false;
     double last = 0;
 
+    bool outside = false;  // computation outside every region of the trace: in `main`
     const auto gap_to = [&](double time) {
       if (!started) return;
+      if (stack.empty() && time > last) outside = true;
       b.compute(time - last, false, stack.empty() ? main_region() : stack.back());
       last = time;
     };
@@ -273,6 +286,7 @@ struct TraceConverter {
       b.push(a);
       notes.add("ranks with requests never completed: a final MPI_Waitall added");
     }
+    if (outside) b.wrap(main_region());
     iterations = std::max(iterations, b.iterations());
     return out;
   }
@@ -717,6 +731,7 @@ struct TiConverter {
       b.push(a);
       notes.add("ranks with requests never waited for: a final MPI_Waitall added");
     }
+    b.wrap(main);  // TI has no regions: the computation is in `main`
     iterations = std::max(iterations, b.iterations());
     return out;
   }

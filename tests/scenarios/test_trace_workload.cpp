@@ -34,14 +34,23 @@ TEST_F(TraceWorkload, ShorthandRelativePathAndOptions) {
   ASSERT_EQ(run.workload->ranks(), 2);
   models::Action a;
   auto r0 = run.workload->stream(0);
+  // TI has no regions: the computation is inside `main`, which wraps the whole stream.
+  ASSERT_TRUE(r0->next(a));
+  EXPECT_EQ(a.kind, models::ActionKind::Enter);
+  EXPECT_EQ(run.workload->definitions().regions[a.region].name, "main");
+  const auto main = a.region;
   ASSERT_TRUE(r0->next(a));
   EXPECT_EQ(a.kind, models::ActionKind::Compute);
+  EXPECT_EQ(a.region, main);
   EXPECT_TRUE(a.flops);
   EXPECT_DOUBLE_EQ(a.amount, 2e6 * 0.5 * 2);
   ASSERT_TRUE(r0->next(a));
   EXPECT_EQ(a.kind, models::ActionKind::Send);
   EXPECT_EQ(a.peer, 1);
   EXPECT_EQ(a.bytes, 64u);
+  ASSERT_TRUE(r0->next(a));
+  EXPECT_EQ(a.kind, models::ActionKind::Leave);
+  EXPECT_EQ(a.region, main);
   EXPECT_FALSE(r0->next(a));
 }
 
