@@ -41,6 +41,7 @@ struct P2P {
   Time send_time;  // Late Sender: when the awaited send was entered
   Rank source;
   bool late_sender;
+  std::uint32_t order;  // within the call: the event that completes the message (ties: the first completed is blamed)
 };
 
 bool is_nxn(MpiOp op) {
@@ -90,16 +91,21 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
     const Time recv_enter = m.enter(tr, msg.receiver, msg.recv_done_call);
     const Time recv_leave = m.leave(tr, msg.receiver, msg.recv_done_call);
     const double ls = std::max(0.0, std::min(send_enter, recv_leave) - recv_enter);
-    p2p.push_back(P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, send_enter, msg.sender, true});
+    p2p.push_back(
+        P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, send_enter, msg.sender, true, msg.recv_event});
     const Time done_enter = m.enter(tr, msg.sender, msg.send_done_call);
     const Time done_leave = m.leave(tr, msg.sender, msg.send_done_call);
     const Time post_enter = m.enter(tr, msg.receiver, msg.recv_post_call);
     const double lr = done_leave > post_enter ? std::max(0.0, post_enter - done_enter) : 0.0;
-    p2p.push_back(P2P{msg.sender, msg.send_done_call, lr, msg.receiver, msg.recv_post_call, 0, msg.sender, false});
+    p2p.push_back(
+        P2P{msg.sender, msg.send_done_call, lr, msg.receiver, msg.recv_post_call, 0, msg.sender, false, msg.send_event});
   }
-  // Program order per rank; within a call the largest first, Late Sender before Late Receiver on ties.
+  // Program order per rank; within a call the largest first, Late Sender before Late Receiver
+  // on ties, and among equal waits the message completed first (Scalasca's choice in an
+  // MPI_Waitall; the sort is total, so the blamed rank never depends on the sort's luck).
   std::sort(p2p.begin(), p2p.end(), [](const P2P& a, const P2P& b) {
-    return std::tie(a.rank, a.call, b.seconds, b.late_sender) < std::tie(b.rank, b.call, a.seconds, a.late_sender);
+    return std::tie(a.rank, a.call, b.seconds, b.late_sender, a.order) <
+           std::tie(b.rank, b.call, a.seconds, a.late_sender, b.order);
   });
 
   // Late Sender, wrong order: per receiving rank, recent Late Sender instances in a window.

@@ -162,6 +162,23 @@ TEST(Patterns, MultiWaitCountsOnlyTheLargestLateSender) {
   EXPECT_EQ(a.waits.instances.at(0).cause_rank, 2);
 }
 
+// Two messages tie for the largest wait in an MPI_Waitall: the one completed first (the first
+// completion event of the call) is blamed, as Scalasca does — whichever way the call lists them.
+TEST(Patterns, WaitallTieBlamesTheMessageCompletedFirst) {
+  for (const bool two_first : {false, true}) {
+    TraceBuilder b(3, 1.0);
+    b.irecv(0, 0, 0, 1, 0, 1).irecv(0, 0, 0, 2, 0, 2);
+    const TraceBuilder::Completion from1{false, 1, 1, 0}, from2{false, 2, 2, 0};
+    b.wait(0, 1, 9, 9, two_first ? std::vector<TraceBuilder::Completion>{from2, from1}
+                                 : std::vector<TraceBuilder::Completion>{from1, from2});
+    b.send(1, 8, 8, 0).send(2, 8, 8, 0);  // both entered at 8: a wait of 7 for either
+    const auto a = analyse(b);
+    ASSERT_EQ(a.waits.count[static_cast<std::size_t>(Pattern::LateSender)], 1u);
+    EXPECT_DOUBLE_EQ(a.waits.instances.at(0).seconds, 7.0);
+    EXPECT_EQ(a.waits.instances.at(0).cause_rank, two_first ? 2 : 1) << "rank 2's message first: " << two_first;
+  }
+}
+
 TEST(Patterns, LateSenderWrongOrderSameAndDifferentSource) {
   {  // Rank 1 waits for tag 2 (sent at 30) while tag 1 (sent at 10) is already there.
     TraceBuilder b(2, 1.0);
