@@ -1,6 +1,8 @@
 #include "analysis/delay/delay.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 #include <tuple>
 
 #include "analysis/trace/cells.hpp"
@@ -8,6 +10,7 @@
 namespace waitlab::analysis {
 
 using trace::Matching;
+using trace::MpiOp;
 
 namespace {
 
@@ -16,15 +19,29 @@ constexpr std::uint32_t kNone = 0xffffffffu;
 constexpr std::array<std::string_view, kDelayKindCount> kKindNames = {
     "late_sender", "late_receiver", "barrier", "n_to_n", "1_to_n", "n_to_1"};
 
-bool is_p2p(Pattern p) {
-  return p == Pattern::LateSender || p == Pattern::LateReceiver;
+// Collectives after which every member has synchronised with every other (no rank leaves
+// before the last one entered).
+bool is_nxn_sync(MpiOp op) {
+  switch (op) {
+    case MpiOp::Init:
+    case MpiOp::Finalize:
+    case MpiOp::Barrier:
+    case MpiOp::Allreduce:
+    case MpiOp::Allgather:
+    case MpiOp::Alltoall:
+    case MpiOp::ReduceScatter:
+      return true;
+    default:
+      return false;
+  }
 }
 
-// Per rank, the calls of its point-to-point synchronisation points with each peer, to find
-// the previous synchronisation point of a pair of ranks.
+// Per rank, its pairwise synchronisation points (a wait state's waiting and delaying rank)
+// with each peer: its call and the peer's, to find the previous synchronisation of a pair.
 struct PeerCall {
   Rank peer;
   std::uint32_t call;
+  std::uint32_t peer_call;
   auto key() const { return std::tie(peer, call); }
 };
 
@@ -34,10 +51,12 @@ class Replay {
       : tr_(tr), m_(m), w_(w), prof_(m.paths.size(), 0.0), mark_(m.paths.size(), 0) {
     const std::size_t n = tr.ranks();
     peers_.resize(n);
-    // A synchronisation point is a communication event that carries a wait state; the
-    // interval of S starts at the previous synchronisation point of the same ranks.
-    // Collectives: per rank and call, the call of the previous instance on the same
-    // communicator in which some rank waited.
+    nxn_.resize(n);
+    nxn_by_instance_.resize(n);
+    // A synchronisation point is a communication event that carries a wait state; the two
+    // ranks synchronised there. In an N-to-N collective (barrier, allreduce, ...) in which
+    // some rank waited, every member synchronised with every other; elsewhere (messages,
+    // 1-to-N, N-to-1, scans) the waiting rank with the delaying one.
     std::vector<std::vector<std::uint32_t>> instance_of(n);
     for (std::size_t r = 0; r < n; ++r) instance_of[r].assign(m.calls[r].size(), kNone);
     for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
@@ -47,30 +66,25 @@ class Replay {
     std::vector<char> waited(m.collectives.size(), 0);
     for (const auto& x : w.instances) {
       if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank) continue;
-      if (is_p2p(x.pattern)) {
-        peers_[x.rank].push_back(PeerCall{x.cause_rank, x.call});
-        peers_[x.cause_rank].push_back(PeerCall{x.rank, x.cause_call});
-      } else if (instance_of[x.rank][x.call] != kNone) {
-        waited[instance_of[x.rank][x.call]] = 1;
+      const std::uint32_t i = instance_of[x.rank][x.call];
+      if (i != kNone && is_nxn_sync(m.collectives[i].op)) {
+        waited[i] = 1;
+      } else {
+        peers_[x.rank].push_back(PeerCall{x.cause_rank, x.call, x.cause_call});
+        peers_[x.cause_rank].push_back(PeerCall{x.rank, x.cause_call, x.call});
       }
     }
-    prev_coll_.resize(n);
-    for (std::size_t r = 0; r < n; ++r) prev_coll_[r].assign(m.calls[r].size(), kNone);
-    std::vector<std::uint32_t> last(n, kNone);
-    trace::CommId comm = kNone;
     for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
+      if (!waited[i]) continue;
       const auto& inst = m.collectives[i];
-      if (inst.comm != comm) {
-        std::fill(last.begin(), last.end(), kNone);
-        comm = inst.comm;
-      }
       for (std::uint32_t k = 0; k < inst.count; ++k) {
         const auto& mem = m.members[inst.first + k];
-        prev_coll_[mem.rank][mem.call] = last[mem.rank];
-        if (waited[i]) last[mem.rank] = mem.call;
+        nxn_[mem.rank].emplace_back(mem.call, i);
+        nxn_by_instance_[mem.rank].emplace_back(i, mem.call);
       }
     }
-    // Point-to-point: per rank, the calls of its synchronisation points with each peer.
+    for (auto& v : nxn_) std::sort(v.begin(), v.end());
+    for (auto& v : nxn_by_instance_) std::sort(v.begin(), v.end());
     for (auto& p : peers_) {
       std::sort(p.begin(), p.end(), [](const PeerCall& a, const PeerCall& b) { return a.key() < b.key(); });
       p.erase(std::unique(p.begin(), p.end(), [](const PeerCall& a, const PeerCall& b) { return a.key() == b.key(); }),
@@ -80,16 +94,19 @@ class Replay {
 
   // Four passes, so that only the γ propagation follows the global backward order and
   // everything that reads the trace runs rank by rank, in memory order:
-  //  1. per waiting rank: its processing-time profile over I_S (sparse, kept);
-  //  2. per delaying rank: its profile over I_S, Δ, s, the short-term costs and the direct /
-  //     indirect split — none of which depends on γ — and the range of its wait states in I_S;
-  //  3. latest point first: γ_long[x] += (w + γ_long)·s·x for d's wait states x in I_S;
-  //  4. long-term costs γ_long(S)·s·Δ[c], now that every γ_long is final.
+  //  1. per waiting rank: the previous synchronisation of the pair and its processing-time
+  //     profile over I_S (sparse, kept);
+  //  2. per delaying rank: its profile over I_S, Δ, the scale, the short-term costs and the
+  //     direct / indirect split — none of which depends on γ — and its wait states in I_S;
+  //  3. latest point first: γ_long[x][k] += (w·[k = kind(S)] + γ_long(S)[k])·s·x for d's wait
+  //     states x in I_S — per kind of the wait it finally causes;
+  //  4. long-term costs γ_long(S)[k]·s·Δ[c] under kind k, now that every γ_long is final.
   DelayResult run() {
     DelayResult res;
     const auto& inst = w_.instances;
     res.classes.assign(inst.size(), WaitClass{});
-    std::vector<double> gamma(inst.size(), 0.0), propagated(inst.size(), 0.0);
+    std::vector<Kinds> gamma(inst.size(), Kinds{});
+    std::vector<double> propagated(inst.size(), 0.0);
 
     std::vector<Point> pts;
     for (std::size_t i = 0; i < inst.size(); ++i) {
@@ -105,10 +122,13 @@ class Replay {
     std::vector<PathValue> rbuf;
     for (auto& pt : pts) {
       const WaitState& x = inst[pt.instance];
-      const bool p2p = is_p2p(x.pattern);
-      const std::uint32_t prev = p2p ? prev_peer(x.rank, x.cause_rank, x.call) : prev_coll_[x.rank][x.call];
+      const auto [r_prev, d_prev] = previous_sync(x.rank, x.cause_rank, x.call);
+      pt.r_prev = r_prev;
+      pt.d_prev = d_prev;
+      pt.t0 = r_prev == kNone ? -std::numeric_limits<double>::infinity()
+                              : std::min(m_.leave(tr_, x.rank, r_prev), m_.leave(tr_, x.cause_rank, d_prev));
       pt.wait_enter = m_.enter(tr_, x.rank, x.call);
-      profile(x.rank, prev, x.call, nullptr);
+      profile(x.rank, r_prev, pt.t0, x.call, nullptr);
       pt.r_first = static_cast<std::uint32_t>(rbuf.size());
       for (CallPathId c : touched_) rbuf.push_back(PathValue{c, prof_[c]});
       pt.r_count = static_cast<std::uint32_t>(rbuf.size() - pt.r_first);
@@ -132,10 +152,8 @@ class Replay {
       const Rank d = x.cause_rank;
       const double w = x.seconds;
       res.sync_waiting += w;
-      const bool p2p = is_p2p(x.pattern);
-      const std::uint32_t prev = p2p ? prev_peer(d, x.rank, x.cause_call) : prev_coll_[d][x.cause_call];
       pt.cause_enter = m_.enter(tr_, d, x.cause_call);
-      const auto [lo, hi] = profile(d, prev, x.cause_call, &pt.w_d);
+      const auto [lo, hi] = profile(d, pt.d_prev, pt.t0, x.cause_call, &pt.w_d);
       pt.waits_first = lo;
       pt.waits_end = hi;
       for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) remote[rbuf[k].path] = rbuf[k].value;
@@ -148,12 +166,17 @@ class Replay {
       for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) remote[rbuf[k].path] = 0.0;
       WaitClass& cls = res.classes[pt.instance];
       const double denom = sum_delta + pt.w_d;
+      pt.denom = denom;
       if (!(denom > 0)) {
         pt.s = 0;
         res.unattributed += w;
         cls.direct = w;
       } else {
-        pt.s = 1.0 / denom;
+        // Scalasca's scale: the wait is distributed over Δ and d's waiting in proportion, but
+        // never more than Δ and that waiting themselves (s·w ≤ 1); what is left of a wait
+        // longer than its causes in the interval has no cause inside the trace.
+        pt.s = w > denom ? 1.0 / w : 1.0 / denom;
+        if (w > denom) res.unattributed += w - denom;
         const auto kind = static_cast<std::uint8_t>(delay_kind(x.pattern));
         pt.d_first = static_cast<std::uint32_t>(dbuf.size());
         for (CallPathId c : touched_) {
@@ -184,31 +207,41 @@ class Replay {
     });
     for (std::uint32_t j : order) {
       const Point& pt = pts[j];
-      const double w = inst[pt.instance].seconds;
-      const double g = gamma[pt.instance];
+      const WaitState& s_wait = inst[pt.instance];
+      const double w = s_wait.seconds;
+      const Kinds& g = gamma[pt.instance];
+      double g_total = 0;
+      for (double v : g) g_total += v;
       if (pt.s == 0) {
-        res.unattributed += g;
+        res.unattributed += g_total;
         continue;
       }
+      const double w_s = inst[pt.instance].seconds;
+      if (w_s > pt.denom) res.unattributed += g_total * (1 - pt.denom / w_s);
+      const auto kind = static_cast<std::size_t>(delay_kind(s_wait.pattern));
       for (std::uint32_t k = pt.waits_first; k < pt.waits_end; ++k) {
         if (!propagates(inst[k])) continue;
-        gamma[k] += (w + g) * pt.s * inst[k].seconds;
-        propagated[k] += w * pt.s * inst[k].seconds;
+        const double share = pt.s * inst[k].seconds;
+        for (std::size_t c = 0; c < kDelayKindCount; ++c) gamma[k][c] += g[c] * share;
+        gamma[k][kind] += w * share;
+        propagated[k] += w * share;
       }
     }
 
-    // Pass 4: long-term costs.
+    // Pass 4: long-term costs, under the kind of the wait they finally cause.
     for (const Point& pt : pts) {
       const WaitState& x = inst[pt.instance];
-      const auto kind = static_cast<std::uint8_t>(delay_kind(x.pattern));
-      const double g = gamma[pt.instance];
-      for (std::uint32_t k = pt.d_first; k < pt.d_first + pt.d_count; ++k)
-        costs.at(kind, dbuf[k].path, x.cause_rank).second += g * dbuf[k].value;
+      const Kinds& g = gamma[pt.instance];
+      for (std::size_t kind = 0; kind < kDelayKindCount; ++kind) {
+        if (!(g[kind] > 0)) continue;
+        for (std::uint32_t k = pt.d_first; k < pt.d_first + pt.d_count; ++k)
+          costs.at(static_cast<std::uint8_t>(kind), dbuf[k].path, x.cause_rank).second += g[kind] * dbuf[k].value;
+      }
     }
 
     for (const Point& pt : pts) {
       WaitClass& cls = res.classes[pt.instance];
-      cls.gamma_long = gamma[pt.instance];
+      for (double v : gamma[pt.instance]) cls.gamma_long += v;
       cls.propagating = std::min(propagated[pt.instance], inst[pt.instance].seconds);
       cls.terminal = inst[pt.instance].seconds - cls.propagating;
       res.direct += cls.direct;
@@ -234,8 +267,12 @@ class Replay {
     double value;
   };
   // One synchronisation point and what the passes compute for it.
+  using Kinds = std::array<double, kDelayKindCount>;
   struct Point {
     std::uint32_t instance = 0;                  // index into the wait-state instances
+    std::uint32_t r_prev = kNone, d_prev = kNone;  // the pair's calls at their previous synchronisation
+    trace::Time t0 = 0;                          // I_S starts here (−∞: at the start of the trace)
+    double denom = 0;                            // ΣΔ + W_d
     std::uint32_t r_first = 0, r_count = 0;      // the waiting rank's profile in rbuf
     std::uint32_t d_first = 0, d_count = 0;      // s·Δ[c] in dbuf
     std::uint32_t waits_first = 0, waits_end = 0;  // the delaying rank's instances in I_S
@@ -248,30 +285,47 @@ class Replay {
     return has_cause(x.pattern) && x.cause_rank != trace::kNoRank;
   }
 
-  // The last synchronisation point of rank r with `peer` before call `before`.
-  std::uint32_t prev_peer(Rank r, Rank peer, std::uint32_t before) const {
+  // The previous synchronisation of ranks r and d before r's call `before`: r's and d's calls
+  // there (kNone: none, I_S starts with the trace) — the later of their last pairwise point
+  // and the last N-to-N collective in which some rank waited and both took part.
+  std::pair<std::uint32_t, std::uint32_t> previous_sync(Rank r, Rank d, std::uint32_t before) const {
+    std::pair<std::uint32_t, std::uint32_t> best{kNone, kNone};
     const auto& p = peers_[r];
-    auto it = std::lower_bound(p.begin(), p.end(), PeerCall{peer, before},
+    auto it = std::lower_bound(p.begin(), p.end(), PeerCall{d, before, 0},
                                [](const PeerCall& a, const PeerCall& b) { return a.key() < b.key(); });
-    if (it == p.begin()) return kNone;
-    --it;
-    return it->peer == peer ? it->call : kNone;
+    if (it != p.begin() && std::prev(it)->peer == d) best = {std::prev(it)->call, std::prev(it)->peer_call};
+    const auto& mine = nxn_[r];
+    const auto& theirs = nxn_by_instance_[d];
+    for (auto k = std::lower_bound(mine.begin(), mine.end(), std::pair<std::uint32_t, std::uint32_t>{before, 0});
+         k != mine.begin();) {
+      --k;
+      if (best.first != kNone && k->first < best.first) break;
+      const auto t = std::lower_bound(theirs.begin(), theirs.end(), std::pair<std::uint32_t, std::uint32_t>{k->second, 0});
+      if (t != theirs.end() && t->first == k->second) {
+        best = {k->first, t->second};
+        break;
+      }
+    }
+    return best;
   }
 
-  // Processing time per call path (into prof_/touched_) on rank r between the end of call
-  // `from` (kNone: the start of the trace) and the start of call `to`: exclusive time minus
-  // the waiting time of the wait states of the calls in between. Returns the index range of
-  // those wait states; with `waiting`, adds up the ones that have a cause.
-  std::pair<std::uint32_t, std::uint32_t> profile(Rank r, std::uint32_t from, std::uint32_t to, double* waiting) {
+  // Processing time per call path (into prof_/touched_) on rank r from time t0 — inside or
+  // after call `from`, r's call at the pair's previous synchronisation (kNone: the start of
+  // the trace) — to the start of call `to`: exclusive time minus the waiting time of the wait
+  // states of the calls in between. What r spent in `from` after t0 is processing on its
+  // path. Returns the index range of those wait states; with `waiting`, adds up the ones
+  // that have a cause.
+  std::pair<std::uint32_t, std::uint32_t> profile(Rank r, std::uint32_t from, trace::Time t0, std::uint32_t to,
+                                                  double* waiting) {
     const auto& ev = tr_.locations[r].events;
     const auto& after = m_.path_after[r];
     const auto& calls = m_.calls[r];
-    const std::uint32_t begin = from == kNone ? 0 : calls[from].leave;
+    const std::uint32_t begin = from == kNone ? 0 : calls[from].enter;
     const std::uint32_t end = calls[to].enter;
     for (std::uint32_t k = begin; k < end; ++k) {
       const CallPathId c = after[k];
       if (c == trace::kNoCallPath) continue;
-      const double dt = ev[k + 1].time - ev[k].time;
+      const double dt = ev[k + 1].time - std::max(ev[k].time, t0);
       if (dt <= 0) continue;
       touch(c);
       prof_[c] += dt;
@@ -310,8 +364,11 @@ class Replay {
   const trace::Trace& tr_;
   const Matching& m_;
   const WaitStateResult& w_;
-  std::vector<std::vector<std::uint32_t>> prev_coll_;
   std::vector<std::vector<PeerCall>> peers_;
+  // Per rank, the waited N-to-N collectives it took part in: (call, instance) by call and
+  // (instance, call) by instance.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nxn_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nxn_by_instance_;
   std::vector<double> prof_;
   std::vector<std::uint8_t> mark_;
   std::vector<CallPathId> touched_;

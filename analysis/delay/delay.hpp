@@ -1,17 +1,18 @@
 // waitlab::analysis — root-cause delay costs (paper 002, Algorithm 1; ALGORITHMS.md §3).
 //
 // Promise: delay_costs(trace, matching, waits) replays the synchronisation points (the
-// wait-state instances that have a delaying rank) backwards in time. At each point S,
-// where rank r waits w and rank d delayed it, both ranks' processing-time profiles over
-// the synchronisation interval I_S (from their previous synchronisation point with the
-// same ranks — the previous message between r and d, or the previous collective on the
-// communicator — to S) give the difference Δ[c] = max(p_d[c] − p_r[c], 0); with
-// s = 1 / (ΣΔ + W_d), W_d the waiting time of d's own wait states inside I_S (the paper's
-// scale, not Scalasca's capped one: every second of waiting with a cause inside the trace
-// is distributed), d's call paths get short-term costs w·s·Δ[c] and long-term costs
-// γ_long·s·Δ[c], and each wait state x of d inside I_S gets γ_long[x] += (w+γ_long)·s·x.
-// Waiting at a point where ΣΔ + W_d = 0 has no cause inside the trace and is reported as
-// unattributed. Invariant: short + long + unattributed = the waiting time of all
+// wait-state instances that have a delaying rank) backwards in time, with Scalasca 2.6's
+// rules (docs/analyses.md, *Delay costs*). At each point S, where rank r waits w and rank d
+// delayed it, the synchronisation interval I_S starts when the first of the two left its call
+// of their previous synchronisation of any kind (a message or 1-to-N/N-to-1 collective at
+// which one waited for the other, an N-to-N collective in which some rank waited) and ends
+// at each rank's call of S. Both ranks' processing-time profiles over I_S give
+// Δ[c] = max(p_d[c] − p_r[c], 0); with scale = min(w / (ΣΔ + W_d), 1) (Scalasca's cap) and
+// s = scale / w, d's call paths get short-term costs w·s·Δ[c] under S's kind and long-term
+// costs γ_long[k]·s·Δ[c] under the kind k of the wait they finally cause; each wait state x
+// of d inside I_S gets γ_long[x] += (w·[kind(S)] + γ_long)·s·x. Waiting without a cause
+// inside the trace (ΣΔ + W_d = 0, or the part of a wait longer than its causes) is reported
+// as unattributed. Invariant: short + long + unattributed = the waiting time of all
 // synchronisation points.
 #pragma once
 

@@ -2,6 +2,8 @@
 // the invariants on hand-built traces.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "analysis/critpath/critpath.hpp"
 #include "analysis/delay/delay.hpp"
 #include "trace_builder.hpp"
@@ -179,6 +181,87 @@ TEST(CriticalPath, ImbalanceOfAFunctionThatIsSerialised) {
   EXPECT_DOUBLE_EQ(a.cp.length, 3.0);
   EXPECT_DOUBLE_EQ(a.cp.critical_imbalance, 3 * 2.0);
   expect_invariants(a);
+}
+
+// Fixtures E, F and G (issue 18; µs; 3 ranks, every rank in `main` 0–3200, MPI_Init 10–100,
+// MPI_Finalize 3000–3100), with the delay costs Scalasca 2.6 reports for them.
+TraceBuilder scalasca_fixture(const std::function<void(TraceBuilder&)>& body) {
+  TraceBuilder b(3, 1e-6);
+  for (Rank r : {0, 1, 2}) b.enter(r, 0, "main").call(r, MpiOp::Init, 10, 100);
+  body(b);
+  for (Rank r : {0, 1, 2}) b.call(r, MpiOp::Finalize, 3000, 3100).leave(r, 3200, "main");
+  return b;
+}
+
+// Every cell of the table, as {kind, path, rank, short, long} in µs.
+struct Expected {
+  DelayKind kind;
+  std::string path;
+  Rank rank;
+  double short_us, long_us;
+};
+void expect_table(const Analysed& a, const std::vector<Expected>& want) {
+  EXPECT_EQ(a.delay.table.size(), want.size());
+  for (const auto& e : want) {
+    const Cost c = cost(a, e.kind, e.path, e.rank);
+    EXPECT_NEAR(c.short_term, e.short_us * 1e-6, 1e-15) << delay_kind_name(e.kind) << " " << e.path << " r" << e.rank;
+    EXPECT_NEAR(c.long_term, e.long_us * 1e-6, 1e-15) << delay_kind_name(e.kind) << " " << e.path << " r" << e.rank;
+  }
+  expect_invariants(a);
+}
+
+// E: a Late Sender (600), a barrier that r2 enters last (r0 waits 700, r1 300), then a Late
+// Sender back (150). The last wait's interval starts at the barrier, where r0 and r1
+// synchronised (any kind of synchronisation counts, not only messages between the pair):
+// r1's barrier wait lies before it and is no cause of r0's wait; nothing is long-term.
+TEST(FixtureE, SynchronisationIntervalStartsAtAnyKindOfSynchronisation) {
+  const auto a = analyse(scalasca_fixture([](TraceBuilder& b) {
+    b.send(0, 1000, 1010, 1).coll(0, MpiOp::Barrier, 1100, 1810).recv(0, 1850, 2020, 2020, 1);
+    b.recv(1, 400, 1020, 1020, 0).coll(1, MpiOp::Barrier, 1500, 1810).send(1, 2000, 2010, 0);
+    b.coll(2, MpiOp::Barrier, 1800, 1810);
+  }));
+  expect_table(a, {{DelayKind::LateSender, "main", 0, 600, 0},
+                   {DelayKind::LateSender, "main", 1, 150, 0},
+                   {DelayKind::Barrier, "main", 2, 1000, 0}});
+  EXPECT_NEAR(a.delay.unattributed, 0, 1e-15);
+}
+
+// F: a broadcast, a reduce whose root r0 waits 500 for r2 (Early Reduce), a broadcast in
+// which r1 waits 500 and r2 5 for the root (Late Broadcast). r1 and r0 did not synchronise
+// in the reduce: r1's wait is the root's reduce wait passed on, a long-term cost of r2's
+// extra work filed under the kind of wait it finally caused (1-to-N).
+TEST(FixtureF, LongTermCostsUnderTheKindTheyFinallyCause) {
+  const auto a = analyse(scalasca_fixture([](TraceBuilder& b) {
+    for (Rank r : {0, 1, 2}) b.coll(r, MpiOp::Bcast, 200, 210, 0);
+    b.coll(0, MpiOp::Reduce, 300, 810, 0).coll(0, MpiOp::Bcast, 820, 830, 0);
+    b.coll(1, MpiOp::Reduce, 300, 310, 0).coll(1, MpiOp::Bcast, 320, 830, 0);
+    b.coll(2, MpiOp::Reduce, 800, 810, 0).coll(2, MpiOp::Bcast, 815, 830, 0);
+  }));
+  expect_table(a, {{DelayKind::OneToN, "main", 0, 5, 0},
+                   {DelayKind::OneToN, "main", 2, 0, 500},
+                   {DelayKind::NToOne, "main", 2, 500, 0}});
+  EXPECT_NEAR(a.delay.unattributed, 0, 1e-15);
+  EXPECT_NEAR(a.delay.long_total[static_cast<std::size_t>(DelayKind::OneToN)], 500e-6, 1e-15);
+  EXPECT_EQ(a.delay.long_total[static_cast<std::size_t>(DelayKind::NToOne)], 0);
+}
+
+// G: r1 waits 800 for r0's message, then enters the barrier last (r0 waits 400, r2 900). The
+// interval of r0's barrier wait starts where the message synchronised the pair, when the
+// first of them left its call (r0's send at 1010): r1's receive after that (10) and its
+// main (480 against r0's 90) are the cause, 400 exactly. r2's wait goes back to the start:
+// r1's main 80 and receive 20 more than r2's, and r1's own wait of 800 — passed on from r0's
+// late send, a long-term barrier cost of r0's main.
+TEST(FixtureG, IntervalFromThePairsLastSynchronisation) {
+  const auto a = analyse(scalasca_fixture([](TraceBuilder& b) {
+    b.send(0, 1000, 1010, 1).coll(0, MpiOp::Barrier, 1100, 1510);
+    b.recv(1, 200, 1020, 1020, 0).coll(1, MpiOp::Barrier, 1500, 1510);
+    b.coll(2, MpiOp::Barrier, 600, 1510);
+  }));
+  expect_table(a, {{DelayKind::LateSender, "main", 0, 800, 0},
+                   {DelayKind::Barrier, "main", 1, 470, 0},
+                   {DelayKind::Barrier, "main/MPI_Recv", 1, 30, 0},
+                   {DelayKind::Barrier, "main", 0, 0, 800}});
+  EXPECT_NEAR(a.delay.unattributed, 0, 1e-15);
 }
 
 TEST(Delay, WaitWithoutCauseInsideTheTraceIsUnattributed) {

@@ -71,10 +71,12 @@ TEST_F(Counterfactual, ShippedScenarios) {
   const double exposed = after.at("exchange/MPI_Waitall")[0] - before.at("exchange/MPI_Waitall")[0];
   EXPECT_GT(exposed, 1e-3);
   EXPECT_NEAR(h.runtime_saving_s, h.critpath_imbalance_s - exposed, 1e-9);
-  // Removing the hot spot's imbalance altogether saves the most; its delay costs are 96.6 % of the waiting saved.
+  // Removing the hot spot's imbalance altogether saves the most; its delay costs are 98.8 % of
+  // the waiting saved (96.6 % before synchronisation intervals started at the pair's last
+  // synchronisation of any kind, Scalasca's rule: issue 18).
   const auto& hr = by.at("halo2d_hotspot_only remove perturbations[0] (imbalance_hotspot)");
   EXPECT_GT(hr.runtime_saving_s, h.runtime_saving_s);
-  EXPECT_NEAR(hr.attributed_cost_s / hr.waiting_saving_s, 0.966, 0.001);
+  EXPECT_NEAR(hr.attributed_cost_s / hr.waiting_saving_s, 0.988, 0.001);
 
   // With a delay and noise as well: the delay on rank 0 falls into the slack the hot spot
   // gives every other rank. The analysis attributes delay costs to it; removing it saves no
