@@ -216,8 +216,7 @@ class Replay {
         res.unattributed += g_total;
         continue;
       }
-      const double w_s = inst[pt.instance].seconds;
-      if (w_s > pt.denom) res.unattributed += g_total * (1 - pt.denom / w_s);
+      if (w > pt.denom) res.unattributed += g_total * (1 - pt.denom / w);  // capped: the rest has no cause
       const auto kind = static_cast<std::size_t>(delay_kind(s_wait.pattern));
       for (std::uint32_t k = pt.waits_first; k < pt.waits_end; ++k) {
         if (!propagates(inst[k])) continue;
