@@ -1,6 +1,7 @@
 #include "analysis/delay/delay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <tuple>
@@ -248,6 +249,8 @@ class Replay {
       res.propagating += cls.propagating;
       res.terminal += cls.terminal;
     }
+    // Below the time resolution the sum is rounding residue of the subtractions above.
+    if (std::abs(res.unattributed) < kTimeResolution) res.unattributed = 0;
     res.table.reserve(costs.size());
     for (const auto& [cell, v] : costs.sorted()) {
       const auto kind = static_cast<DelayKind>(cell.kind);
