@@ -264,6 +264,27 @@ TEST(FixtureG, IntervalFromThePairsLastSynchronisation) {
   EXPECT_NEAR(a.delay.unattributed, 0, 1e-15);
 }
 
+// Scalasca's scale is capped: a wait longer than all its causes in the interval gets them, no
+// more. Rank 1 left the barrier 2 s after rank 0 (barrier completion: waiting without a cause)
+// and computed 1 s in main before sending; rank 0 waits 3 s for that message. Δ = main 1: 1 s
+// short-term, 2 s without a cause (the paper's scale would put all 3 s on main).
+TEST(Delay, ScaleIsCappedAtTheCauses) {
+  TraceBuilder b(2, 1.0);
+  for (Rank r : {0, 1}) b.enter(r, 0, "main");
+  b.coll(0, MpiOp::Barrier, 0, 1).recv(0, 1, 4, 4, 1);
+  b.coll(1, MpiOp::Barrier, 0, 3).send(1, 4, 4, 0);
+  for (Rank r : {0, 1}) b.leave(r, 4, "main");
+  const auto a = analyse(b);
+  double late_sender = 0;
+  for (const auto& x : a.waits.instances)
+    if (x.pattern == Pattern::LateSender) late_sender += x.seconds;
+  ASSERT_DOUBLE_EQ(late_sender, 3.0);
+  EXPECT_DOUBLE_EQ(cost(a, DelayKind::LateSender, "main", 1).short_term, 1.0);
+  EXPECT_EQ(a.delay.table.size(), 1u);
+  EXPECT_DOUBLE_EQ(a.delay.unattributed, 2.0);
+  expect_invariants(a);
+}
+
 TEST(Delay, WaitWithoutCauseInsideTheTraceIsUnattributed) {
   // Both ranks do the same work; the receive waits only for the message's latency.
   TraceBuilder b(2, 1.0);

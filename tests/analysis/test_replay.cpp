@@ -196,6 +196,19 @@ TEST_F(Replay, ComputeScalesByRegionAndRank) {
     EXPECT_NEAR(got[i].second, want[i].second, 1e-15);
   }
   EXPECT_EQ(w->iterations(), 3);  // three compute intervals per rank
+  // The 10 us outside every region run inside `main`, which encloses each rank's whole stream:
+  // Enter main first, Leave main last, the trace's own regions nested inside.
+  for (trace::Rank r = 0; r < 2; ++r) {
+    std::vector<Action> all;
+    for (auto st = w->stream(r); st->next(x);) all.push_back(x);
+    ASSERT_GE(all.size(), 2u);
+    EXPECT_EQ(all.front().kind, ActionKind::Enter);
+    EXPECT_EQ(all.back().kind, ActionKind::Leave);
+    EXPECT_EQ(w->definitions().regions[all.front().region].name, "main");
+    EXPECT_EQ(all.back().region, all.front().region);
+    EXPECT_EQ(all[1].kind, ActionKind::Enter);
+    EXPECT_EQ(w->definitions().regions[all[1].region].name, "solve");
+  }
 
   for (const char* bad : {"", "solve=", "=2", "x=-1", "@3-1=2", "@a=2", "2x"}) {
     try {
