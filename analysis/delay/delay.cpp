@@ -11,7 +11,6 @@
 namespace waitlab::analysis {
 
 using trace::Matching;
-using trace::MpiOp;
 
 namespace {
 
@@ -20,21 +19,12 @@ constexpr std::uint32_t kNone = 0xffffffffu;
 constexpr std::array<std::string_view, kDelayKindCount> kKindNames = {
     "late_sender", "late_receiver", "barrier", "n_to_n", "1_to_n", "n_to_1"};
 
-// Collectives after which every member has synchronised with every other (no rank leaves
-// before the last one entered).
-bool is_nxn_sync(MpiOp op) {
-  switch (op) {
-    case MpiOp::Init:
-    case MpiOp::Finalize:
-    case MpiOp::Barrier:
-    case MpiOp::Allreduce:
-    case MpiOp::Allgather:
-    case MpiOp::Alltoall:
-    case MpiOp::ReduceScatter:
-      return true;
-    default:
-      return false;
-  }
+// A wait in a collective after which every member has synchronised with every other (no rank
+// leaves before the last one entered): the barrier and N-to-N kinds — Wait at Barrier, Init,
+// Finalize, Wait at NxN — but not Early Scan, where a rank waits only for the lower ranks.
+bool is_nxn_sync(Pattern p) {
+  const DelayKind k = delay_kind(p);
+  return (k == DelayKind::Barrier || k == DelayKind::NxN) && p != Pattern::EarlyScan;
 }
 
 // Per rank, its pairwise synchronisation points (a wait state's waiting and delaying rank)
@@ -68,7 +58,7 @@ class Replay {
     for (const auto& x : w.instances) {
       if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank) continue;
       const std::uint32_t i = instance_of[x.rank][x.call];
-      if (i != kNone && is_nxn_sync(m.collectives[i].op)) {
+      if (i != kNone && is_nxn_sync(x.pattern)) {
         waited[i] = 1;
       } else {
         peers_[x.rank].push_back(PeerCall{x.cause_rank, x.call, x.cause_call});

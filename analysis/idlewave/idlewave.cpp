@@ -799,10 +799,7 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
       // µs longer) tilt a flat wave by fractions of a ns per rank.
       f.decay_s_per_rank = std::round(-f.amplitude.slope / kTimeResolution) * kTimeResolution + 0.0;
       const double span = dst.back() - dst.front();
-      std::vector<double> sorted = amp;
-      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-      const double median_amplitude = sorted[sorted.size() / 2];
-      if (std::abs(f.decay_s_per_rank) * span < kNegligibleDecay * median_amplitude) f.decay_s_per_rank = 0;
+      if (std::abs(f.decay_s_per_rank) * span < kNegligibleDecay * median(amp)) f.decay_s_per_rank = 0;
       if (!f.at_once) {  // nothing travelled: no speed
         f.by_time = fit_segmented(time, dst, seg);
         f.by_iteration = fit_line(iter_x, iter_y);

@@ -80,16 +80,27 @@ TEST_F(Replay, OwnOtf2TraceReproducesEveryRankEndTime) {
   }
 }
 
+// A heat1d run (scenario text) simulated: its trace and the trace replayed as a workload.
+struct SimulatedHeat {
+  trace::Trace trace;
+  std::unique_ptr<models::Workload> replay;
+  scenarios::Run run;
+};
+SimulatedHeat simulate_heat(const std::string& scenario) {
+  SimulatedHeat h;
+  h.run = scenarios::prepare(scenarios::parse_scenario(scenario, "heat.yaml"));
+  h.trace = sim::simulate(h.run.platform, *h.run.workload, h.run.perturbations, h.run.options).trace;
+  h.replay = models::replay_trace(h.trace, "heat", {});
+  return h;
+}
+
 // The same calls whichever way they come: trace -> actions, and trace -> TI file -> actions.
 TEST_F(Replay, TraceAndItsTiExportReplayTheSameCalls) {
-  const auto s = scenarios::parse_scenario(
+  const SimulatedHeat heat = simulate_heat(
       "platform: {type: cluster, nodes: 16, cores: 1}\n"
       "workload: {type: heat1d, ranks: 16, iterations: 6, mode: nonblocking, distance: 2}\n"
-      "perturbations: [{type: delay, rank: 5, iteration: 2, duration: 3ms}]\n",
-      "heat.yaml");
-  auto run = scenarios::prepare(s);
-  const auto t = sim::simulate(run.platform, *run.workload, run.perturbations, run.options).trace;
-  const auto from_trace = models::replay_trace(t, "heat", {});
+      "perturbations: [{type: delay, rank: 5, iteration: 2, duration: 3ms}]\n");
+  const auto& from_trace = heat.replay;
   std::vector<std::string> lost;
   const double speed = 2e9;
   const trace::TiTrace ti = models::ti_from_workload(*from_trace, speed, &lost);
@@ -137,16 +148,14 @@ TEST_F(Replay, TraceAndItsTiExportReplayTheSameCalls) {
 // trace for the waiting (before, compute outside every region was on no call path: the
 // profile summed to a fraction of the run and 18–65 % of the waiting had no cause).
 TEST_F(Replay, ReplayedTiKeepsItsComputationOnTheCallPaths) {
-  const auto s = scenarios::parse_scenario(
+  const SimulatedHeat heat = simulate_heat(
       "platform: {type: cluster, nodes: 8, cores: 1}\n"
       "workload: {type: heat1d, ranks: 8, iterations: 8, mode: blocking}\n"
-      "perturbations: [{type: delay, rank: 3, iteration: 2, duration: 2ms}]\n",
-      "heat.yaml");
-  auto run = scenarios::prepare(s);
-  const auto t = sim::simulate(run.platform, *run.workload, run.perturbations, run.options).trace;
-  const auto from_trace = models::replay_trace(t, "heat", {});
+      "perturbations: [{type: delay, rank: 3, iteration: 2, duration: 2ms}]\n");
+  const auto& t = heat.trace;
+  const auto& run = heat.run;
   std::vector<std::string> lost;
-  const trace::TiTrace ti = models::ti_from_workload(*from_trace, 1e9, &lost);
+  const trace::TiTrace ti = models::ti_from_workload(*heat.replay, 1e9, &lost);
   const std::string index = (dir_ / "heat.ti").string();
   ASSERT_TRUE(trace::write_ti(ti, index).empty());
   const auto workload = models::replay_ti(trace::read_ti(index), "heat", {});
