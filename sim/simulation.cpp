@@ -913,9 +913,10 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   leave(op, t);
 }
 
-// MPI_Finalize returns at once, as under SMPI's defaults (no finalization barrier). Small
-// sends still in flight are the MPI library's business: the actor lingers after recording
-// its Leave until they are delivered, so that SimGrid does not cancel them.
+// MPI_Finalize is recorded returning at once here (SMPI's has no finalization barrier);
+// synchronise_finalize() then moves every rank's Leave to the moment the last rank entered
+// it. Small sends still in flight are the MPI library's business: the actor lingers after
+// recording its Leave until they are delivered, so that SimGrid does not cancel them.
 void RankRunner::finalize() {
   action_ = -1;
   const double t0 = now();
@@ -1204,6 +1205,7 @@ RunResult Simulation::run() {
   }
   if (!deadlock_.empty()) throw InputError(deadlock_);
   SMPI_finalize();
+  synchronise_finalize(tr, profiles_);
 
   result_.stats.simulated_time = sg4::Engine::get_clock();
   for (const auto& r : runners_) result_.stats.mpi_operations += r->operations();
@@ -1238,6 +1240,30 @@ RunResult Simulation::run() {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
+
+void synchronise_finalize(trace::Trace& tr, std::vector<minprofile::RankProfile>& profiles) {
+  // Each rank's last MPI_Finalize Leave, and the latest Enter of the ranks' last one.
+  const std::size_t n = tr.locations.size();
+  std::vector<std::size_t> leave_at(n, SIZE_MAX);
+  double last_enter = -std::numeric_limits<double>::infinity();
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& ev = tr.locations[r].events;
+    for (std::size_t k = ev.size(); k-- > 0;) {
+      if (ev[k].op != MpiOp::Finalize) continue;
+      if (ev[k].kind == EventKind::Leave && leave_at[r] == SIZE_MAX) leave_at[r] = k;
+      if (ev[k].kind == EventKind::Enter) {
+        last_enter = std::max(last_enter, ev[k].time);
+        break;
+      }
+    }
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    if (leave_at[r] == SIZE_MAX) continue;
+    auto& leave = tr.locations[r].events[leave_at[r]];
+    leave.time = std::max(leave.time, last_enter);
+    if (r < profiles.size()) profiles[r].set_span(profiles[r].begin(), leave.time);
+  }
+}
 
 bool unguarded_stacks(int ranks, long max_map_count) {
   return 2L * ranks + kMappingHeadroom > max_map_count;

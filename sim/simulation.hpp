@@ -36,6 +36,13 @@ inline constexpr long kMappingHeadroom = 2048;
 inline constexpr int kHeapStackThreshold = 32 * 1024 * 1024;  // glibc's largest mmap threshold
 bool unguarded_stacks(int ranks, long max_map_count);
 
+// MPI_Finalize synchronises, as Open MPI's and MPICH's do (and as Scalasca's clock-condition
+// check and Wait at Finalize assume): every rank's Leave of its last MPI_Finalize moves to the
+// last Enter of MPI_Finalize of any rank, at no cost, and so does the end of its minprofile
+// span. The run's end (the latest Leave) does not move. SMPI's own MPI_Finalize returns at
+// once; docs/engine.md.
+void synchronise_finalize(trace::Trace& tr, std::vector<minprofile::RankProfile>& profiles);
+
 // The collective set a run really uses: SmpiDefault semantics always use SimGrid's default selector.
 const CollectiveSet& effective_collectives(const RunOptions& options);
 

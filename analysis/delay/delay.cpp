@@ -27,6 +27,15 @@ bool is_nxn_sync(Pattern p) {
   return (k == DelayKind::Barrier || k == DelayKind::NxN) && p != Pattern::EarlyScan;
 }
 
+// A wait state whose waiting is charged to its causes: every one with a delaying rank but
+// Wait at Init and Wait at Finalize, for which Scalasca has no delay metric (its delay
+// analysis runs at barriers, N-to-N, 1-to-N and N-to-1 collectives and messages only). Those
+// two still synchronise their members: an interval can start at MPI_Init.
+bool charged(const WaitState& x) {
+  return has_cause(x.pattern) && x.cause_rank != trace::kNoRank && x.pattern != Pattern::WaitAtInit &&
+         x.pattern != Pattern::WaitAtFinalize;
+}
+
 // Per rank, its pairwise synchronisation points (a wait state's waiting and delaying rank)
 // with each peer: its call and the peer's, to find the previous synchronisation of a pair.
 struct PeerCall {
@@ -102,7 +111,7 @@ class Replay {
     std::vector<Point> pts;
     for (std::size_t i = 0; i < inst.size(); ++i) {
       const auto& x = inst[i];
-      if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank || !(x.seconds > 0)) continue;
+      if (!charged(x) || !(x.seconds > 0)) continue;
       Point pt;
       pt.instance = static_cast<std::uint32_t>(i);
       pts.push_back(pt);
@@ -210,7 +219,7 @@ class Replay {
       if (w > pt.denom) res.unattributed += g_total * (1 - pt.denom / w);  // capped: the rest has no cause
       const auto kind = static_cast<std::size_t>(delay_kind(s_wait.pattern));
       for (std::uint32_t k = pt.waits_first; k < pt.waits_end; ++k) {
-        if (!propagates(inst[k])) continue;
+        if (!charged(inst[k])) continue;
         const double share = pt.s * inst[k].seconds;
         for (std::size_t c = 0; c < kDelayKindCount; ++c) gamma[k][c] += g[c] * share;
         gamma[k][kind] += w * share;
@@ -273,9 +282,6 @@ class Replay {
     trace::Time cause_enter = 0, wait_enter = 0; // the backward order
   };
 
-  static bool propagates(const WaitState& x) {
-    return has_cause(x.pattern) && x.cause_rank != trace::kNoRank;
-  }
 
   // The previous synchronisation of ranks r and d before r's call `before`: r's and d's calls
   // there (kNone: none, I_S starts with the trace) — the later of their last pairwise point
@@ -333,7 +339,7 @@ class Replay {
       const CallPathId c = calls[it->call].path;
       touch(c);
       prof_[c] -= it->seconds;
-      if (waiting && propagates(*it)) *waiting += it->seconds;
+      if (waiting && charged(*it)) *waiting += it->seconds;
     }
     return {static_cast<std::uint32_t>(lo - inst.begin()), static_cast<std::uint32_t>(it - inst.begin())};
   }

@@ -30,8 +30,9 @@ namespace waitlab::analysis {
 enum class DelayKind : std::uint8_t { LateSender = 0, LateReceiver, Barrier, NxN, OneToN, NToOne, Count_ };
 inline constexpr std::size_t kDelayKindCount = static_cast<std::size_t>(DelayKind::Count_);
 std::string_view delay_kind_name(DelayKind k);  // "late_sender", "barrier", "n_to_n", "1_to_n", "n_to_1"
-// The kind of a wait-state pattern that has a cause (Wait at Init/Finalize count as barrier,
-// Early Scan as n-to-n).
+// The kind of a wait-state pattern that has a cause (Early Scan counts as n-to-n; Wait at
+// Init/Finalize as barrier, for the synchronisation they are, though no cost is charged for
+// them: docs/analyses.md).
 DelayKind delay_kind(Pattern p);
 
 // Delay costs of one [kind × call path × rank] cell.

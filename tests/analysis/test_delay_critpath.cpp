@@ -285,6 +285,31 @@ TEST(Delay, ScaleIsCappedAtTheCauses) {
   expect_invariants(a);
 }
 
+// Scalasca has no delay metric for Wait at Init and Wait at Finalize: no costs for them, but
+// MPI_Init still synchronises its members, so an interval starts at its first Leave. Rank 0
+// waits 10 s in MPI_Init (rank 1 computed in `pre` first), 20 s for rank 1's message (rank 1
+// worked 30 s, rank 0 10 s since MPI_Init) and 200 s in MPI_Finalize.
+TEST(Delay, WaitAtInitAndFinalizeHaveNoDelayCosts) {
+  TraceBuilder b(2, 1.0);
+  for (Rank r : {0, 1}) b.enter(r, 0, "main");
+  b.call(0, MpiOp::Init, 0, 20).enter(0, 20, "work").leave(0, 30, "work").recv(0, 30, 50, 50, 1);
+  b.call(0, MpiOp::Finalize, 100, 300);
+  b.enter(1, 0, "pre").leave(1, 10, "pre").call(1, MpiOp::Init, 10, 20);
+  b.enter(1, 20, "work").leave(1, 50, "work").send(1, 50, 50, 0);
+  b.call(1, MpiOp::Finalize, 300, 300);
+  for (Rank r : {0, 1}) b.leave(r, 300, "main");
+  const auto a = analyse(b);
+  EXPECT_DOUBLE_EQ(a.waits.total[static_cast<std::size_t>(Pattern::WaitAtInit)], 10.0);
+  EXPECT_DOUBLE_EQ(a.waits.total[static_cast<std::size_t>(Pattern::WaitAtFinalize)], 200.0);
+  EXPECT_DOUBLE_EQ(a.waits.total[static_cast<std::size_t>(Pattern::LateSender)], 20.0);
+  ASSERT_EQ(a.delay.table.size(), 1u);  // `pre` lies before the interval; MPI_Finalize is free
+  EXPECT_DOUBLE_EQ(cost(a, DelayKind::LateSender, "main/work", 1).short_term, 20.0);
+  EXPECT_EQ(a.delay.sync_points, 1u);
+  EXPECT_DOUBLE_EQ(a.delay.sync_waiting, 20.0);
+  EXPECT_EQ(a.delay.unattributed, 0.0);
+  expect_invariants(a);
+}
+
 TEST(Delay, WaitWithoutCauseInsideTheTraceIsUnattributed) {
   // Both ranks do the same work; the receive waits only for the message's latency.
   TraceBuilder b(2, 1.0);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,77 @@ TEST(Otf2Writer, SimulatedRunIsReadByOtf2Print) {
   const auto [code, listing] = otf2_print(dir);
   ASSERT_EQ(code, 0) << listing.substr(0, 2000);
   EXPECT_EQ(records(listing), expected(halo2d()));
+  fs::remove_all(dir);
+}
+
+// Scalasca's clock condition at MPI_Init and MPI_Finalize (scout's pre_finalize check): a
+// member that leaves before the latest member entered is a violation.
+std::size_t init_finalize_violations(const trace::Trace& t) {
+  std::size_t n = 0;
+  for (const MpiOp op : {MpiOp::Init, MpiOp::Finalize}) {
+    std::vector<std::pair<double, double>> calls;  // each rank's (enter, leave) of its call
+    for (const auto& l : t.locations) {
+      std::pair<double, double> c{NAN, NAN};
+      for (const auto& e : l.events) {
+        if (e.op != op) continue;
+        if (e.kind == EventKind::Enter) c.first = e.time;
+        if (e.kind == EventKind::Leave) c.second = e.time;
+      }
+      calls.push_back(c);
+    }
+    double latest = -INFINITY;
+    for (const auto& c : calls) latest = std::max(latest, c.first);
+    for (const auto& c : calls) n += c.second < latest ? 1 : 0;
+  }
+  return n;
+}
+
+// Simulated MPI_Finalize synchronises (docs/engine.md): every rank leaves it when the last one
+// enters, so an OTF2 consumer sees a barrier-like call and no clock-condition violation; the
+// run still ends when SimGrid's clock does, and Wait at Finalize is each rank's lead.
+TEST(Otf2Writer, SimulatedInitAndFinalizeKeepTheClockCondition) {
+  const auto s = scenarios::load_scenario(std::string(WAITLAB_SOURCE_DIR) + "/scenarios/demo.yaml",
+                                          {"workload.ranks=64", "workload.iterations=20",
+                                           "perturbations[0].rank=32", "perturbations[0].duration=5ms",
+                                           "platform.nodes=64", "platform.cores=1", "run.baseline=true"});
+  const auto o = app::simulate_scenario(s, false);
+  const trace::Trace& t = o.result.trace;
+  double last_enter = -INFINITY, last_leave = -INFINITY, lead = 0;
+  std::vector<double> enter(t.ranks()), leave(t.ranks());
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    const auto& ev = t.locations[r].events;
+    ASSERT_GE(ev.size(), 2u);
+    ASSERT_EQ(ev.back().op, MpiOp::Finalize);
+    ASSERT_EQ(ev[ev.size() - 2].op, MpiOp::Finalize);
+    enter[r] = ev[ev.size() - 2].time;
+    leave[r] = ev.back().time;
+    last_enter = std::max(last_enter, enter[r]);
+    last_leave = std::max(last_leave, leave[r]);
+  }
+  for (std::size_t r = 0; r < t.ranks(); ++r) {
+    EXPECT_EQ(leave[r], last_enter) << "rank " << r;
+    lead += last_enter - enter[r];
+  }
+  EXPECT_EQ(last_leave, o.result.stats.simulated_time);  // SimGrid's end of the run
+  // Wait at Finalize is each rank's lead; the delay adds 5 ms to it on the 43 ranks its wave
+  // does not reach in the 10 iterations after it (it reaches 22..42, one rank per iteration).
+  const auto at_finalize = [](const trace::Trace& x) {
+    return wait_states(x, trace::Matching::build(x)).total[static_cast<std::size_t>(Pattern::WaitAtFinalize)];
+  };
+  EXPECT_NEAR(at_finalize(t), lead, 1e-12);
+  ASSERT_TRUE(o.baseline.has_value());
+  EXPECT_NEAR(at_finalize(t) - at_finalize(o.baseline->trace), 43 * 5e-3, 1e-9);
+  EXPECT_EQ(init_finalize_violations(t), 0u);
+
+  const fs::path dir = scratch("finalize");
+  trace::write_otf2(t, dir.string());
+  const trace::Trace back = trace::read_otf2((dir / "traces.otf2").string());
+  EXPECT_EQ(init_finalize_violations(back), 0u);
+  // The check is not vacuous: Finalize returning at once (SMPI's own) breaks it on every rank
+  // that entered before the last ones, the 43 the wave did not reach.
+  trace::Trace at_once = back;
+  for (auto& l : at_once.locations) l.events.back().time = l.events[l.events.size() - 2].time;
+  EXPECT_EQ(init_finalize_violations(at_once), 43u);
   fs::remove_all(dir);
 }
 

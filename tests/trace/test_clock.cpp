@@ -406,8 +406,9 @@ TEST(ClockAuto, AConsistentTraceIsLeftBitIdentical) {
 }
 
 TEST(ClockAuto, MPIFinalizeIsNoConstraint) {
-  // waitlab's simulator (like SMPI) records MPI_Finalize returning at once: rank 0 may
-  // leave it before rank 1 enters. That is no violation, so Auto changes nothing.
+  // SMPI records MPI_Finalize returning at once: rank 0 may leave it before rank 1 enters.
+  // MPI does not require it to synchronise: no violation, so Auto changes nothing (a linear
+  // correction from these Leave times would invent a drift).
   Builder b(2);
   for (Rank r : {0, 1}) b.call(r, MpiOp::Init, 0, 5);
   b.call(0, MpiOp::Finalize, 100, 101).call(1, MpiOp::Finalize, 300, 301);
