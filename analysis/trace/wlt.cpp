@@ -466,14 +466,17 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
   const auto n_ranks = static_cast<std::int64_t>(t.locations.size());
   const std::string who = location_name(l.rank, l.thread);
   Time previous = 0;
+  std::size_t depth = 0;  // regions entered and not left
   for (std::size_t e = 0; e < l.events.size(); ++e) {
     const Event& ev = l.events[e];
     const auto kind = static_cast<unsigned>(ev.kind);
     const auto op = static_cast<unsigned>(ev.op);
     const bool valid_time = ev.time >= previous && ev.time <= std::numeric_limits<Time>::max();  // NaN fails
     const bool valid_peer = ev.peer >= kNoRank && ev.peer < n_ranks;
+    if (ev.kind == EventKind::Enter) ++depth;
+    if (ev.kind == EventKind::Leave && depth > 0) --depth;
     if (kind <= static_cast<unsigned>(EventKind::CollEnd) && op < static_cast<unsigned>(MpiOp::Count_) &&
-        valid_time && valid_peer && t.defs.defines_ref(ev)) {
+        valid_time && valid_peer && depth <= kMaxRegionDepth && t.defs.defines_ref(ev)) {
       previous = ev.time;
       continue;
     }
@@ -483,6 +486,9 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
     };
     if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
       bad("has unknown kind " + std::to_string(kind) + " or MPI op " + std::to_string(op));
+    if (depth > kMaxRegionDepth)
+      bad("(Enter) nests regions " + std::to_string(depth) + " deep, deeper than the " +
+          std::to_string(kMaxRegionDepth) + " levels a trace may have");
     const std::string what = "(" + std::string(event_kind_name(ev.kind)) + ")";
     if (!std::isfinite(ev.time)) bad(what + " has a time that is not finite: " + number(ev.time));
     if (ev.time < 0) bad(what + " has a negative time " + number(ev.time));

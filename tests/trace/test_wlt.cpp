@@ -868,5 +868,21 @@ TEST(WltValues, TruthRecordsAreFiniteAndOrdered) {
             "(truth records are ordered by start)");
 }
 
+TEST(WltValues, RegionNestingIsBounded) {
+  Trace t = tiny();
+  t.locations[0].events.clear();
+  for (std::size_t i = 0; i < kMaxRegionDepth; ++i) t.locations[0].events.push_back(make_event(0, EventKind::Enter));
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);  // exactly the limit
+  for (int i = 0; i < 10; ++i) {  // leaving and entering again stays within it
+    t.locations[0].events.push_back(make_event(1, EventKind::Leave));
+    t.locations[0].events.push_back(make_event(1, EventKind::Enter));
+  }
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+  t.locations[0].events.push_back(make_event(2, EventKind::Enter));  // event 4116, one level too deep
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte " + std::to_string(99 + 4116 * 40) +
+                                       ": rank 0, event 4116 (Enter) nests regions 4097 deep, deeper than the 4096 "
+                                       "levels a trace may have");
+}
+
 }  // namespace
 }  // namespace waitlab::trace
