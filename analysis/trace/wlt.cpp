@@ -36,7 +36,7 @@
 // a huge allocation. Nor a value: once the whole file is read (so a truncated file is reported
 // as truncated) and its checksums matched, every location must be its rank; every event must
 // have a known kind and MPI op, a finite time ≥ 0 not before the previous event's, a peer that
-// is a rank of the file or none (-1), and a Enter/Leave a defined region, a Send/Recv/
+// is a rank of the file or none (-1), and an Enter/Leave a defined region, a Send/Recv/
 // IsendStart/IrecvComplete/CollBegin/CollEnd a defined communicator; every truth record finite
 // times start ≤ end in order of start, finite durations and a defined region; communicator
 // members must be ranks of the file (or -1, a member an OTF2 archive did not resolve); ranks

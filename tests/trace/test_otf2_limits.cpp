@@ -198,6 +198,20 @@ TEST_F(Otf2Limits, RegionNestingIsBounded) {
                                   "levels a trace may have");
 }
 
+TEST_F(Otf2Limits, ZeroLengthFilesAreInputErrorsNamingThem) {
+  const auto emptied = [&](const std::string& name, const fs::path& file) {
+    const fs::path anchor = archive(name, 1000, 0, {10, 20, 30});
+    fs::resize_file(anchor.parent_path() / file, 0);
+    return anchor;
+  };
+  fs::path anchor = emptied("empty_anchor", "traces.otf2");
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": cannot open as an OTF2 archive", 0), 0u) << error_of(anchor);
+  anchor = emptied("empty_def", "traces.def");
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": traces.def: ", 0), 0u) << error_of(anchor);
+  anchor = emptied("empty_evt", fs::path("traces") / "0.evt");
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": rank 0 (traces/0.evt): ", 0), 0u) << error_of(anchor);
+}
+
 // ---- the writer: the same trace, the same bytes ----
 
 Trace two_ranks() {
