@@ -8,8 +8,8 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +70,8 @@ class Otf2Limits : public testing::Test {
     ASSERT_NE(at, std::string::npos);
     ASSERT_EQ(bytes.find(std::string(f, 8), at + 1), std::string::npos);
     std::memcpy(bytes.data() + at, t, 8);
-    std::ofstream(evt, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(evt, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 
   std::string error_of(const fs::path& anchor) {
@@ -114,7 +115,8 @@ class Otf2Limits : public testing::Test {
     OK(OTF2_Archive_CloseEvtFiles(a));
     OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
     ASSERT_NE(g, nullptr);
-    const std::uint64_t length = ticks.empty() ? 0 : *std::max_element(ticks.begin(), ticks.end()) - std::min(offset, ticks[0]);
+    const std::uint64_t length =
+        ticks.empty() ? 0 : *std::max_element(ticks.begin(), ticks.end()) - std::min(offset, ticks[0]);
     OK(OTF2_GlobalDefWriter_WriteClockProperties(g, resolution, offset, length, OTF2_UNDEFINED_TIMESTAMP));
     OK(OTF2_GlobalDefWriter_WriteString(g, 0, ""));
     OK(OTF2_GlobalDefWriter_WriteString(g, 1, "main"));
@@ -128,8 +130,8 @@ class Otf2Limits : public testing::Test {
     const std::uint64_t member = 0;
     OK(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
                                        OTF2_GROUP_FLAG_NONE, 1, &member));
-    OK(OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 1,
-                                       &member));
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 1, &member));
     OK(OTF2_GlobalDefWriter_WriteComm(g, 0, 2, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
     OK(OTF2_Archive_Close(a));
   }
@@ -148,9 +150,10 @@ TEST_F(Otf2Limits, AWellFormedArchiveReads) {
 
 TEST_F(Otf2Limits, ZeroTimerResolutionIsAnInputError) {
   const fs::path anchor = archive("zero_resolution", 0, 0, {0, 1, 2});
-  EXPECT_EQ(error_of(anchor), anchor.string() +
-                                  ": traces.def: the clock properties give a timer resolution of 0 ticks per second "
-                                  "(expected at least 1)");
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": traces.def: the clock properties give a timer resolution of 0 ticks per second "
+                "(expected at least 1)");
 }
 
 TEST_F(Otf2Limits, TimeGoingBackwardsOnALocationNamesTheRecord) {
@@ -158,24 +161,27 @@ TEST_F(Otf2Limits, TimeGoingBackwardsOnALocationNamesTheRecord) {
   constexpr OTF2_TimeStamp a = 1'000'000'000'001, b = 2'000'000'000'002, c = 3'000'000'000'003;
   const fs::path anchor = archive("backwards", 1'000'000'000, 0, {a, b, c});
   patch_tick(anchor, c, 1'500'000'000'003);
-  EXPECT_EQ(error_of(anchor), anchor.string() +
-                                  ": rank 0 (traces/0.evt), event 2: the record at tick 1500000000003 goes back in "
-                                  "time from the previous record at tick 2000000000002 (time runs forward on a "
-                                  "location)");
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt), event 2: the record at tick 1500000000003 goes back in "
+                "time from the previous record at tick 2000000000002 (time runs forward on a "
+                "location)");
   const fs::path second = archive("backwards_at_1", 1'000'000'000, 0, {a, b, c});
   patch_tick(second, b, 5);
-  EXPECT_EQ(error_of(second), second.string() +
-                                  ": rank 0 (traces/0.evt), event 1: the record at tick 5 goes back in time from the "
-                                  "previous record at tick 1000000000001 (time runs forward on a location)");
+  EXPECT_EQ(error_of(second),
+            second.string() +
+                ": rank 0 (traces/0.evt), event 1: the record at tick 5 goes back in time from the "
+                "previous record at tick 1000000000001 (time runs forward on a location)");
   // Equal times are in order.
   EXPECT_EQ(error_of(archive("equal", 1000, 0, {10, 10, 10})), "(no error)");
 }
 
 TEST_F(Otf2Limits, ARecordBeforeTheGlobalOffsetIsAnInputError) {
   const fs::path anchor = archive("before_offset", 1000, 100, {99, 150, 200});
-  EXPECT_EQ(error_of(anchor), anchor.string() +
-                                  ": rank 0 (traces/0.evt), event 0: the record is at tick 99, before the clock "
-                                  "properties' global offset 100 (a negative time)");
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt), event 0: the record is at tick 99, before the clock "
+                "properties' global offset 100 (a negative time)");
 }
 
 TEST_F(Otf2Limits, HugeTicksStayFinite) {
@@ -193,9 +199,10 @@ TEST_F(Otf2Limits, RegionNestingIsBounded) {
   EXPECT_EQ(error_of(archive("deep_ok", 1000, 0, ticks, true)), "(no error)");  // exactly the limit
   ticks.push_back(ticks.size());
   const fs::path anchor = archive("too_deep", 1000, 0, ticks, true);
-  EXPECT_EQ(error_of(anchor), anchor.string() +
-                                  ": rank 0 (traces/0.evt), event 4096: the Enter nests regions deeper than the 4096 "
-                                  "levels a trace may have");
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt), event 4096: the Enter nests regions deeper than the 4096 "
+                "levels a trace may have");
 }
 
 TEST_F(Otf2Limits, ZeroLengthFilesAreInputErrorsNamingThem) {
@@ -205,7 +212,8 @@ TEST_F(Otf2Limits, ZeroLengthFilesAreInputErrorsNamingThem) {
     return anchor;
   };
   fs::path anchor = emptied("empty_anchor", "traces.otf2");
-  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": cannot open as an OTF2 archive", 0), 0u) << error_of(anchor);
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": cannot open as an OTF2 archive", 0), 0u)
+      << error_of(anchor);
   anchor = emptied("empty_def", "traces.def");
   EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": traces.def: ", 0), 0u) << error_of(anchor);
   anchor = emptied("empty_evt", fs::path("traces") / "0.evt");
@@ -227,7 +235,8 @@ Trace two_ranks() {
     const RegionId call = r == 0 ? send : recv;
     const MpiOp op = r == 0 ? MpiOp::Send : MpiOp::Recv;
     l.events.push_back(make_event(0.5, EventKind::Enter, op, call));
-    l.events.push_back(make_event(0.75, r == 0 ? EventKind::Send : EventKind::Recv, op, kCommWorld, 1 - r, 3, 64));
+    l.events.push_back(
+        make_event(0.75, r == 0 ? EventKind::Send : EventKind::Recv, op, kCommWorld, 1 - r, 3, 64));
     l.events.push_back(make_event(0.75, EventKind::Leave, op, call));
     l.events.push_back(make_event(1, EventKind::Leave, MpiOp::None, main));
     t.locations.push_back(std::move(l));
