@@ -1,6 +1,7 @@
 #include "analysis/trace/otf2.hpp"
 
 #include <otf2/otf2.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -8,11 +9,15 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -606,6 +611,7 @@ struct CommInfo {
 };
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+constexpr std::uint64_t kNoIndex = static_cast<std::uint64_t>(-1);
 constexpr std::size_t kCollSelf = 256, kCollInter = 257, kCollKeys = 258;
 
 // Receives the events of one location after another (the rank's events vector is swapped in).
@@ -628,6 +634,9 @@ struct Sink {
   Time off_begin = 0;
   MpiOp call = MpiOp::None;  // the MPI call the location is in (the op of its records)
   std::size_t coll_begin = kNone;
+  OTF2_TimeStamp last_tick = 0;                    // of the location's previous record
+  std::size_t depth = 0;                           // kept regions entered and not left
+  std::uint64_t error_index = kNoIndex;            // the record `error` is about, if known
   std::vector<std::size_t> drop;                   // events to remove once the location is read
   std::unordered_set<std::uint64_t> inter_isends;  // requests of skipped inter-communicator Isends
   std::string error;
@@ -641,6 +650,9 @@ struct Sink {
 
   void start(Location* l, Rank r) {
     loc = l;
+    last_tick = 0;
+    error_index = kNoIndex;
+    depth = 0;
     ev = &l->events;
     rank = r;
     last_counter = {};
@@ -651,8 +663,38 @@ struct Sink {
     drop.clear();
     inter_isends.clear();
   }
+  // Seconds of a tick that check() accepted.
   Time time(OTF2_TimeStamp t) const {
-    return static_cast<double>(static_cast<std::int64_t>(t - offset)) / resolution;
+    return static_cast<double>(t - offset) / resolution;
+  }
+  // Every record of the location: its time must not be before the global offset (a negative
+  // time) nor before the previous record's (time runs forward on a location), and must convert
+  // to a finite number of seconds. Records the first failure (with the record's index, from
+  // OTF2's 1-based event position) and returns false, for the callback to interrupt the read.
+  bool check(OTF2_TimeStamp t, std::uint64_t position) {
+    if (t >= offset && t >= last_tick && std::isfinite(time(t))) {
+      last_tick = t;
+      return true;
+    }
+    if (t < offset) {
+      bad_time(position, "is at tick " + std::to_string(t) + ", before the clock properties' global offset " +
+                             std::to_string(offset) + " (a negative time)");
+    } else if (t < last_tick) {
+      bad_time(position, "at tick " + std::to_string(t) + " goes back in time from the previous record at tick " +
+                             std::to_string(last_tick) + " (time runs forward on a location)");
+    } else {
+      bad_time(position, "at tick " + std::to_string(t) + " is not a finite time");
+    }
+    return false;
+  }
+  void bad_time(std::uint64_t position, const std::string& what) { fail_at(position, "the record " + what); }
+  // The first failure of the location, at the record of OTF2's 1-based event position.
+  OTF2_CallbackCode fail_at(std::uint64_t position, std::string what) {
+    if (error.empty()) {
+      error_index = position > 0 ? position - 1 : 0;
+      error = std::move(what);
+    }
+    return OTF2_CALLBACK_INTERRUPT;
   }
   Rank global(const CommInfo& c, std::uint32_t local) const {
     if (c.kind == CommKind::Self) return local == 0 ? rank : kNoRank;
@@ -727,9 +769,10 @@ Sink& sink(void* p) {
   return *static_cast<Sink*>(p);
 }
 
-OTF2_CallbackCode on_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                            OTF2_RegionRef r) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const RegionInfo& ri = s.regions.get(r);
   if (ri.overhead) {
     if (s.overhead_depth++ == 0) s.overhead_begin = s.time(t);
@@ -741,13 +784,17 @@ OTF2_CallbackCode on_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
     ++s.enter_skipped[ri.paradigm];
     return OTF2_CALLBACK_SUCCESS;
   }
+  if (++s.depth > kMaxRegionDepth)
+    return s.fail_at(position, "the Enter nests regions deeper than the " + std::to_string(kMaxRegionDepth) +
+                                   " levels a trace may have");
   if (ri.op != MpiOp::None) s.call = ri.op;
   s.ev->push_back(make_event(s.time(t), EventKind::Enter, ri.op, ri.id));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                            OTF2_RegionRef r) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const RegionInfo& ri = s.regions.get(r);
   if (ri.overhead) {
     if (s.overhead_depth > 0 && --s.overhead_depth == 0) s.overhead(s.overhead_begin, s.time(t));
@@ -759,31 +806,35 @@ OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
     ++s.leave_skipped[ri.paradigm];
     return OTF2_CALLBACK_SUCCESS;
   }
+  if (s.depth > 0) --s.depth;
   if (ri.op != MpiOp::None) s.call = MpiOp::None;
   s.ev->push_back(make_event(s.time(t), EventKind::Leave, ri.op, ri.id));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t to,
+OTF2_CallbackCode on_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) return s.skip(Skip::InterSend);
   s.ev->push_back(make_event(s.time(t), EventKind::Send, s.call, ci.id, s.global(ci, to), static_cast<std::int32_t>(tag), len));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t from,
+OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t from,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) return s.skip(Skip::InterRecv);
   s.ev->push_back(make_event(s.time(t), EventKind::Recv, s.call, ci.id, s.global(ci, from), static_cast<std::int32_t>(tag), len));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t to,
+OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) {
@@ -794,22 +845,25 @@ OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
                              static_cast<std::int32_t>(tag), len, req));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                                     uint64_t req) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   if (!s.inter_isends.empty() && s.inter_isends.erase(req) > 0) return s.skip(Skip::InterIsendComplete);
   s.ev->push_back(make_event(s.time(t), EventKind::IsendComplete, s.call, 0, kNoRank, 0, 0, req));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                                    uint64_t req) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   s.ev->push_back(make_event(s.time(t), EventKind::IrecvPost, s.call, 0, kNoRank, 0, 0, req));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t from,
+OTF2_CallbackCode on_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t from,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) {
@@ -821,9 +875,10 @@ OTF2_CallbackCode on_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
   return OTF2_CALLBACK_SUCCESS;
 }
 // A cancelled request never matches: its post goes too.
-OTF2_CallbackCode on_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*,
-                                       uint64_t req) {
+OTF2_CallbackCode on_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u,
+                                       OTF2_AttributeList*, uint64_t req) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   if (s.drop_post(req, EventKind::IrecvPost, EventKind::IrecvComplete)) {
     s.skip(Skip::CancelledIrecvRequest);
   } else if (s.drop_post(req, EventKind::IsendStart, EventKind::IsendComplete)) {
@@ -832,15 +887,17 @@ OTF2_CallbackCode on_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp, uint64_
   s.inter_isends.erase(req);
   return s.skip(Skip::MpiRequestCancelled);
 }
-OTF2_CallbackCode on_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*) {
+OTF2_CallbackCode on_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   s.coll_begin = s.ev->size();  // OTF2's CollectiveBegin has neither op nor communicator: see the End
   s.ev->push_back(make_event(s.time(t), EventKind::CollBegin, MpiOp::None, kCommWorld));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                               OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   const MpiOp mop = mpi_op_of(op);
@@ -865,16 +922,19 @@ OTF2_CallbackCode on_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
 }
 
 // Score-P's own time: a buffer flush, and measurement switched off until it is switched on.
-OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                                   OTF2_TimeStamp stop) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
+  if (stop < t) return s.fail("a BufferFlush ends at tick " + std::to_string(stop) + ", before it begins");
   s.overhead(s.time(t), s.time(stop));
   ++s.flushes_read;
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_measurement(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_measurement(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                                  OTF2_MeasurementMode mode) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   if (mode == OTF2_MEASUREMENT_OFF && !s.measurement_off) {
     s.measurement_off = true;
     s.off_begin = s.time(t);
@@ -887,9 +947,10 @@ OTF2_CallbackCode on_measurement(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, v
 }
 // PAPI_TOT_INS / PAPI_TOT_CYC values: a counter sample of what each counted since the
 // location's previous one (accumulated values as differences, modulo 2^64).
-OTF2_CallbackCode on_metric(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode on_metric(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                             OTF2_MetricRef metric, uint8_t n, const OTF2_Type* types, const OTF2_MetricValue* values) {
   Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const auto it = s.metrics.find(metric);
   if (it == s.metrics.end() || !it->second.defined) return s.skip(Skip::Metric);
   const MetricInfo& m = it->second;
@@ -927,8 +988,11 @@ OTF2_CallbackCode on_metric(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
 }
 
 template <Skip K, typename... A>
-OTF2_CallbackCode on_skipped(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*, A...) {
-  return sink(u).skip(K);
+OTF2_CallbackCode on_skipped(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
+                             A...) {
+  Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
+  return s.skip(K);
 }
 // Registers on_skipped<K> with the setter of one record kind (the argument types come from it).
 template <Skip K, typename... A>
@@ -979,7 +1043,7 @@ void read_global_definitions(OTF2_Reader* reader, Defs& d, const std::function<v
   OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(
       gcb, [](void* u, uint64_t res, uint64_t off, uint64_t length, uint64_t) {
         Defs& defs = *static_cast<Defs*>(u);
-        defs.resolution = res == 0 ? 1 : res;
+        defs.resolution = res;
         defs.offset = off;
         defs.length = length;
         defs.have_clock = true;
@@ -1048,6 +1112,80 @@ void read_global_definitions(OTF2_Reader* reader, Defs& d, const std::function<v
          OTF2_Error_GetDescription(code) + ")");
 }
 
+// OTF2 3.0 has no call to set an archive's trace identifier: OTF2_AnchorFile_Save (run by
+// OTF2_Archive_Close) makes one up from the process id, the clock and the host id, so two
+// writes of one trace differed in those 8 bytes of the anchor file. Once the archive is
+// closed, the identifier is replaced by one made from the archive's content: the crc32 (zlib)
+// of the definitions — the anchor file with its identifier zeroed, traces.def and the local
+// .def files — in the high 32 bits, the crc32 of the event files in the low 32 (files in name
+// order; 1 if both are 0, as 0 means "none" to OTF2). The identifier is found in the anchor as
+// the one occurrence of the 8 bytes that OTF2_Reader_GetTraceId returns (OTF2 stores it
+// unencoded, in the file's byte order), and read back through the same call after the change.
+void set_content_trace_id(const fs::path& dir, const std::string& where) {
+  QuietErrors quiet;
+  const fs::path anchor = dir / "traces.otf2";
+  const auto trace_id = [&] {
+    OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
+    std::uint64_t id = 0;
+    const bool ok = reader && OTF2_Reader_GetTraceId(reader, &id) == OTF2_SUCCESS;
+    if (reader) OTF2_Reader_Close(reader);
+    if (!ok) throw std::runtime_error(where + ": cannot read back the trace identifier of the OTF2 archive just written");
+    return id;
+  };
+  const auto slurp = [&](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw InputError(where + ": cannot read back " + p.filename().string());
+    return bytes;
+  };
+  const auto crc_of = [&](std::uint32_t crc, const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::vector<char> buf(1 << 20);
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      crc = static_cast<std::uint32_t>(
+          crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<std::size_t>(in.gcount())));
+    }
+    if (in.bad()) throw InputError(where + ": cannot read back " + p.filename().string());
+    return crc;
+  };
+
+  const std::uint64_t made_up = trace_id();
+  std::string bytes = slurp(anchor);
+  char pattern[sizeof made_up];
+  std::memcpy(pattern, &made_up, sizeof made_up);
+  const std::string_view view(bytes);
+  const std::size_t at = view.find(std::string_view(pattern, sizeof pattern));
+  if (at == std::string_view::npos || view.find(std::string_view(pattern, sizeof pattern), at + 1) != std::string_view::npos)
+    throw std::runtime_error(where + ": cannot find the trace identifier in the OTF2 anchor file");
+  std::memset(bytes.data() + at, 0, sizeof made_up);
+
+  std::uint32_t defs = static_cast<std::uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+  defs = crc_of(defs, dir / "traces.def");
+  std::vector<fs::path> local;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir / "traces", ec))
+    if (entry.is_regular_file()) local.push_back(entry.path());
+  if (ec) throw InputError(where + ": cannot list the OTF2 archive's traces/: " + ec.message());
+  std::sort(local.begin(), local.end());
+  std::uint32_t events = 0;
+  for (const fs::path& p : local) {
+    if (p.extension() == ".def") defs = crc_of(defs, p);
+    if (p.extension() == ".evt") events = crc_of(events, p);
+  }
+  std::uint64_t id = std::uint64_t{defs} << 32 | events;
+  if (id == 0) id = 1;
+
+  std::memcpy(bytes.data() + at, &id, sizeof id);
+  {
+    std::ofstream out(anchor, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) throw InputError(where + ": cannot rewrite the OTF2 anchor file");
+  }
+  if (trace_id() != id) throw std::runtime_error(where + ": the OTF2 anchor file did not take the trace identifier");
+}
+
 }  // namespace
 
 Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
@@ -1074,6 +1212,8 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     read_global_definitions(reader, d, [&](const std::string& what) { fail(global.filename().string() + ": " + what); });
   }
   if (!d.have_clock) fail("the global definitions hold no clock properties");
+  if (d.resolution == 0)
+    fail("traces.def: the clock properties give a timer resolution of 0 ticks per second (expected at least 1)");
 
   std::vector<OTF2_LocationRef> location_of_thread;  // of t.threads[i]
   // Ranks: the MPI COMM_LOCATIONS group lists the location of rank i at index i (Score-P:
@@ -1348,7 +1488,8 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     OTF2_Reader_CloseEvtReader(reader, er);
     records += read;
     if (!s.error.empty()) {
-      error = where(i, ".evt") + ", event " + std::to_string(read) + ": " + s.error;
+      error = where(i, ".evt") + ", event " + std::to_string(s.error_index != kNoIndex ? s.error_index : read) + ": " +
+              s.error;
     } else if (code != OTF2_SUCCESS) {
       error = where(i, ".evt") + ": corrupt or truncated events after event " + std::to_string(read) + " (" +
               OTF2_Error_GetDescription(code) + ")";
@@ -1441,6 +1582,7 @@ void write_otf2(const Trace& trace, const std::string& dir) {
   try {
     Writer w(trace, dir);
     w.write(tmp);
+    set_content_trace_id(tmp, dir);
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

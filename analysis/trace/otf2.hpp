@@ -17,6 +17,9 @@
 // (timer resolution 1e9 ticks/s, the trace's earliest event at the global offset). The
 // archive is written under `dir.tmp` and renamed to `dir` when complete (an existing `dir`
 // is replaced); an OTF2 failure throws InputError naming the directory and OTF2's reason.
+// The same trace gives a byte-identical archive: the trace identifier that OTF2 makes up at
+// random is replaced by one made from the archive's content (crc32 of the definitions, crc32
+// of the events; docs/formats.md).
 // read_otf2(anchor) reads the MPI part of an archive — one written here or by Score-P — into a
 // Trace:
 //   - ranks: rank i is the location at index i of the MPI COMM_LOCATIONS group (Score-P: the
@@ -65,7 +68,10 @@
 // as 0 / kNoRank; the `op` of non-collective records is the enclosing MPI call's, as the engine
 // records it. A missing or corrupt archive (anchor, global or local definitions, a truncated
 // event file, a location with another number of records than its definition announces)
-// throws InputError naming the archive, the rank and file, and OTF2's reason.
+// throws InputError naming the archive, the rank and file, and OTF2's reason; so do a timer
+// resolution of 0, a record before the global offset (a negative time) or before the
+// location's previous record (time going backwards), naming the record's index, and regions
+// nested deeper than kMaxRegionDepth: every time read is finite, ≥ 0 and in order.
 // Only otf2.cpp (and tests/trace/test_otf2_scorep.cpp, which writes Score-P-shaped archives)
 // includes OTF2's headers.
 #pragma once

@@ -1249,6 +1249,11 @@ class HeaderParser {
     std::int64_t v = 0;
     const char* b = s_.data() + p_;
     const auto r = std::from_chars(b, s_.data() + s_.size(), v);
+    if (r.ec == std::errc::result_out_of_range) {
+      std::size_t e = p_ + 1;
+      while (e < s_.size() && std::isdigit(static_cast<unsigned char>(s_[e]))) ++e;
+      fail(std::string(what) + " out of range: " + quote(s_.substr(p_, e - p_)));
+    }
     if (r.ec != std::errc())
       fail(std::string("expected ") + what + ", found " +
            (p_ < s_.size() ? quote(s_.substr(p_, 12)) : std::string("the end of the line")));
@@ -1311,7 +1316,11 @@ Pcf read_pcf(const std::string& path) {
       std::int64_t flag = 0, type = 0;
       std::string_view rest, label;
       if (number_and_rest(l, flag, rest) && number_and_rest(rest, type, label)) {
-        types.push_back(type);
+        // Only the types whose values are used, each once: every VALUES line is stored for each
+        // of them, so a long list of types before a long list of values stays linear.
+        if ((type == kPrvUserFunction || type == kPrvMpiRegion || is_mpi_type(type)) &&
+            std::find(types.begin(), types.end(), type) == types.end())
+          types.push_back(type);
         pcf.types.emplace(type, std::string(label));
         if (type >= kPrvRequestCompleted && type <= kPrvMpiRegion) pcf.waitlab = true;
       } else {
@@ -1401,6 +1410,7 @@ struct RawTask {
   std::uint64_t last_line = 0;     // its line number
   std::int64_t covered = 0;        // the state records cover [0, covered)
   std::int64_t mpi_open = -1;      // Enter time of the open MPI call, -1 if none
+  std::size_t user_depth = 0;      // user regions open (as pass A will count them, near enough)
 };
 // A communication record as pass D needs it; its logical times (pass B only) are kept apart
 // and freed after pass B.
@@ -1795,6 +1805,10 @@ class Reader {
     const auto first = static_cast<std::uint32_t>(rt.pairs.size());
     std::uint64_t ins = 0, cyc = 0;
     std::uint8_t has = 0;
+    // User-region nesting, counted as pass A will (a line with an exit, 69000006, leaves one
+    // region whatever its 60000019 says; user events inside an MPI call are not used), so
+    // that a file nesting deeper than kMaxRegionDepth fails at its line.
+    std::size_t depth = rt.user_depth, peak = depth, exits = 0;
     while (!f.done()) {
       const std::int64_t type = f.num("an event type");
       if (f.done()) bad_shape();
@@ -1811,11 +1825,25 @@ class Reader {
       } else if (used_type(type)) {
         rt.pairs.push_back(RawPair{type, value});
         if (is_mpi_type(type)) mpi_edge(rt, time, value);
+        if (type == kPrvUserFunction && rt.mpi_open < 0) {
+          if (value != 0) peak = std::max(peak, ++depth);
+          else if (depth > 0) --depth;
+        } else if (type == kPrvUserExit && rt.mpi_open < 0 && value > 0) {
+          ++exits;
+        }
         if (type == kPrvRequestStarted || type == kPrvRequestCompleted) st_.waitlab_events = true;
         if (type >= kPrvRequestCompleted) saw_waitlab_ = true;
       } else {
         count_unknown(type);
       }
+    }
+    if (exits > 0) {
+      rt.user_depth -= std::min(rt.user_depth, exits);
+    } else {
+      if (peak > kMaxRegionDepth)
+        f.fail("user regions (event type 60000019) of " + location_name(w) + " nested " + std::to_string(peak) +
+               " deep, deeper than the " + std::to_string(kMaxRegionDepth) + " levels a trace may have");
+      rt.user_depth = depth;
     }
     if (has) {
       rt.counters.push_back(CounterSample{seconds(time), ins, cyc});

@@ -55,7 +55,9 @@
 // Nothing is skipped silently: ParaverReadStats::skipped names each kind of pair or record
 // not used, with its count. Any malformed line is an InputError "<file>:<line>: <what was
 // expected>"; a missing file, a read error or corrupt compressed data is an InputError naming
-// the file. The reader never trusts a count or an id from the file.
+// the file. The reader never trusts a count or an id from the file: numbers beyond their
+// field's range are errors, times are finite, and user regions nested deeper than
+// kMaxRegionDepth on a thread are an error at the line that passes the limit.
 #pragma once
 
 #include <cstdint>

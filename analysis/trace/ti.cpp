@@ -90,6 +90,13 @@ class LineParser {
     if (v < 0) fail(std::string(what) + " must not be negative, got " + std::string(tok));
     return v;
   }
+  // Flops or seconds: finite, not negative, and at most 1e18, so that the simulated times they
+  // add up to stay finite (a few amounts near 1e308 would sum to infinity).
+  double amount(std::string_view tok, const char* what) const {
+    const double v = non_negative(tok, what);
+    if (v > 1e18) fail(std::string(what) + " " + std::string(tok) + " out of range (at most 1e18)");
+    return v;
+  }
   std::uint64_t count(std::string_view tok, const char* what) const {
     const double v = non_negative(tok, what);
     if (v != std::floor(v) || v > 9.0e15)
@@ -160,7 +167,7 @@ bool parse_action(const LineParser& p, RankState& st, std::string_view a, const 
   if (a == "compute" || a == "sleep") {
     expect_args(p, a, n, 1, 1, a == "compute" ? "compute FLOPS" : "sleep SECONDS");
     rec.op = a == "compute" ? TiOp::Compute : TiOp::Sleep;
-    rec.amount = p.non_negative(t[0], a == "compute" ? "flops" : "seconds");
+    rec.amount = p.amount(t[0], a == "compute" ? "flops" : "seconds");
     return true;
   }
   if (a == "send" || a == "Ssend" || a == "isend" || a == "ISsend") {
@@ -224,7 +231,7 @@ bool parse_action(const LineParser& p, RankState& st, std::string_view a, const 
   if (a == "reduce") {
     expect_args(p, a, n, 2, 4, "COUNT FLOPS [ROOT [DATATYPE]]");
     rec.op = TiOp::Reduce;
-    rec.amount = p.non_negative(t[1], "flops");
+    rec.amount = p.amount(t[1], "flops");
     rec.root = n > 2 ? p.rank(t[2], "root") : 0;
     rec.bytes = p.count(t[0], "count") * dt(3);
     return true;
@@ -232,7 +239,7 @@ bool parse_action(const LineParser& p, RankState& st, std::string_view a, const 
   if (a == "allreduce" || a == "scan" || a == "exscan") {
     expect_args(p, a, n, 2, 3, "COUNT FLOPS [DATATYPE]");
     rec.op = a == "allreduce" ? TiOp::Allreduce : a == "scan" ? TiOp::Scan : TiOp::Exscan;
-    rec.amount = p.non_negative(t[1], "flops");
+    rec.amount = p.amount(t[1], "flops");
     rec.bytes = p.count(t[0], "count") * dt(2);
     return true;
   }
@@ -291,7 +298,7 @@ bool parse_action(const LineParser& p, RankState& st, std::string_view a, const 
     rec.op = TiOp::ReduceScatter;
     const std::uint64_t d = dt(fixed);
     for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[i], "receive count") * d);
-    rec.amount = p.non_negative(t[ranks], "flops");
+    rec.amount = p.amount(t[ranks], "flops");
     return true;
   }
   if (a == "comm_size" || a == "comm_split" || a == "comm_dup") {
@@ -460,8 +467,11 @@ TiTrace read_ti(const std::string& path, TiReadStats* stats) {
   const std::string text = read_whole(path, "TI trace");
   TiTrace out;
   if (looks_like_trace(text)) {
-    // One shared file: the number of ranks is the largest rank token + 1.
+    // One shared file: the number of ranks is the largest rank token + 1, and every rank up to
+    // it has lines (as SMPI writes it), so a file cannot make us allocate ranks it does not hold.
     long long max_rank = -1;
+    std::uint32_t max_line = 0;
+    std::vector<char> seen;
     std::vector<std::string_view> tok;
     for_each_line(text, [&](std::uint32_t no, std::string_view line) {
       split(line, tok);
@@ -471,8 +481,18 @@ TiTrace read_ti(const std::string& path, TiReadStats* stats) {
       if (res.ec != std::errc() || res.ptr != tok[0].data() + tok[0].size() || r < 0 || r > 10000000)
         throw InputError(path + ":" + std::to_string(no) + ": expected a rank (0..10000000) at the start of the line, got '" +
                          std::string(tok[0]) + "'");
-      max_rank = std::max(max_rank, r);
+      if (r > max_rank) {
+        max_rank = r;
+        max_line = no;
+      }
+      if (static_cast<std::size_t>(r) >= seen.size()) seen.resize(static_cast<std::size_t>(r) + 1, 0);
+      seen[static_cast<std::size_t>(r)] = 1;
     });
+    for (std::size_t r = 0; r < seen.size(); ++r)
+      if (!seen[r])
+        throw InputError(path + ":" + std::to_string(max_line) + ": rank " + std::to_string(max_rank) +
+                         " in a file without a line of rank " + std::to_string(r) +
+                         " (a shared TI file holds the lines of every rank from 0 to the largest)");
     const int ranks = static_cast<int>(max_rank + 1);
     out.ranks.resize(static_cast<std::size_t>(ranks));
     out.files.push_back(path);

@@ -4,7 +4,10 @@
 // Promise: read_ti(path) reads either an index file (one trace file per line, line i holding
 // rank i's actions; a relative path is tried against the index file's directory, then the
 // working directory) or a single trace file holding the lines of every rank ("<rank>
-// <action> <args...>", ranks interleaved in any order). Every action SMPI 3.32 writes is
+// <action> <args...>", ranks interleaved in any order; every rank from 0 to the largest has
+// lines, as SMPI writes them, so a small file cannot declare millions of ranks). Numbers must
+// be finite (no nan, inf or out-of-range value), amounts and counts not negative, counts whole
+// and below 9e15, ranks and peers ranks of the trace. Every action SMPI 3.32 writes is
 // recognised: init, finalize, compute, sleep, send, Ssend, isend, ISsend, recv, irecv,
 // sendRecv, wait, test, waitall, waitAny, waitany, waitsome, testany, testall, testsome,
 // barrier, bcast, reduce, allreduce, gather, scatter, allgather, alltoall, gatherv,

@@ -1,37 +1,50 @@
-// The native .wlt trace file. Layout of version 2 (all integers and doubles little-endian):
+// The native .wlt trace file. Layout of version 3 (all integers and doubles little-endian):
 //
 //   header   magic "WLTRACE\0" (8) | u32 version | u32 byte-order mark 0x01020304 | u32 flags
-//            (bit 0: has ground truth) | u32 reserved (0)
+//            (bit 0: has ground truth) | u32 checksum
 //   regions  u64 n | n × (string name, u8 op, string file)
 //   comms    u64 n | n × (string name, u64 m, m × i32 member)
 //   attrs    u64 n | n × (string key, string value)
+//            u32 checksum
 //   ranks    u64 n | n × (i32 rank, records)
 //   threads  u64 n | n × (i32 rank, i32 thread, records)
 //   run      u8 origin | u8 counters | u16 0 | u32 0 | f64 span_begin | f64 span_end
+//            u32 checksum
 //   trailer  "WLTEND\0\0" (8)
 //
-// records = u64 e, e × 40-byte Event | u64 t, t × 56-byte ComputeTruth | u64 s, s × 20-byte
-// StateInterval | u64 c, c × 24-byte CounterSample.
-// string = u32 length + bytes. Event record: f64 time, u64 bytes, u64 aux, u8 kind, u8 op,
-// u16 flags, u32 ref, i32 peer, i32 tag. Truth record: f64 start, f64 end, f64 nominal,
-// 3 × f64 injected, u32 region, i32 iteration. State interval: f64 begin, f64 end, u32 state.
-// Counter sample: f64 time, u64 instructions, u64 cycles.
-// Version 1 (still read) has neither threads nor run section, and a location there is
-// i32 rank, events, truth only: its trace reads with the defaults (no threads, states or
-// counter samples, origin simulated, no declared span, no counters).
+// records = events | truth records | state intervals | counter samples | u32 checksum, each
+// array as u64 count, then its records in blocks of up to 16384 (kChunkRecords), every block
+// followed by a u32 checksum. Every checksum is zlib's crc32 of all the bytes of the file
+// before it (earlier checksums included), so each one vouches for everything read so far and
+// a mismatch names the bytes since the previous one: the header, the definitions, one block
+// of a location's records, a location's counts, or the run section.
+// string = u32 length + bytes. Event record (40 bytes): f64 time, u64 bytes, u64 aux, u8 kind,
+// u8 op, u16 flags, u32 ref, i32 peer, i32 tag. Truth record (56): f64 start, f64 end,
+// f64 nominal, 3 × f64 injected, u32 region, i32 iteration. State interval (20): f64 begin,
+// f64 end, u32 state. Counter sample (24): f64 time, u64 instructions, u64 cycles.
+// Version 2 (still read) is version 3 without any checksum: the header's last u32 is 0 and
+// the arrays are plain count + records. Version 1 (still read) also has neither threads nor
+// run section, and a location there is i32 rank, events, truth only: its trace reads with the
+// defaults (no threads, states or counter samples, origin simulated, no declared span, no
+// counters). A version 3 file read as an older version (a flipped version bit) fails: its
+// header's checksum is not the 0 they have there.
 //
 // The records are exactly the in-memory structs on a little-endian host, so event, truth and
 // counter arrays are copied in bulk there (traces of thousands of ranks hold millions of
 // events); the field-by-field path keeps the format defined on any host. Reading never trusts
 // a count: arrays are read in bounded chunks, so a corrupt count ends as "truncated", not as
-// a huge allocation. Nor a reference or an order: once the whole file is read, every location
-// must be its rank, every Enter/Leave must name a defined region, every Send/Recv/IsendStart/
-// IrecvComplete/CollBegin/CollEnd a defined communicator, every truth record a defined
-// region; ranks need communicator 0, and truth records need the header's truth flag. A
-// thread must belong to a rank of the file, have a number ≥ 1 and come after the previous
-// thread in (rank, thread) order; state intervals must have finite times, begin ≤ end, and
-// follow each other without overlap; counter samples must have finite, non-decreasing times;
-// the origin, the counters bits and the declared span must be known values (finite times).
+// a huge allocation. Nor a value: once the whole file is read (so a truncated file is reported
+// as truncated) and its checksums matched, every location must be its rank; every event must
+// have a known kind and MPI op, a finite time ≥ 0 not before the previous event's, a peer that
+// is a rank of the file or none (-1), and an Enter/Leave a defined region, a Send/Recv/
+// IsendStart/IrecvComplete/CollBegin/CollEnd a defined communicator; every truth record finite
+// times start ≤ end in order of start, finite durations and a defined region; communicator
+// members must be ranks of the file (or -1, a member an OTF2 archive did not resolve); ranks
+// need communicator 0, and truth records need the header's truth flag. A thread must belong
+// to a rank of the file, have a number ≥ 1 and come after the previous thread in (rank,
+// thread) order; state intervals must have finite times, begin ≤ end, and follow each other
+// without overlap; counter samples must have finite, non-decreasing times; the origin, the
+// counters bits and the declared span must be known values (finite times).
 #include "analysis/trace/wlt.hpp"
 
 #include <algorithm>
@@ -44,10 +57,13 @@
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <limits>
 #include <ostream>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include <zlib.h>
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
@@ -61,7 +77,12 @@ constexpr std::array<char, 8> kEndMagic = {'W', 'L', 'T', 'E', 'N', 'D', '\0', '
 constexpr std::uint32_t kByteOrderMark = 0x01020304u;
 constexpr std::uint32_t kFlagTruth = 1u;
 constexpr std::uint32_t kMaxString = 1u << 24;  // 16 MiB: longer means corrupt
-constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read
+constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read, and per checksummed block
+constexpr std::uint32_t kFirstChecksumVersion = 3;
+
+std::uint32_t crc(std::uint32_t c, const void* p, std::size_t n) {
+  return static_cast<std::uint32_t>(crc32_z(c, static_cast<const Bytef*>(p), n));
+}
 
 template <typename T>
 T le(const unsigned char* p) {
@@ -154,6 +175,12 @@ class Writer {
  public:
   explicit Writer(std::ostream& out) : out_(out) { buf_.reserve(kFlush + 1024); }
 
+  // The crc32 of every byte written so far, as the next u32.
+  void checksum() {
+    update_crc();
+    uint(crc_);
+  }
+
   template <typename T>
   void uint(T v) {
     static_assert(std::is_unsigned_v<T>);
@@ -201,21 +228,20 @@ class Writer {
     uint(c.instructions);
     uint(c.cycles);
   }
+  // The count, then the records in blocks of kChunkRecords, each followed by its checksum.
   template <typename T>
   void records(const std::vector<T>& v) {
     uint(static_cast<std::uint64_t>(v.size()));
-    if constexpr (Rec<T>::kBulk) {
-      // Bulk copy in bounded pieces so the buffer stays small.
-      const char* p = reinterpret_cast<const char*>(v.data());
-      std::size_t left = v.size() * sizeof(T);
-      while (left > 0) {
-        const std::size_t n = std::min(left, kFlush);
-        raw(p, n);
-        p += n;
-        left -= n;
+    for (std::size_t done = 0; done < v.size();) {
+      const std::size_t n = std::min(v.size() - done, kChunkRecords);
+      if constexpr (Rec<T>::kBulk) {
+        static_assert(kChunkRecords * sizeof(T) <= kFlush);  // the buffer stays small
+        raw(v.data() + done, n * sizeof(T));
+      } else {
+        for (std::size_t i = done; i < done + n; ++i) put(v[i]);
       }
-    } else {
-      for (const auto& r : v) put(r);
+      done += n;
+      checksum();
     }
   }
   void finish() {
@@ -228,12 +254,20 @@ class Writer {
   void maybe_flush() {
     if (buf_.size() >= kFlush) flush();
   }
+  void update_crc() {
+    crc_ = crc(crc_, buf_.data() + crc_done_, buf_.size() - crc_done_);
+    crc_done_ = buf_.size();
+  }
   void flush() {
+    update_crc();
     out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
     buf_.clear();
+    crc_done_ = 0;
   }
   std::ostream& out_;
   std::vector<char> buf_;
+  std::uint32_t crc_ = 0;     // of the bytes written, and of buf_[0, crc_done_)
+  std::size_t crc_done_ = 0;
 };
 
 // ---- reading ----
@@ -250,6 +284,12 @@ struct Where {
   const char* array = nullptr;  // "event", "truth record", ...
   std::uint64_t index = 0;
 };
+
+std::string hex32(std::uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
 
 class Reader {
  public:
@@ -268,12 +308,17 @@ class Reader {
     throw InputError(name_ + ": corrupt .wlt file at byte " + std::to_string(at) + ": " + what);
   }
 
+  // Every byte read goes into the running crc32 that checksum() compares, from the file's
+  // start; files before version 3 have no checksums and stop it once their version is read.
+  void no_checksums() { checked_ = false; }
+
   // Reads exactly n bytes or throws "truncated" after consuming what is there.
   void bytes(void* p, std::size_t n, const Where& w = {}) {
     in_.read(static_cast<char*>(p), static_cast<std::streamsize>(n));
     const auto got = static_cast<std::size_t>(in_.gcount());
     pos_ += got;
     if (got != n) truncated(w);
+    if (checked_) crc_ = crc(crc_, p, n);
   }
   template <typename T>
   T uint(const Where& w = {}) {
@@ -295,8 +340,23 @@ class Reader {
   std::uint64_t pos() const { return pos_; }
   bool at_eof() { return in_.peek() == std::char_traits<char>::eof(); }
 
-  // Reads a record count and its records for the location `w` names, in bounded chunks;
-  // `at` gets the offset of the count and of the first record.
+  // Reads a stored checksum and compares it with the crc32 of every byte before it; `what`
+  // names what the bytes since the previous checksum hold. A no-op before version 3.
+  void checksum(const Where& w, const std::string& what) {
+    if (!checked_) return;
+    const std::uint32_t computed = crc_;
+    const std::uint64_t at = pos_;
+    const auto stored = uint<std::uint32_t>(w);
+    if (stored != computed)
+      corrupt(at, "checksum " + hex32(stored) + " does not match bytes " + std::to_string(since_) + "-" +
+                      std::to_string(at - 1) + " (" + what + "), whose checksum is " + hex32(computed) +
+                      ": the file was changed or damaged after it was written");
+    since_ = pos_;
+  }
+
+  // Reads a record count and its records for the location `w` names, in bounded chunks (the
+  // checksummed blocks from version 3 on); `count_at` gets the offset of the count and
+  // `first_at` of the first record.
   template <typename T>
   std::vector<T> records(Where w, std::uint64_t& count_at, std::uint64_t& first_at) {
     constexpr std::size_t size = Rec<T>::kBytes;
@@ -321,6 +381,7 @@ class Reader {
           w.index = done + got / size;
           truncated(w);
         }
+        if (checked_) crc_ = crc(crc_, p, n * size);
       } else {
         for (std::size_t i = 0; i < n; ++i) {
           // Decode from one whole record so a truncation inside it reports this record.
@@ -329,6 +390,11 @@ class Reader {
           bytes(b.data(), b.size(), w);
           v.push_back(Rec<T>::get(b.data()));
         }
+      }
+      if (checked_) {
+        w.array = nullptr;  // a truncated checksum names the location only
+        checksum(w, location_name(w.rank, w.thread) + ", " + Rec<T>::kName + "s " + std::to_string(done) + "-" +
+                        std::to_string(done + n - 1));
       }
       done += n;
     }
@@ -339,11 +405,15 @@ class Reader {
   std::istream& in_;
   const std::string& name_;
   std::uint64_t pos_ = 0;
+  bool checked_ = true;
+  std::uint32_t crc_ = 0;
+  std::uint64_t since_ = 0;  // first byte after the previous checksum
 };
 
-// Offset of record `i` of an array that starts at `array_start`.
-std::uint64_t record_offset(std::uint64_t array_start, std::uint64_t i, std::size_t size) {
-  return array_start + i * size;
+// Offset of record `i` of an array that starts at `array_start`, skipping the checksums after
+// every full block (`checked`: version 3 on).
+std::uint64_t record_offset(std::uint64_t array_start, std::uint64_t i, std::size_t size, bool checked) {
+  return array_start + i * size + (checked ? 4 * (i / kChunkRecords) : 0);
 }
 
 // Where the parts of one location lie in the file, for messages about its contents.
@@ -368,7 +438,7 @@ std::string number(double v) {
 }
 
 // Reads one location: `thread` says whether the record holds a thread number (threads of
-// version 2), `full` whether states and counter samples follow (version 2).
+// version 2 on), `full` whether states and counter samples follow (version 2 on).
 Location read_location(Reader& r, bool thread, bool full, LocationOffsets& at) {
   Location l;
   at.rank = r.pos();
@@ -380,50 +450,82 @@ Location read_location(Reader& r, bool thread, bool full, LocationOffsets& at) {
   const Where here{l.rank, l.thread, nullptr, 0};
   std::uint64_t count_at = 0;
   l.events = r.records<Event>(here, count_at, at.events);
-  for (std::size_t e = 0; e < l.events.size(); ++e) {
-    const auto& ev = l.events[e];
-    const auto kind = static_cast<unsigned>(ev.kind);
-    const auto op = static_cast<unsigned>(ev.op);
-    if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
-      r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes),
-                location_name(l.rank, l.thread) + ", event " + std::to_string(e) + " has unknown kind " +
-                    std::to_string(kind) + " or MPI op " + std::to_string(op));
-  }
   l.truth = r.records<ComputeTruth>(here, at.truth_count, at.truth);
   if (full) {
     l.states = r.records<StateInterval>(here, count_at, at.states);
     l.counters = r.records<CounterSample>(here, count_at, at.counters);
   }
+  r.checksum(here, location_name(l.rank, l.thread) + ": its rank and record counts");
   return l;
 }
 
-// What a well-formed location may still get wrong: references and orders.
-void check_location(const Trace& t, const Location& l, const LocationOffsets& at, const Reader& r) {
+// What a well-formed location may still get wrong: values, references and orders.
+void check_location(const Trace& t, const Location& l, const LocationOffsets& at, const Reader& r, bool checked) {
   const std::size_t n_regions = t.defs.regions.size();
   const std::size_t n_comms = t.defs.comms.size();
+  const auto n_ranks = static_cast<std::int64_t>(t.locations.size());
   const std::string who = location_name(l.rank, l.thread);
+  Time previous = 0;
+  std::size_t depth = 0;  // regions entered and not left
   for (std::size_t e = 0; e < l.events.size(); ++e) {
     const Event& ev = l.events[e];
-    if (t.defs.defines_ref(ev)) continue;
-    const RefKind kind = ref_kind(ev.kind);
-    const std::string table(ref_kind_name(kind));
-    r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes),
-              who + ", event " + std::to_string(e) + " (" + std::string(event_kind_name(ev.kind)) + ") refers to " +
-                  table + " " + std::to_string(ev.ref) + ", but the trace defines " +
-                  count_of(kind == RefKind::Region ? n_regions : n_comms, table.c_str()));
+    const auto kind = static_cast<unsigned>(ev.kind);
+    const auto op = static_cast<unsigned>(ev.op);
+    const bool valid_time = ev.time >= previous && ev.time <= std::numeric_limits<Time>::max();  // NaN fails
+    const bool valid_peer = ev.peer >= kNoRank && ev.peer < n_ranks;
+    if (ev.kind == EventKind::Enter) ++depth;
+    if (ev.kind == EventKind::Leave && depth > 0) --depth;
+    if (kind <= static_cast<unsigned>(EventKind::CollEnd) && op < static_cast<unsigned>(MpiOp::Count_) &&
+        valid_time && valid_peer && depth <= kMaxRegionDepth && t.defs.defines_ref(ev)) {
+      previous = ev.time;
+      continue;
+    }
+    const auto bad = [&](const std::string& why) {
+      r.corrupt(record_offset(at.events, e, Rec<Event>::kBytes, checked),
+                who + ", event " + std::to_string(e) + " " + why);
+    };
+    if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
+      bad("has unknown kind " + std::to_string(kind) + " or MPI op " + std::to_string(op));
+    if (depth > kMaxRegionDepth)
+      bad("(Enter) nests regions " + std::to_string(depth) + " deep, deeper than the " +
+          std::to_string(kMaxRegionDepth) + " levels a trace may have");
+    const std::string what = "(" + std::string(event_kind_name(ev.kind)) + ")";
+    if (!std::isfinite(ev.time)) bad(what + " has a time that is not finite: " + number(ev.time));
+    if (ev.time < 0) bad(what + " has a negative time " + number(ev.time));
+    if (ev.time < previous)
+      bad(what + " at " + number(ev.time) + " goes back in time from event " + std::to_string(e - 1) + " at " +
+          number(previous) + " (events are ordered by time)");
+    if (!valid_peer)
+      bad(what + " names peer " + std::to_string(ev.peer) + ", but the trace has " +
+          count_of(t.locations.size(), "rank") + " (a peer is a rank, or -1 for none)");
+    const RefKind rk = ref_kind(ev.kind);
+    const std::string table(ref_kind_name(rk));
+    bad(what + " refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
+        count_of(rk == RefKind::Region ? n_regions : n_comms, table.c_str()));
   }
   if (!t.has_truth && !l.truth.empty())
     r.corrupt(at.truth_count, who + " has " + count_of(l.truth.size(), "truth record") +
                                   " but the header says the trace has no ground truth");
-  for (std::size_t k = 0; k < l.truth.size(); ++k)
-    if (l.truth[k].region >= n_regions)
-      r.corrupt(record_offset(at.truth, k, Rec<ComputeTruth>::kBytes),
-                who + ", truth record " + std::to_string(k) + " refers to region " +
-                    std::to_string(l.truth[k].region) + ", but the trace defines " + count_of(n_regions, "region"));
+  for (std::size_t k = 0; k < l.truth.size(); ++k) {
+    const ComputeTruth& c = l.truth[k];
+    const auto bad = [&](const std::string& why) {
+      r.corrupt(record_offset(at.truth, k, Rec<ComputeTruth>::kBytes, checked),
+                who + ", truth record " + std::to_string(k) + " " + why);
+    };
+    bool finite = std::isfinite(c.start) && std::isfinite(c.end) && std::isfinite(c.nominal);
+    for (double d : c.injected) finite = finite && std::isfinite(d);
+    if (!finite) bad("has a time or duration that is not finite");
+    if (c.end < c.start) bad("[" + number(c.start) + ", " + number(c.end) + "] ends before it begins");
+    if (k > 0 && c.start < l.truth[k - 1].start)
+      bad("starts at " + number(c.start) + ", before the previous one at " + number(l.truth[k - 1].start) +
+          " (truth records are ordered by start)");
+    if (c.region >= n_regions)
+      bad("refers to region " + std::to_string(c.region) + ", but the trace defines " + count_of(n_regions, "region"));
+  }
   for (std::size_t k = 0; k < l.states.size(); ++k) {
     const StateInterval& s = l.states[k];
     const auto bad = [&](const std::string& why) {
-      r.corrupt(record_offset(at.states, k, Rec<StateInterval>::kBytes),
+      r.corrupt(record_offset(at.states, k, Rec<StateInterval>::kBytes, checked),
                 who + ", state interval " + std::to_string(k) + " [" + number(s.begin) + ", " + number(s.end) +
                     "] " + why);
     };
@@ -436,7 +538,7 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
   for (std::size_t k = 0; k < l.counters.size(); ++k) {
     const CounterSample& c = l.counters[k];
     const auto bad = [&](const std::string& why) {
-      r.corrupt(record_offset(at.counters, k, Rec<CounterSample>::kBytes),
+      r.corrupt(record_offset(at.counters, k, Rec<CounterSample>::kBytes, checked),
                 who + ", counter sample " + std::to_string(k) + " at " + number(c.time) + " " + why);
     };
     if (!std::isfinite(c.time)) bad("has a time that is not finite");
@@ -445,20 +547,30 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
   }
 }
 
-// What a well-formed file may still get wrong: references and orders. Run after the structure
-// has been read whole (so a truncated file is reported as truncated), before anyone indexes
-// the definitions with an event's ref.
-void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at,
-                      const std::vector<LocationOffsets>& ranks, const std::vector<LocationOffsets>& threads) {
+// What a well-formed file may still get wrong: values, references and orders. Run after the
+// structure has been read whole (so a truncated file is reported as truncated), before anyone
+// indexes the definitions with an event's ref.
+void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at, const std::vector<std::uint64_t>& members_at,
+                      const std::vector<LocationOffsets>& ranks, const std::vector<LocationOffsets>& threads,
+                      bool checked) {
   if (!t.locations.empty() && t.defs.comms.empty())
     r.corrupt(comms_at, count_of(t.locations.size(), "rank") +
                             " but no communicator (communicator 0 must be MPI_COMM_WORLD)");
+  const auto n_ranks = static_cast<std::int64_t>(t.locations.size());
+  for (std::size_t c = 0; c < t.defs.comms.size(); ++c) {
+    const auto& m = t.defs.comms[c].members;
+    for (std::size_t k = 0; k < m.size(); ++k)
+      if (m[k] < kNoRank || m[k] >= n_ranks)
+        r.corrupt(members_at[c] + 4 * k, "communicator " + std::to_string(c) + ", member " + std::to_string(k) +
+                                             " is rank " + std::to_string(m[k]) + ", but the trace has " +
+                                             count_of(t.locations.size(), "rank"));
+  }
   for (std::size_t i = 0; i < t.locations.size(); ++i) {
     const Location& l = t.locations[i];
     if (l.rank != static_cast<Rank>(i))
       r.corrupt(ranks[i].rank, "location " + std::to_string(i) + " is rank " + std::to_string(l.rank) +
                                    " (location i must be rank i)");
-    check_location(t, l, ranks[i], r);
+    check_location(t, l, ranks[i], r, checked);
   }
   for (std::size_t i = 0; i < t.threads.size(); ++i) {
     const Location& l = t.threads[i];
@@ -477,7 +589,7 @@ void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at,
                                        location_name(l.rank, l.thread) + ") does not come after " +
                                        location_name(p.rank, p.thread) + " (threads are ordered by rank, thread)");
     }
-    check_location(t, l, threads[i], r);
+    check_location(t, l, threads[i], r, checked);
   }
 }
 
@@ -489,7 +601,7 @@ void write_records(const Trace& t, std::ostream& out) {
   w.uint(kWltVersion);
   w.uint(kByteOrderMark);
   w.uint(t.has_truth ? kFlagTruth : 0u);
-  w.uint(std::uint32_t{0});
+  w.checksum();
 
   w.uint(static_cast<std::uint64_t>(t.defs.regions.size()));
   for (const auto& r : t.defs.regions) {
@@ -508,11 +620,13 @@ void write_records(const Trace& t, std::ostream& out) {
     w.str(a.key);
     w.str(a.value);
   }
+  w.checksum();
   const auto location = [&w](const Location& l) {
     w.records(l.events);
     w.records(l.truth);
     w.records(l.states);
     w.records(l.counters);
+    w.checksum();
   };
   w.uint(static_cast<std::uint64_t>(t.locations.size()));
   for (const auto& l : t.locations) {
@@ -531,6 +645,7 @@ void write_records(const Trace& t, std::ostream& out) {
   w.uint(std::uint32_t{0});
   w.f64(t.span_begin);
   w.f64(t.span_end);
+  w.checksum();
   w.raw(kEndMagic.data(), kEndMagic.size());
   w.finish();
 }
@@ -560,6 +675,8 @@ Trace read_wlt(std::istream& in, const std::string& name) {
                      "); upgrade waitlab");
   if (version == 0) throw InputError(name + ": corrupt .wlt file: format version 0");
   const bool v2 = version >= 2;
+  const bool checked = version >= kFirstChecksumVersion;
+  if (!checked) r.no_checksums();
   const auto bom = r.uint<std::uint32_t>();
   if (bom != kByteOrderMark)
     throw InputError(name + ": corrupt .wlt file: byte-order mark is 0x" + [&] {
@@ -569,9 +686,16 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     }() + ", expected 0x01020304 (little-endian)");
   const auto flags_at = r.pos();
   const auto flags = r.uint<std::uint32_t>();
+  if (checked) {
+    r.checksum({}, "the header");
+  } else {
+    const auto reserved_at = r.pos();
+    if (const auto reserved = r.uint<std::uint32_t>(); reserved != 0)
+      r.corrupt(reserved_at, "the reserved header field of a version " + std::to_string(version) + " file is " +
+                                 hex32(reserved) + ", not 0");
+  }
   if ((flags & ~kFlagTruth) != 0) r.corrupt(flags_at, "unknown flags " + std::to_string(flags));
   t.has_truth = (flags & kFlagTruth) != 0;
-  (void)r.uint<std::uint32_t>();  // reserved
 
   const auto n_regions = r.uint<std::uint64_t>();
   for (std::uint64_t i = 0; i < n_regions; ++i) {
@@ -587,10 +711,12 @@ Trace read_wlt(std::istream& in, const std::string& name) {
   }
   const auto comms_at = r.pos();
   const auto n_comms = r.uint<std::uint64_t>();
+  std::vector<std::uint64_t> members_at;
   for (std::uint64_t i = 0; i < n_comms; ++i) {
     Communicator c;
     c.name = r.str("communicator name");
     const auto m = r.uint<std::uint64_t>();
+    members_at.push_back(r.pos());
     for (std::uint64_t k = 0; k < m; ++k) c.members.push_back(r.i32());
     t.defs.comms.push_back(std::move(c));
   }
@@ -601,6 +727,7 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     a.value = r.str("attribute value");
     t.attributes.push_back(std::move(a));
   }
+  r.checksum({}, "the definitions and attributes");
   const auto n_ranks = r.uint<std::uint64_t>();
   std::vector<LocationOffsets> rank_offsets, thread_offsets;
   for (std::uint64_t i = 0; i < n_ranks; ++i) {
@@ -623,6 +750,7 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     const auto span_at = r.pos();
     t.span_begin = r.f64();
     t.span_end = r.f64();
+    r.checksum({}, "the thread count and the run section");
     if (origin > static_cast<std::uint8_t>(Origin::Unknown))
       r.corrupt(origin_at, "unknown trace origin " + std::to_string(origin));
     if ((counters & ~(kHasInstructions | kHasCycles)) != 0)
@@ -637,7 +765,7 @@ Trace read_wlt(std::istream& in, const std::string& name) {
   r.bytes(end.data(), end.size());
   if (end != kEndMagic) r.corrupt(end_at, "missing end marker \"WLTEND\"");
   if (!r.at_eof()) r.corrupt(r.pos(), "unexpected data after the end marker");
-  check_references(t, r, comms_at, rank_offsets, thread_offsets);
+  check_references(t, r, comms_at, members_at, rank_offsets, thread_offsets, checked);
   return t;
 }
 

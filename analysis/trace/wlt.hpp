@@ -4,16 +4,23 @@
 // definitions, attributes, ground truth, worker threads, state intervals, counter samples,
 // origin, declared span and counters bits). The file starts with a versioned header
 // (magic "WLTRACE\0", format version, byte-order mark) that read_wlt checks; files of the
-// previous version (1) still read, with the defaults for what they do not hold. A truncated
-// or corrupt file is rejected with an InputError naming the file and the byte offset
-// (and the rank/thread and record when inside a location's arrays), and so is a file whose
-// references or orders do not hold (location i not rank i, an event or truth record naming
-// an undefined region or communicator, no MPI_COMM_WORLD, truth records without the truth
-// flag, a thread of no rank or numbered < 1 or out of (rank, thread) order, state intervals
-// overlapping or out of order, counter samples out of order, non-finite times, an unknown
-// origin): a Trace from read_wlt can be indexed without checks. Writing goes to a temporary
-// name that is renamed when complete (analysis/trace/atomic_file.hpp), so no half-written
-// file is ever left under the final name.
+// previous versions (2: no checksums; 1: nor threads, states, counters, origin, span) still
+// read, with the defaults for what they do not hold. Version 3 files carry crc32 checksums
+// (zlib) of the header, the definitions, every block of 16384 records and every location, so
+// any change to the bytes after writing — a single flipped bit anywhere — is an InputError
+// naming the file, the byte offset and what the damaged bytes hold (rank, record range). A
+// truncated or corrupt file of any version is rejected with an InputError naming the file and
+// the byte offset (and the rank/thread and record when inside a location's arrays), and so is
+// a file whose values, references or orders do not hold: non-finite or negative times, events
+// going back in time on a location, regions nested deeper than kMaxRegionDepth, peers and communicator members that are no rank of the
+// file, unknown event kinds, MPI ops, origins or flags, location i not rank i, an event or
+// truth record naming an undefined region or communicator, no MPI_COMM_WORLD, truth records
+// without the truth flag or out of order, a thread of no rank or numbered < 1 or out of
+// (rank, thread) order, state intervals overlapping or out of order, counter samples out of
+// order: a Trace from read_wlt can be indexed without checks and has only finite times.
+// Reading allocates no more than the file holds (counts are never trusted). Writing goes to a
+// temporary name that is renamed when complete (analysis/trace/atomic_file.hpp), so no
+// half-written file is ever left under the final name.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +31,7 @@
 
 namespace waitlab::trace {
 
-inline constexpr std::uint32_t kWltVersion = 2;  // 1 (no threads, states, counters, origin, span) still reads
+inline constexpr std::uint32_t kWltVersion = 3;  // 2 (no checksums) and 1 (nor threads, states, counters, origin, span) still read
 
 void write_wlt(const Trace& t, std::ostream& out);
 void write_wlt(const Trace& t, const std::string& path);  // atomic: path.tmp, then rename

@@ -559,5 +559,113 @@ TEST(Paraver, CorruptedFilesNeverCrash) {
   EXPECT_GT(errors, 100);
 }
 
+TEST(Paraver, DeepRegionNestingIsRefusedAtItsLine) {
+  TempDir dir("deep");
+  const std::string head = "#Paraver (01/01/70 at 00:00):1000_ns:0:1:1(1:0)\n";
+  const std::string path = dir.path("deep.prv");
+  // A million nested user regions on one line: refused where they pass the limit's depth.
+  std::string line = "2:1:1:1:1:10";
+  for (int i = 0; i < 1000000; ++i) line += ":60000019:" + std::to_string(i % 50 + 1);
+  spit(path, head + line + "\n");
+  EXPECT_EQ(read_error(path), path +
+                                  ":2: event record: user regions (event type 60000019) of task 1 thread 1 nested "
+                                  "1000000 deep, deeper than the 4096 levels a trace may have");
+  // One more level per line: refused at the line that passes kMaxRegionDepth.
+  std::string body;
+  for (std::size_t i = 0; i <= kMaxRegionDepth; ++i) body += "2:1:1:1:1:" + std::to_string(i) + ":60000019:7\n";
+  spit(path, head + body);
+  EXPECT_EQ(read_error(path), path + ":" + std::to_string(kMaxRegionDepth + 2) +
+                                  ": event record: user regions (event type 60000019) of task 1 thread 1 nested 4097 "
+                                  "deep, deeper than the 4096 levels a trace may have");
+  // Exactly the limit reads, and so does a long line of regions entered and left.
+  body.clear();
+  for (std::size_t i = 0; i < kMaxRegionDepth; ++i) body += "2:1:1:1:1:" + std::to_string(i) + ":60000019:7\n";
+  spit(path, head + body);
+  EXPECT_EQ(read_paraver(path).locations[0].events.size(), kMaxRegionDepth);
+  line = "2:1:1:1:1:10";
+  for (int i = 0; i < 100000; ++i) line += ":60000019:3:60000019:0";
+  spit(path, head + line + "\n");
+  EXPECT_EQ(read_paraver(path).locations[0].events.size(), 200000u);
+  // waitlab's own Leave lines (60000019 naming the enclosing region, 69000006 the one left)
+  // leave a level: deep recursion that returns stays within the limit.
+  body.clear();
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < kMaxRegionDepth; ++i) {
+      const std::size_t t = (round * 2 * kMaxRegionDepth + 2 * i) * 10;
+      body += "2:1:1:1:1:" + std::to_string(t) + ":60000019:7\n";
+      body += "2:1:1:1:1:" + std::to_string(t + 10) + ":60000019:0:69000006:7\n";
+    }
+  spit(path, head + body);
+  EXPECT_EQ(read_paraver(path).locations[0].events.size(), 6 * kMaxRegionDepth);
+}
+
+TEST(Paraver, HugeNumbersAreOutOfRangeNotWrapped) {
+  TempDir dir("huge");
+  const std::string head = "#Paraver (01/01/70 at 00:00):1000_ns:0:1:1(1:0)\n";
+  struct Case {
+    std::string text;
+    std::string error;  // after "<path>:"
+  };
+  const std::string n30 = "123456789012345678901234567890";
+  const std::vector<Case> cases = {
+      {head + "2:1:1:1:1:10:" + n30 + ":1\n", "2: event record: an event type out of range: '" + n30 + "'"},
+      {head + "2:1:1:1:1:10:50000001:" + n30 + "\n", "2: event record: an event value out of range: '" + n30 + "'"},
+      {head + "2:1:1:1:1:10:50000001:-" + n30 + "\n", "2: event record: an event value out of range: '-" + n30 + "'"},
+      {head + "2:1:1:" + n30 + ":1:10:50000001:1\n", "2: event record: a task out of range: '" + n30 + "'"},
+      {head + "2:" + n30 + ":1:1:1:10:50000001:1\n", "2: event record: a CPU out of range: '" + n30 + "'"},
+      {head + "1:1:1:1:1:0:" + n30 + ":1\n", "2: state record: the end time out of range: '" + n30 + "'"},
+      {head + "1:1:1:1:1:0:10:" + n30 + "\n", "2: state record: a state out of range: '" + n30 + "'"},
+      {head + "1:1:1:1:1:0:10:4294967296\n", "2: state record: state 4294967296 out of range"},
+      {head + "3:1:1:1:1:0:0:1:1:1:1:0:5:" + n30 + ":1\n",
+       "2: communication record: the size out of range: '" + n30 + "'"},
+      {head + "3:1:1:1:1:0:0:1:1:1:1:0:5:8:2147483648\n", "2: communication record: tag 2147483648 out of range"},
+  };
+  const std::string path = dir.path("huge.prv");
+  for (const auto& c : cases) {
+    spit(path, c.text);
+    EXPECT_EQ(read_error(path), path + ":" + c.error) << c.text;
+  }
+  // Header fields: the end time, a thread count, the communicator count.
+  const std::vector<std::string> headers = {
+      "#Paraver (01/01/70 at 00:00):" + n30 + "_ns:0:1:1(1:0)\n",
+      "#Paraver (01/01/70 at 00:00):1000_ns:0:1:1(" + n30 + ":0)\n",
+      "#Paraver (01/01/70 at 00:00):1000_ns:0:1:1(1:0)," + n30 + "\n",
+      "#Paraver (01/01/70 at 00:00):1000_ns:" + n30 + "(1):1:1(1:0)\n",
+  };
+  for (const auto& h : headers) {
+    spit(path, h);
+    const std::string msg = read_error(path);
+    EXPECT_EQ(msg.rfind(path + ":1: bad Paraver header", 0), 0u) << msg;
+    EXPECT_NE(msg.find("out of range: '" + n30 + "'"), std::string::npos) << msg;
+  }
+  // A thread count in range that no file could fill: refused before anything is allocated.
+  spit(path, "#Paraver (01/01/70 at 00:00):1000_ns:0:1:1(1000000000000:0)\n");
+  EXPECT_EQ(read_error(path), path + ":1: the header declares more than 1048576 threads in all");
+  // The largest end time reads as a finite span.
+  spit(path, "#Paraver (01/01/70 at 00:00):9223372036854775807_ns:0:1:1(1:0)\n2:1:1:1:1:9223372036854775807:60000019:1\n");
+  const Trace t = read_paraver(path);
+  EXPECT_TRUE(std::isfinite(t.span_end));
+  EXPECT_TRUE(std::isfinite(t.locations[0].events[0].time));
+}
+
+TEST(Paraver, HostilePcfIsIgnoredInLinearTime) {
+  TempDir dir("pcf");
+  const std::string path = dir.path("t.prv");
+  spit(path, "#Paraver (01/01/70 at 00:00):1000_ns:0:1:1(1:0)\n2:1:1:1:1:10:60000019:5\n2:1:1:1:1:20:60000019:0\n");
+  // 50,000 type lines and 50,000 value lines in one block (each value once per type would be
+  // 2.5e9 steps), labels of 30-digit numbers, and lines that do not parse.
+  std::string pcf = "EVENT_TYPE\n";
+  for (int i = 0; i < 50000; ++i) pcf += "0 60000019 User function\n";
+  pcf += "VALUES\n";
+  for (int i = 0; i < 50000; ++i) pcf += std::to_string(i) + " f" + std::to_string(i) + "\n";
+  pcf += "123456789012345678901234567890 too big\n\nEVENT_TYPE\n0 123456789012345678901234567890 huge\n9 x\n"
+         "VALUES\n1 :\n";
+  spit(dir.path("t.pcf"), pcf);
+  const Trace t = read_paraver(path);
+  const auto id = t.defs.find_region("f5");
+  ASSERT_GE(id, 0);
+  EXPECT_EQ(t.locations[0].events[0].ref, static_cast<RegionId>(id));
+}
+
 }  // namespace
 }  // namespace waitlab::trace

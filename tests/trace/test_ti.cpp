@@ -228,5 +228,42 @@ TEST_F(Ti, BadInputNamesFileAndLine) {
   }
 }
 
+TEST_F(Ti, HostileNumbersAndRanks) {
+  const std::string f = (dir_ / "t.ti").string();
+  const std::string n30 = "123456789012345678901234567890";
+  EXPECT_EQ(error_of("0 compute nan\n"), f + ":1: expected a number for flops, got 'nan'");
+  EXPECT_EQ(error_of("0 compute -nan\n"), f + ":1: expected a number for flops, got '-nan'");
+  EXPECT_EQ(error_of("0 compute inf\n"), f + ":1: expected a number for flops, got 'inf'");
+  EXPECT_EQ(error_of("0 compute 1e999\n"), f + ":1: expected a number for flops, got '1e999'");
+  EXPECT_EQ(error_of("0 compute 1e300\n"), f + ":1: flops 1e300 out of range (at most 1e18)");
+  EXPECT_EQ(error_of("0 sleep -0.5\n"), f + ":1: seconds must not be negative, got -0.5");
+  EXPECT_EQ(error_of("0 sleep 1e19\n"), f + ":1: seconds 1e19 out of range (at most 1e18)");
+  EXPECT_EQ(error_of("0 allreduce 8 1e300\n"), f + ":1: flops 1e300 out of range (at most 1e18)");
+  EXPECT_EQ(error_of("0 send 1 0 1e30\n1 recv 0 0 8\n"), f + ":1: expected a whole element count for count, got '1e30'");
+  EXPECT_EQ(error_of("0 send 1 0 -8\n1 recv 0 0 8\n"), f + ":1: count must not be negative, got -8");
+  EXPECT_EQ(error_of("0 send 1 99999999999 8\n1 recv 0 0 8\n"), f + ":1: tag 99999999999 out of range");
+  EXPECT_EQ(error_of("0 send 1 0 8\n1 recv 0 " + n30 + " 8\n"), f + ":2: expected an integer for tag, got '" + n30 + "'");
+  EXPECT_EQ(error_of("0 send " + n30 + " 0 8\n1 recv 0 0 8\n"),
+            f + ":1: expected an integer for destination, got '" + n30 + "'");
+  EXPECT_EQ(error_of("0 send 1 0 8\n1 recv -334 0 8\n"), f + ":2: source -334 is not a rank of this trace (0..1)");
+  EXPECT_EQ(error_of("0 send -1 0 8\n1 recv 0 0 8\n"), f + ":1: destination -1 is not a rank of this trace (0..1)");
+  EXPECT_EQ(error_of("0 wait 0 -333 5\n1 init\n"), f + ":1: destination -333 is not a rank of this trace (0..1)");
+  // A first line whose rank does not parse is not a trace line: the file reads as an index.
+  EXPECT_EQ(error_of(n30 + " init\n"), f + ":1: expected one trace file name per line (an index file) or '<rank> "
+                                             "<action> ...' (a trace file), got '" + n30 + " init'");
+  EXPECT_EQ(error_of("0 init\n" + n30 + " init\n"),
+            f + ":2: expected a rank (0..10000000) at the start of the line, got '" + n30 + "'");
+  EXPECT_EQ(error_of("10000001 init\n"), f + ":1: expected a rank (0..10000000) at the start of the line, got '10000001'");
+  // A shared file holds every rank up to its largest: a two-line file cannot declare
+  // ten million ranks.
+  EXPECT_EQ(error_of("0 init\n9999999 init\n"),
+            f + ":2: rank 9999999 in a file without a line of rank 1 (a shared TI file holds the lines of every rank "
+                "from 0 to the largest)");
+  EXPECT_EQ(error_of("# ranks 0 and 2 only\n2 init\n0 init\n"),
+            f + ":2: rank 2 in a file without a line of rank 1 (a shared TI file holds the lines of every rank from 0 to "
+                "the largest)");
+  EXPECT_EQ(error_of("1 init\n0 init\n1 compute 1e18\n"), "no error");
+}
+
 }  // namespace
 }  // namespace waitlab::trace

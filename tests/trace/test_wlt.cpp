@@ -1,7 +1,9 @@
 // Tests of the native .wlt trace file: exact round trip, byte-identical re-write, the
-// header bytes, and the errors for truncated, corrupt, foreign and future files.
+// header bytes, the checksums (every single-bit flip is an error), the value checks, older
+// versions, and the errors for truncated, corrupt, foreign and future files.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <bit>
 #include <cmath>
@@ -19,7 +21,7 @@ namespace waitlab::trace {
 namespace {
 
 // A small but complete trace: definitions, attributes, every event kind, ground truth,
-// and doubles whose bits must survive (denormal, -0, 0.1, infinity).
+// and doubles whose bits must survive (-0, denormal, 0.1, 1e-300).
 Trace sample() {
   Trace t;
   const RegionId main = t.defs.region("main");
@@ -35,8 +37,8 @@ Trace sample() {
   for (Rank r = 0; r < 2; ++r) {
     Location l;
     l.rank = r;
-    l.events.push_back(make_event(0, EventKind::Enter, MpiOp::Init, init));
-    l.events.push_back(make_event(1e-6, EventKind::Leave, MpiOp::Init, init));
+    l.events.push_back(make_event(-0.0, EventKind::Enter, MpiOp::Init, init));
+    l.events.push_back(make_event(std::numeric_limits<double>::denorm_min(), EventKind::Leave, MpiOp::Init, init));
     l.events.push_back(make_event(1e-6, EventKind::Enter, MpiOp::None, main));
     l.events.push_back(make_event(1e-6, EventKind::Enter, MpiOp::None, compute));
     l.events.push_back(make_event(0.1 + r, EventKind::Leave, MpiOp::None, compute));
@@ -55,15 +57,15 @@ Trace sample() {
     l.events.push_back(make_event(2.5, EventKind::IrecvComplete, MpiOp::Wait, 0, 1 - r, 9, 16, 4));
     l.events.push_back(make_event(3, EventKind::Enter, MpiOp::Allreduce, allreduce));
     l.events.push_back(make_event(3, EventKind::CollBegin, MpiOp::Allreduce, kCommWorld));
-    l.events.push_back(make_event(std::numeric_limits<double>::denorm_min(), EventKind::CollEnd, MpiOp::Allreduce,
-                          kCommWorld, kNoRank, 0, std::numeric_limits<std::uint64_t>::max(), 8));
-    l.events.push_back(make_event(-0.0, EventKind::Leave, MpiOp::Allreduce, allreduce));
+    l.events.push_back(make_event(3.25, EventKind::CollEnd, MpiOp::Allreduce, kCommWorld, kNoRank, 0,
+                                  std::numeric_limits<std::uint64_t>::max(), 8));
+    l.events.push_back(make_event(3.5, EventKind::Leave, MpiOp::Allreduce, allreduce));
     l.events.back().flags = 0xBEEF;  // kept as written, even if unused
     ComputeTruth c;
     c.start = 1e-6;
     c.end = 0.1 + r;
     c.nominal = 0.1;
-    c.injected = {r * 1.0, 1e-300, std::numeric_limits<double>::infinity()};
+    c.injected = {r * 1.0, 1e-300, 0.5};
     c.region = compute;
     c.iteration = r == 0 ? -1 : 2147483647;
     l.truth.push_back(c);
@@ -93,8 +95,9 @@ std::string error_of(const std::string& bytes) {
 }
 
 // A trace with no definitions: its layout is easy to compute by hand.
-//   header 24 | regions u64 | comms u64 | attrs u64 | ranks u64 = 56 bytes;
-//   rank 0: i32 rank (56..59), u64 event count (60..67), events from byte 68.
+//   header 24 (its checksum 20..23) | regions u64 24..31 | comms u64 32..39 | attrs u64 40..47 |
+//   checksum 48..51 | ranks u64 52..59; rank 0: i32 rank (60..63), u64 event count (64..71),
+//   events from byte 72, then (with events) the block's checksum.
 Trace bare(int events) {
   Trace t;
   Location l;
@@ -109,7 +112,8 @@ TEST(Wlt, RoundTripIsExact) {
   const Trace back = from_bytes(to_bytes(t));
   EXPECT_EQ(back, t);
   // operator== on doubles would accept -0 == 0; the bits must survive too.
-  EXPECT_TRUE(std::signbit(back.locations[0].events.back().time));
+  EXPECT_TRUE(std::signbit(back.locations[0].events.front().time));
+  EXPECT_EQ(back.locations[0].events[1].time, std::numeric_limits<double>::denorm_min());
   EXPECT_EQ(back.locations[1].truth[0].injected[1], 1e-300);
   EXPECT_EQ(back.locations[0].events.back().flags, 0xBEEF);
 }
@@ -122,34 +126,38 @@ TEST(Wlt, RewriteIsByteIdentical) {
 TEST(Wlt, EmptyTraceRoundTrips) {
   const Trace empty;
   const std::string bytes = to_bytes(empty);
-  // header, five zero counts (regions, comms, attributes, ranks, threads), run section, end marker
-  EXPECT_EQ(bytes.size(), 24u + 5 * 8 + 24 + 8);
+  // header, five zero counts (regions, comms, attributes, ranks, threads), run section, two
+  // checksums (after the definitions and after the run section), end marker
+  EXPECT_EQ(bytes.size(), 24u + 5 * 8 + 24 + 2 * 4 + 8);
   EXPECT_EQ(from_bytes(bytes), empty);
 }
 
 TEST(Wlt, HeaderLayout) {
   const std::string b = to_bytes(sample());
   EXPECT_EQ(b.substr(0, 8), std::string("WLTRACE\0", 8));
-  EXPECT_EQ(b.substr(8, 4), std::string("\x02\x00\x00\x00", 4));   // version 2, little-endian
+  EXPECT_EQ(b.substr(8, 4), std::string("\x03\x00\x00\x00", 4));   // version 3, little-endian
   EXPECT_EQ(b.substr(12, 4), std::string("\x04\x03\x02\x01", 4));  // byte-order mark 0x01020304
   EXPECT_EQ(b.substr(16, 4), std::string("\x01\x00\x00\x00", 4));  // flags: has truth
   EXPECT_EQ(b.substr(b.size() - 8), std::string("WLTEND\0\0", 8));
 }
 
 TEST(Wlt, EventRecordsAre40Bytes) {
-  EXPECT_EQ(to_bytes(bare(3)).size() - to_bytes(bare(0)).size(), 3u * 40);
-  // Event 1 of bare(): time 1.0 at byte 68 + 40.
+  // 3 events: 3 records and the checksum of their block.
+  EXPECT_EQ(to_bytes(bare(3)).size() - to_bytes(bare(0)).size(), 3u * 40 + 4);
+  // Event 1 of bare(): time 1.0 at byte 72 + 40.
   const std::string b = to_bytes(bare(2));
-  EXPECT_EQ(b.substr(108, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));
+  EXPECT_EQ(b.substr(112, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));
 }
 
 TEST(Wlt, TruncatedInsideEventArrayNamesRankAndEvent) {
   const std::string b = to_bytes(bare(4));
-  // events; truth, state and counter counts; thread count; run section; end marker
-  ASSERT_EQ(b.size(), 68u + 4 * 40 + 3 * 8 + 8 + 24 + 8);
-  EXPECT_EQ(error_of(b.substr(0, 68 + 2 * 40 + 17)), "t.wlt: truncated at byte 165 (rank 0, event 2)");
-  EXPECT_EQ(error_of(b.substr(0, 68)), "t.wlt: truncated at byte 68 (rank 0, event 0)");
-  EXPECT_EQ(error_of(b.substr(0, 68 + 4 * 40 - 1)), "t.wlt: truncated at byte 227 (rank 0, event 3)");
+  // events and their block's checksum; truth, state and counter counts; the location's
+  // checksum; thread count; run section and its checksum; end marker
+  ASSERT_EQ(b.size(), 72u + 4 * 40 + 4 + 3 * 8 + 4 + 8 + 24 + 4 + 8);
+  EXPECT_EQ(error_of(b.substr(0, 72 + 2 * 40 + 17)), "t.wlt: truncated at byte 169 (rank 0, event 2)");
+  EXPECT_EQ(error_of(b.substr(0, 72)), "t.wlt: truncated at byte 72 (rank 0, event 0)");
+  EXPECT_EQ(error_of(b.substr(0, 72 + 4 * 40 - 1)), "t.wlt: truncated at byte 231 (rank 0, event 3)");
+  EXPECT_EQ(error_of(b.substr(0, 72 + 4 * 40 + 2)), "t.wlt: truncated at byte 234 (rank 0)");  // block checksum
 }
 
 TEST(Wlt, TruncatedElsewhere) {
@@ -157,9 +165,12 @@ TEST(Wlt, TruncatedElsewhere) {
   EXPECT_EQ(error_of(b.substr(0, 0)), "t.wlt: truncated at byte 0");
   EXPECT_EQ(error_of(b.substr(0, 5)), "t.wlt: truncated at byte 5");
   EXPECT_EQ(error_of(b.substr(0, 30)), "t.wlt: truncated at byte 30");
-  EXPECT_EQ(error_of(b.substr(0, 62)), "t.wlt: truncated at byte 62 (rank 0)");  // in the event count
-  EXPECT_EQ(error_of(b.substr(0, 68 + 160 + 3)), "t.wlt: truncated at byte 231 (rank 0)");  // truth count
-  EXPECT_EQ(error_of(b.substr(0, b.size() - 1)), "t.wlt: truncated at byte 291");           // end marker
+  EXPECT_EQ(error_of(b.substr(0, 22)), "t.wlt: truncated at byte 22");  // the header's checksum
+  EXPECT_EQ(error_of(b.substr(0, 50)), "t.wlt: truncated at byte 50");  // the definitions' checksum
+  EXPECT_EQ(error_of(b.substr(0, 66)), "t.wlt: truncated at byte 66 (rank 0)");  // in the event count
+  EXPECT_EQ(error_of(b.substr(0, 72 + 164 + 3)), "t.wlt: truncated at byte 239 (rank 0)");  // truth count
+  EXPECT_EQ(error_of(b.substr(0, 72 + 164 + 24 + 1)), "t.wlt: truncated at byte 261 (rank 0)");  // its checksum
+  EXPECT_EQ(error_of(b.substr(0, b.size() - 1)), "t.wlt: truncated at byte 307");           // end marker
 }
 
 TEST(Wlt, EveryTruncationIsAnInputError) {
@@ -175,8 +186,8 @@ TEST(Wlt, TruthRecordTruncation) {
   t.has_truth = true;
   t.locations[0].truth.resize(2);
   const std::string b = to_bytes(t);
-  // rank 0: events count at 60, truth count at 68, truth records from 76 (56 bytes each).
-  EXPECT_EQ(error_of(b.substr(0, 76 + 56 + 10)), "t.wlt: truncated at byte 142 (rank 0, truth record 1)");
+  // rank 0: events count at 64, truth count at 72, truth records from 80 (56 bytes each).
+  EXPECT_EQ(error_of(b.substr(0, 80 + 56 + 10)), "t.wlt: truncated at byte 146 (rank 0, truth record 1)");
 }
 
 TEST(Wlt, BadMagic) {
@@ -188,9 +199,9 @@ TEST(Wlt, BadMagic) {
 
 TEST(Wlt, FutureVersion) {
   std::string b = to_bytes(sample());
-  b[8] = 3;
+  b[8] = 4;
   EXPECT_EQ(error_of(b),
-            "t.wlt: .wlt format version 3 is newer than this waitlab reads (version 2); upgrade waitlab");
+            "t.wlt: .wlt format version 4 is newer than this waitlab reads (version 3); upgrade waitlab");
 }
 
 TEST(Wlt, ByteOrderMark) {
@@ -200,31 +211,26 @@ TEST(Wlt, ByteOrderMark) {
             "t.wlt: corrupt .wlt file: byte-order mark is 0x04030201, expected 0x01020304 (little-endian)");
 }
 
-TEST(Wlt, CorruptEventKind) {
-  std::string b = to_bytes(bare(3));
-  b[68 + 40 + 24] = 99;  // kind byte of event 1
-  EXPECT_EQ(error_of(b),
-            "t.wlt: corrupt .wlt file at byte 108: rank 0, event 1 has unknown kind 99 or MPI op 0");
-}
-
 TEST(Wlt, HugeCountIsTruncationNotAllocation) {
   std::string b = to_bytes(bare(1));
-  b[67] = 0x10;  // event count 2^60 + 1: what follows reads as events until the file ends
+  b[71] = 0x10;  // event count 2^60 + 1: what follows reads as events until the file ends
   EXPECT_EQ(error_of(b), "t.wlt: truncated at byte " + std::to_string(b.size()) + " (rank 0, event " +
-                             std::to_string((b.size() - 68) / 40) + ")");
+                             std::to_string((b.size() - 72) / 40) + ")");
 }
 
 TEST(Wlt, TrailingGarbage) {
   EXPECT_EQ(error_of(to_bytes(bare(1)) + "x"),
-            "t.wlt: corrupt .wlt file at byte 172: unexpected data after the end marker");
+            "t.wlt: corrupt .wlt file at byte 188: unexpected data after the end marker");
 }
 
 // The smallest trace whose references all resolve; its layout, by hand:
-//   header 0..23 | region count 24..31 | region "r": name 32..36, op 37, file 38..41 |
-//   comm count 42..49 | comm "W": name 50..54, member count 55..62, member 63..66 |
-//   attr count 67..74 | rank count 75..82 | rank 0: i32 rank 83..86, event count 87..94,
-//   events 95..174 (event 1 at 135), truth count 175..182, truth record 183..238, state count
-//   239..246, counter count 247..254 | thread count 255..262 | run 263..286 | end.
+//   header 0..23 (checksum 20..23) | region count 24..31 | region "r": name 32..36, op 37,
+//   file 38..41 | comm count 42..49 | comm "W": name 50..54, member count 55..62, member
+//   63..66 | attr count 67..74 | checksum 75..78 | rank count 79..86 | rank 0: i32 rank
+//   87..90, event count 91..98, events 99..178 (event 1 at 139), checksum 179..182, truth
+//   count 183..190, truth record 191..246, checksum 247..250, state count 251..258, counter
+//   count 259..266, checksum 267..270 | thread count 271..278 | run 279..302 | checksum
+//   303..306 | end 307..314.
 Trace tiny() {
   Trace t;
   t.defs.region("r");
@@ -243,10 +249,10 @@ Trace tiny() {
 
 TEST(WltReferences, TinyTraceIsValidAndLaidOutAsDocumented) {
   const std::string b = to_bytes(tiny());
-  ASSERT_EQ(b.size(), 287u + 8);
+  ASSERT_EQ(b.size(), 315u);
   EXPECT_EQ(b.substr(32, 5), std::string("\x01\x00\x00\x00r", 5));
   EXPECT_EQ(b.substr(50, 5), std::string("\x01\x00\x00\x00W", 5));
-  EXPECT_EQ(b.substr(135, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));  // event 1 at t = 1
+  EXPECT_EQ(b.substr(139, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));  // event 1 at t = 1
   EXPECT_EQ(from_bytes(b), tiny());
 }
 
@@ -254,7 +260,7 @@ TEST(WltReferences, LocationMustBeItsRank) {
   Trace t = tiny();
   t.locations[0].rank = 3;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 83: location 0 is rank 3 (location i must be rank i)");
+            "t.wlt: corrupt .wlt file at byte 87: location 0 is rank 3 (location i must be rank i)");
   // Two ranks in the wrong order: the first location that is not its rank is named.
   Trace two = sample();
   std::swap(two.locations[0].rank, two.locations[1].rank);
@@ -266,13 +272,13 @@ TEST(WltReferences, EnterAndLeaveNeedADefinedRegion) {
   Trace t = tiny();
   t.locations[0].events[1].ref = 1;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (Leave) refers to region 1, but the trace "
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (Leave) refers to region 1, but the trace "
             "defines 1 region");
   t.locations[0].events[1].ref = 0;
   t.locations[0].events[0].ref = 0xFFFFFFFFu;
   EXPECT_EQ(
       error_of(to_bytes(t)),
-      "t.wlt: corrupt .wlt file at byte 95: rank 0, event 0 (Enter) refers to region 4294967295, but the "
+      "t.wlt: corrupt .wlt file at byte 99: rank 0, event 0 (Enter) refers to region 4294967295, but the "
       "trace defines 1 region");
 }
 
@@ -281,7 +287,7 @@ TEST(WltReferences, CommunicationEventsNeedADefinedCommunicator) {
                       EventKind::CollBegin, EventKind::CollEnd}) {
     Trace t = tiny();
     t.locations[0].events[1] = make_event(1, k, MpiOp::Send, 1, 0);
-    EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (" +
+    EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (" +
                                          std::string(event_kind_name(k)) +
                                          ") refers to communicator 1, but the trace defines 1 communicator");
     t.locations[0].events[1].ref = 0;
@@ -299,7 +305,7 @@ TEST(WltReferences, TruthRecordNeedsADefinedRegion) {
   Trace t = tiny();
   t.locations[0].truth[0].region = 5;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 183: rank 0, truth record 0 refers to region 5, but the trace "
+            "t.wlt: corrupt .wlt file at byte 191: rank 0, truth record 0 refers to region 5, but the trace "
             "defines 1 region");
 }
 
@@ -318,7 +324,7 @@ TEST(WltReferences, TruthRecordsNeedTheTruthFlag) {
   t.has_truth = false;
   EXPECT_EQ(
       error_of(to_bytes(t)),
-      "t.wlt: corrupt .wlt file at byte 175: rank 0 has 1 truth record but the header says the trace has "
+      "t.wlt: corrupt .wlt file at byte 183: rank 0 has 1 truth record but the header says the trace has "
       "no ground truth");
   t.locations[0].truth.clear();  // a measured trace: no flag, no records
   EXPECT_EQ(from_bytes(to_bytes(t)), t);
@@ -405,10 +411,10 @@ TEST(WltV2, RecordSizes) {
   Trace t = bare(0);
   const std::size_t base = to_bytes(t).size();
   t.locations[0].states.resize(3);
-  EXPECT_EQ(to_bytes(t).size() - base, 3u * 20);
+  EXPECT_EQ(to_bytes(t).size() - base, 3u * 20 + 4);  // and the block's checksum
   t.locations[0].states.clear();
   t.locations[0].counters.resize(2);
-  EXPECT_EQ(to_bytes(t).size() - base, 2u * 24);
+  EXPECT_EQ(to_bytes(t).size() - base, 2u * 24 + 4);
   t.locations[0].counters.clear();
   t.defs.comms.push_back(Communicator{"W", {0}});
   const std::size_t with_comm = to_bytes(t).size();
@@ -416,17 +422,20 @@ TEST(WltV2, RecordSizes) {
   th.rank = 0;
   th.thread = 1;
   t.threads.push_back(th);
-  // i32 rank, i32 thread and four zero counts.
-  EXPECT_EQ(to_bytes(t).size() - with_comm, 8u + 4 * 8);
+  // i32 rank, i32 thread, four zero counts and the location's checksum.
+  EXPECT_EQ(to_bytes(t).size() - with_comm, 8u + 4 * 8 + 4);
 }
 
-// The layout of version 1, written field by field here (independently of wlt.cpp): header,
-// regions, comms, attributes, ranks as (i32 rank, events, truth), end marker.
-class V1 {
+// The layouts of versions 1 and 2, written field by field here (independently of wlt.cpp):
+// header (its last u32 reserved, 0), regions, comms, attributes, ranks as (i32 rank, events,
+// truth), end marker; version 2 adds state intervals and counter samples to each location,
+// then the threads and the run section, and has no checksum either.
+class Legacy {
  public:
+  explicit Legacy(std::uint32_t version) : version_(version) {}
   std::string bytes(const Trace& t) {
     b_ = std::string("WLTRACE\0", 8);
-    u(1u, 4);
+    u(version_, 4);
     u(0x01020304u, 4);
     u(t.has_truth ? 1u : 0u, 4);
     u(0, 4);
@@ -450,6 +459,28 @@ class V1 {
     u(t.locations.size(), 8);
     for (const Location& l : t.locations) {
       u(static_cast<std::uint32_t>(l.rank), 4);
+      location(l);
+    }
+    if (version_ >= 2) {
+      u(t.threads.size(), 8);
+      for (const Location& l : t.threads) {
+        u(static_cast<std::uint32_t>(l.rank), 4);
+        u(static_cast<std::uint32_t>(l.thread), 4);
+        location(l);
+      }
+      u(static_cast<std::uint64_t>(t.origin), 1);
+      u(t.counters, 1);
+      u(0, 2);
+      u(0, 4);
+      f(t.span_begin);
+      f(t.span_end);
+    }
+    b_ += std::string("WLTEND\0\0", 8);
+    return b_;
+  }
+
+ private:
+  void location(const Location& l) {
       u(l.events.size(), 8);
       for (const Event& e : l.events) {
         f(e.time);
@@ -471,12 +502,20 @@ class V1 {
         u(c.region, 4);
         u(static_cast<std::uint32_t>(c.iteration), 4);
       }
-    }
-    b_ += std::string("WLTEND\0\0", 8);
-    return b_;
+      if (version_ < 2) return;
+      u(l.states.size(), 8);
+      for (const StateInterval& st : l.states) {
+        f(st.begin);
+        f(st.end);
+        u(st.state, 4);
+      }
+      u(l.counters.size(), 8);
+      for (const CounterSample& c : l.counters) {
+        f(c.time);
+        u(c.instructions, 8);
+        u(c.cycles, 8);
+      }
   }
-
- private:
   void u(std::uint64_t v, int n) {
     for (int i = 0; i < n; ++i) b_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
   }
@@ -485,12 +524,13 @@ class V1 {
     u(s.size(), 4);
     b_ += s;
   }
+  std::uint32_t version_;
   std::string b_;
 };
 
 TEST(WltV2, Version1FilesStillRead) {
   const Trace t = sample();
-  const std::string v1 = V1().bytes(t);
+  const std::string v1 = Legacy(1).bytes(t);
   EXPECT_EQ(v1.substr(8, 4), std::string("\x01\x00\x00\x00", 4));
   const Trace back = from_bytes(v1);
   EXPECT_EQ(back, t);  // every version-1 field, and the defaults for the rest
@@ -498,16 +538,49 @@ TEST(WltV2, Version1FilesStillRead) {
   EXPECT_EQ(back.origin, Origin::Simulated);
   EXPECT_FALSE(back.has_declared_span());
   EXPECT_EQ(back.counters, 0);
-  // Rewritten, it is a version-2 file of the same trace.
+  // Rewritten, it is a version-3 file of the same trace.
   EXPECT_EQ(to_bytes(back), to_bytes(t));
   // A version-1 file ends after its ranks: a version-2 reader does not look for threads there.
   EXPECT_EQ(error_of(v1.substr(0, v1.size() - 1)), "t.wlt: truncated at byte " + std::to_string(v1.size() - 1));
-  EXPECT_EQ(error_of(V1().bytes(tiny())), "(no error)");
+  EXPECT_EQ(error_of(Legacy(1).bytes(tiny())), "(no error)");
 }
 
-// tiny() with one thread of rank 0; the thread's record starts at byte 263 (after the thread
-// count): i32 rank 263, i32 thread 267, event count 271, truth count 279, state count 287,
-// state 0 at 295 (its code at 311), counter count 315, counter 0 at 323 (instructions at 331).
+TEST(WltV2, Version2FilesStillRead) {
+  const Trace t = measured();
+  const std::string v2 = Legacy(2).bytes(t);
+  EXPECT_EQ(v2.substr(8, 4), std::string("\x02\x00\x00\x00", 4));
+  EXPECT_EQ(from_bytes(v2), t);  // every field, threads, states and samples included
+  EXPECT_EQ(to_bytes(from_bytes(v2)), to_bytes(t));
+  EXPECT_EQ(error_of(v2.substr(0, v2.size() - 1)), "t.wlt: truncated at byte " + std::to_string(v2.size() - 1));
+  // Without checksums, the value checks still hold: a NaN time is refused.
+  Trace bad = tiny();
+  bad.locations[0].events[1].time = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(error_of(Legacy(2).bytes(bad)),
+            "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (Leave) has a time that is not finite: nan");
+  EXPECT_EQ(error_of(Legacy(1).bytes(bad)),
+            "t.wlt: corrupt .wlt file at byte 135: rank 0, event 1 (Leave) has a time that is not finite: nan");
+}
+
+TEST(WltV2, OlderVersionsNeedTheirReservedFieldZero) {
+  // A version-3 file whose version bits flipped to 2 or 1 holds its header checksum where the
+  // older versions have 0.
+  std::string b = to_bytes(tiny());
+  for (char v : {'\x02', '\x01'}) {
+    b[8] = v;
+    const std::string msg = error_of(b);
+    EXPECT_EQ(msg.rfind("t.wlt: corrupt .wlt file at byte 20: the reserved header field of a version " +
+                            std::to_string(static_cast<int>(v)) + " file is 0x",
+                        0),
+              0u)
+        << msg;
+    EXPECT_EQ(msg.substr(msg.size() - 7), ", not 0") << msg;
+  }
+}
+
+// tiny() with one thread of rank 0; the thread's record starts at byte 279 (after the thread
+// count at 271): i32 rank 279, i32 thread 283, event count 287, truth count 295, state count
+// 303, state 0 at 311 (its code at 327), checksum 331, counter count 335, counter 0 at 343
+// (instructions at 351), checksum 367, the location's checksum 371; run section at 375.
 Trace tiny_thread() {
   Trace t = tiny();
   Location l;
@@ -521,10 +594,10 @@ Trace tiny_thread() {
 
 TEST(WltV2, ThreadLayoutIsAsDocumented) {
   const std::string b = to_bytes(tiny_thread());
-  EXPECT_EQ(b.substr(255, 8), std::string("\x01\0\0\0\0\0\0\0", 8));  // one thread
-  EXPECT_EQ(b.substr(267, 4), std::string("\x01\0\0\0", 4));          // thread 1
-  EXPECT_EQ(b.substr(311, 4), std::string("\x02\0\0\0", 4));          // state 2
-  EXPECT_EQ(b.substr(331, 8), std::string("\x05\0\0\0\0\0\0\0", 8));  // 5 instructions
+  EXPECT_EQ(b.substr(271, 8), std::string("\x01\0\0\0\0\0\0\0", 8));  // one thread
+  EXPECT_EQ(b.substr(283, 4), std::string("\x01\0\0\0", 4));          // thread 1
+  EXPECT_EQ(b.substr(327, 4), std::string("\x02\0\0\0", 4));          // state 2
+  EXPECT_EQ(b.substr(351, 8), std::string("\x05\0\0\0\0\0\0\0", 8));  // 5 instructions
   EXPECT_EQ(from_bytes(b), tiny_thread());
 }
 
@@ -532,13 +605,13 @@ TEST(WltV2, ThreadsMustBelongToARankAndBeOrdered) {
   Trace t = tiny_thread();
   t.threads[0].rank = 1;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 263: thread location 0 belongs to rank 1, but the trace has 1 rank");
+            "t.wlt: corrupt .wlt file at byte 279: thread location 0 belongs to rank 1, but the trace has 1 rank");
   t.threads[0].rank = -1;
   EXPECT_NE(error_of(to_bytes(t)).find("belongs to rank -1"), std::string::npos);
   t = tiny_thread();
   t.threads[0].thread = 0;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 267: thread location 0 (rank 0) has thread number 0 (worker "
+            "t.wlt: corrupt .wlt file at byte 283: thread location 0 (rank 0) has thread number 0 (worker "
             "threads are numbered from 1)");
   t = tiny_thread();
   t.threads.push_back(t.threads[0]);  // rank 0 thread 1 twice
@@ -548,7 +621,7 @@ TEST(WltV2, ThreadsMustBelongToARankAndBeOrdered) {
   t = tiny_thread();
   t.threads[0].events = {make_event(0, EventKind::Enter, MpiOp::None, 7)};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 279: rank 0 thread 1, event 0 (Enter) refers to region 7, but the "
+            "t.wlt: corrupt .wlt file at byte 295: rank 0 thread 1, event 0 (Enter) refers to region 7, but the "
             "trace defines 1 region");
 }
 
@@ -556,17 +629,17 @@ TEST(WltV2, StatesAndSamplesMustBeOrderedAndFinite) {
   Trace t = tiny_thread();
   t.threads[0].states = {{0, 1, 2}, {0.5, 2, 2}};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 315: rank 0 thread 1, state interval 1 [0.5, 2] begins before the "
+            "t.wlt: corrupt .wlt file at byte 331: rank 0 thread 1, state interval 1 [0.5, 2] begins before the "
             "previous one ends at 1 (intervals are ordered and do not overlap)");
   t.threads[0].states = {{2, 1, 2}};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 295: rank 0 thread 1, state interval 0 [2, 1] ends before it begins");
+            "t.wlt: corrupt .wlt file at byte 311: rank 0 thread 1, state interval 0 [2, 1] ends before it begins");
   t.threads[0].states = {{0, std::numeric_limits<double>::quiet_NaN(), 2}};
   EXPECT_NE(error_of(to_bytes(t)).find("state interval 0 [0, nan] has a time that is not finite"), std::string::npos);
   t = tiny();
   t.locations[0].counters = {{2, 1, 1}, {1, 1, 1}};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 279: rank 0, counter sample 1 at 1 comes before the previous one at 2 "
+            "t.wlt: corrupt .wlt file at byte 291: rank 0, counter sample 1 at 1 comes before the previous one at 2 "
             "(samples are ordered by time)");
   t.locations[0].counters = {{std::numeric_limits<double>::infinity(), 1, 1}};
   EXPECT_NE(error_of(to_bytes(t)).find("rank 0, counter sample 0 at inf has a time that is not finite"),
@@ -574,25 +647,241 @@ TEST(WltV2, StatesAndSamplesMustBeOrderedAndFinite) {
 }
 
 TEST(WltV2, RunSectionIsChecked) {
-  const std::string good = to_bytes(tiny());  // run section at 263..286
-  std::string b = good;
-  b[263] = 4;
-  EXPECT_EQ(error_of(b), "t.wlt: corrupt .wlt file at byte 263: unknown trace origin 4");
-  b = good;
-  b[264] = 4;
-  EXPECT_EQ(error_of(b), "t.wlt: corrupt .wlt file at byte 264: unknown counters bits 4");
-  Trace t = tiny();
+  Trace t = tiny();  // run section at 279..302
+  t.origin = static_cast<Origin>(4);
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 279: unknown trace origin 4");
+  t = tiny();
+  t.counters = 4;
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 280: unknown counters bits 4");
+  t = tiny();
   t.span_end = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 271: declared span [0, inf] is not finite");
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 287: declared span [0, inf] is not finite");
 }
 
 TEST(WltV2, TruncationInsideTheNewArraysNamesTheLocationAndRecord) {
   const std::string b = to_bytes(tiny_thread());
-  EXPECT_EQ(error_of(b.substr(0, 300)), "t.wlt: truncated at byte 300 (rank 0 thread 1, state interval 0)");
-  EXPECT_EQ(error_of(b.substr(0, 330)), "t.wlt: truncated at byte 330 (rank 0 thread 1, counter sample 0)");
-  EXPECT_EQ(error_of(b.substr(0, 270)), "t.wlt: truncated at byte 270 (rank 0)");  // in the thread number
-  EXPECT_EQ(error_of(b.substr(0, 275)), "t.wlt: truncated at byte 275 (rank 0 thread 1)");  // event count
-  EXPECT_EQ(error_of(b.substr(0, 290)), "t.wlt: truncated at byte 290 (rank 0 thread 1)");  // state count
+  EXPECT_EQ(error_of(b.substr(0, 316)), "t.wlt: truncated at byte 316 (rank 0 thread 1, state interval 0)");
+  EXPECT_EQ(error_of(b.substr(0, 350)), "t.wlt: truncated at byte 350 (rank 0 thread 1, counter sample 0)");
+  EXPECT_EQ(error_of(b.substr(0, 285)), "t.wlt: truncated at byte 285 (rank 0)");  // in the thread number
+  EXPECT_EQ(error_of(b.substr(0, 290)), "t.wlt: truncated at byte 290 (rank 0 thread 1)");  // event count
+  EXPECT_EQ(error_of(b.substr(0, 306)), "t.wlt: truncated at byte 306 (rank 0 thread 1)");  // state count
+  EXPECT_EQ(error_of(b.substr(0, 373)), "t.wlt: truncated at byte 373 (rank 0 thread 1)");  // its checksum
+}
+
+// ---- version 3: checksums ----
+
+std::uint32_t le32(const std::string& b, std::size_t at) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + i])) << (8 * i);
+  return v;
+}
+std::uint32_t crc_before(const std::string& b, std::size_t at) {
+  return static_cast<std::uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(b.data()), at));
+}
+std::string hex(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+TEST(WltChecksums, EveryChecksumIsTheCrc32OfAllBytesBeforeIt) {
+  // tiny_thread(): the documented checksum positions (see tiny() and tiny_thread()).
+  const std::string b = to_bytes(tiny_thread());
+  ASSERT_EQ(b.size(), 411u);
+  for (std::size_t at : {20u, 75u, 179u, 247u, 267u, 331u, 367u, 371u, 399u})
+    EXPECT_EQ(le32(b, at), crc_before(b, at)) << "checksum at byte " << at;
+  EXPECT_EQ(b.substr(403), std::string("WLTEND\0\0", 8));
+}
+
+TEST(WltChecksums, BlocksOf16384Records) {
+  // 16384 + 1 events: two blocks, each followed by its checksum.
+  Trace t = tiny();
+  t.locations[0].events.clear();
+  for (int i = 0; i < 16385; ++i) t.locations[0].events.push_back(make_event(i, i % 2 ? EventKind::Leave : EventKind::Enter));
+  const std::string b = to_bytes(t);
+  const std::size_t first = 99, second = first + 16384 * 40 + 4;
+  EXPECT_EQ(le32(b, second - 4), crc_before(b, second - 4));
+  EXPECT_EQ(le32(b, second + 40), crc_before(b, second + 40));
+  EXPECT_EQ(from_bytes(b), t);
+  // A value error in the second block names the right byte: past the first block's checksum.
+  t.locations[0].events[16384].time = -1;
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte " + std::to_string(second) +
+                                       ": rank 0, event 16384 (Enter) has a negative time -1");
+  // A flipped bit in the second block is reported there, with the event range of the block.
+  std::string flipped = b;
+  flipped[second + 3] ^= 0x10;
+  EXPECT_EQ(error_of(flipped), "t.wlt: corrupt .wlt file at byte " + std::to_string(second + 40) + ": checksum " +
+                                   hex(le32(b, second + 40)) + " does not match bytes " + std::to_string(second) + "-" +
+                                   std::to_string(second + 39) + " (rank 0, events 16384-16384), whose checksum is " +
+                                   hex(crc_before(flipped, second + 40)) +
+                                   ": the file was changed or damaged after it was written");
+}
+
+TEST(WltChecksums, AFlippedBitNamesTheDamagedBytes) {
+  const std::string good = to_bytes(tiny());
+  const auto flip = [&](std::size_t byte, int bit) {
+    std::string b = good;
+    b[byte] = static_cast<char>(b[byte] ^ (1 << bit));
+    return b;
+  };
+  const auto mismatch = [&](const std::string& b, std::size_t at, std::size_t from, const std::string& what) {
+    return "t.wlt: corrupt .wlt file at byte " + std::to_string(at) + ": checksum " + hex(le32(b, at)) +
+           " does not match bytes " + std::to_string(from) + "-" + std::to_string(at - 1) + " (" + what +
+           "), whose checksum is " + hex(crc_before(b, at)) + ": the file was changed or damaged after it was written";
+  };
+  // The lowest bit of event 1's time: 1.0 becomes 1.0000000000000002, a valid time.
+  std::string b = flip(139, 0);
+  EXPECT_EQ(error_of(b), mismatch(b, 179, 79, "rank 0, events 0-1"));
+  b = flip(191 + 20, 3);  // the nominal duration of truth record 0
+  EXPECT_EQ(error_of(b), mismatch(b, 247, 183, "rank 0, truth records 0-0"));
+  b = flip(36, 1);  // the region's name "r" becomes "p"
+  EXPECT_EQ(error_of(b), mismatch(b, 75, 24, "the definitions and attributes"));
+  b = flip(16, 0);  // the truth flag
+  EXPECT_EQ(error_of(b), mismatch(b, 20, 0, "the header"));
+  b = flip(287, 2);  // the declared span's begin
+  EXPECT_EQ(error_of(b), mismatch(b, 303, 271, "the thread count and the run section"));
+  b = flip(260, 0);  // the counter count 0 becomes 256: read as counter samples to the end
+  EXPECT_EQ(error_of(b), "t.wlt: truncated at byte 315 (rank 0, counter sample 2)");
+  b = flip(270, 7);  // the location's checksum itself
+  EXPECT_EQ(error_of(b), mismatch(b, 267, 251, "rank 0: its rank and record counts"));
+}
+
+// Flips every bit of a file, one at a time: each flip must be an InputError naming the file
+// (never a crash, a hang, a huge allocation, another exception or a successful read).
+void expect_every_flip_fails(const std::string& good) {
+  std::size_t failures = 0;
+  for (std::size_t byte = 0; byte < good.size(); ++byte)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string b = good;
+      b[byte] = static_cast<char>(b[byte] ^ (1 << bit));
+      const std::string msg = error_of(b);
+      if (msg.rfind("t.wlt: ", 0) != 0) {
+        ADD_FAILURE() << "bit " << bit << " of byte " << byte << ": " << msg;
+        if (++failures > 10) return;
+      }
+    }
+}
+
+TEST(WltChecksums, EverySingleBitFlipIsAnInputError) {
+  expect_every_flip_fails(to_bytes(tiny()));
+  expect_every_flip_fails(to_bytes(tiny_thread()));
+  expect_every_flip_fails(to_bytes(measured()));
+  Trace big = sample();
+  big.locations[1].events.resize(16384 + 3, big.locations[1].events.back());  // two blocks
+  const std::string b = to_bytes(big);
+  // A sample of a bigger file (656 KB): every bit of every 4099th byte.
+  std::size_t failures = 0;
+  for (std::size_t byte = 0; byte < b.size(); byte += 4099)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string f = b;
+      f[byte] = static_cast<char>(f[byte] ^ (1 << bit));
+      const std::string msg = error_of(f);
+      if (msg.rfind("t.wlt: ", 0) != 0 && ++failures < 10) ADD_FAILURE() << "bit " << bit << " of byte " << byte;
+    }
+}
+
+// ---- values: what any version must hold, checksums or not ----
+
+TEST(WltValues, EventTimesAreFiniteNonNegativeAndInOrder) {
+  Trace t = tiny();  // event 0 at byte 99, event 1 at 139
+  t.locations[0].events[1].time = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (Leave) has a time that is not finite: nan");
+  t.locations[0].events[1].time = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (Leave) has a time that is not finite: inf");
+  t.locations[0].events[1].time = 1;
+  t.locations[0].events[0].time = -std::numeric_limits<double>::infinity();
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 99: rank 0, event 0 (Enter) has a time that is not finite: -inf");
+  t.locations[0].events[0].time = -1e-9;
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 99: rank 0, event 0 (Enter) has a negative time -1.0000000000000001e-09");
+  t.locations[0].events[0].time = 2;
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (Leave) at 1 goes back in time from event 0 at 2 "
+            "(events are ordered by time)");
+  t.locations[0].events[0].time = 1;  // equal times are in order (program order)
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+  t.locations[0].events[0].time = -0.0;  // -0 is not negative
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+}
+
+TEST(WltValues, PeersAreRanksOrNone) {
+  Trace t = tiny();
+  t.locations[0].events[1] = make_event(1, EventKind::Send, MpiOp::Send, kCommWorld, 1, 0, 8);
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (Send) names peer 1, but the trace has 1 rank (a "
+            "peer is a rank, or -1 for none)");
+  t.locations[0].events[1].peer = -2;
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 (Send) names peer -2, but the trace has 1 rank (a "
+            "peer is a rank, or -1 for none)");
+  t.locations[0].events[1].peer = std::numeric_limits<std::int32_t>::max();
+  EXPECT_NE(error_of(to_bytes(t)).find("names peer 2147483647"), std::string::npos);
+  t.locations[0].events[1].peer = 0;
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+  t.locations[0].events[1] = make_event(1, EventKind::CollEnd, MpiOp::Bcast, kCommWorld, 3);  // the root
+  EXPECT_NE(error_of(to_bytes(t)).find("rank 0, event 1 (CollEnd) names peer 3"), std::string::npos);
+  // On worker threads too.
+  t = tiny_thread();
+  t.threads[0].events = {make_event(0, EventKind::Recv, MpiOp::Recv, kCommWorld, 5)};
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 295: rank 0 thread 1, event 0 (Recv) names peer 5, but the trace has 1 "
+            "rank (a peer is a rank, or -1 for none)");
+}
+
+TEST(WltValues, UnknownEventKindOrOp) {
+  Trace t = tiny();
+  t.locations[0].events[1].kind = static_cast<EventKind>(99);
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 139: rank 0, event 1 has unknown kind 99 or MPI op 0");
+  t = tiny();
+  t.locations[0].events[0].op = MpiOp::Count_;
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 99: rank 0, event 0 has unknown kind 0 or MPI op " +
+                                       std::to_string(static_cast<int>(MpiOp::Count_)));
+}
+
+TEST(WltValues, CommunicatorMembersAreRanks) {
+  Trace t = tiny();  // member 0 of communicator 0 at byte 63
+  t.defs.comms[0].members = {1};
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 63: communicator 0, member 0 is rank 1, but the trace has 1 rank");
+  t.defs.comms[0].members = {-7};
+  EXPECT_NE(error_of(to_bytes(t)).find("member 0 is rank -7"), std::string::npos);
+  t.defs.comms[0].members = {0, kNoRank};  // a member an OTF2 archive did not resolve
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+}
+
+TEST(WltValues, TruthRecordsAreFiniteAndOrdered) {
+  Trace t = tiny();  // truth record 0 at byte 191
+  t.locations[0].truth[0].injected[2] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 191: rank 0, truth record 0 has a time or duration that is not finite");
+  t = tiny();
+  t.locations[0].truth[0].start = 2;
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 191: rank 0, truth record 0 [2, 1] ends before it begins");
+  t = tiny();
+  t.locations[0].truth.push_back(t.locations[0].truth[0]);
+  t.locations[0].truth[0].start = 0.5;
+  EXPECT_EQ(error_of(to_bytes(t)),
+            "t.wlt: corrupt .wlt file at byte 247: rank 0, truth record 1 starts at 0, before the previous one at 0.5 "
+            "(truth records are ordered by start)");
+}
+
+TEST(WltValues, RegionNestingIsBounded) {
+  Trace t = tiny();
+  t.locations[0].events.clear();
+  for (std::size_t i = 0; i < kMaxRegionDepth; ++i) t.locations[0].events.push_back(make_event(0, EventKind::Enter));
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);  // exactly the limit
+  for (int i = 0; i < 10; ++i) {  // leaving and entering again stays within it
+    t.locations[0].events.push_back(make_event(1, EventKind::Leave));
+    t.locations[0].events.push_back(make_event(1, EventKind::Enter));
+  }
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+  t.locations[0].events.push_back(make_event(2, EventKind::Enter));  // event 4116, one level too deep
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte " + std::to_string(99 + 4116 * 40) +
+                                       ": rank 0, event 4116 (Enter) nests regions 4097 deep, deeper than the 4096 "
+                                       "levels a trace may have");
 }
 
 }  // namespace

@@ -1,0 +1,311 @@
+// read_otf2 on archives that break OTF2's rules on time (a zero timer resolution, records
+// before the global offset, time going backwards on a location), written here with the OTF2
+// API; and write_otf2's archives being byte-identical from one write to the next (the trace
+// identifier comes from the content, not from OTF2's pid, clock and host id).
+#include <gtest/gtest.h>
+#include <otf2/otf2.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "analysis/trace/error.hpp"
+#include "analysis/trace/otf2.hpp"
+
+namespace waitlab::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
+  return OTF2_FLUSH;
+}
+OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
+  return 0;
+}
+OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, post_flush};
+
+#define OK(call) ASSERT_EQ((call), OTF2_SUCCESS) << #call
+
+class Otf2Limits : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("otf2_limits_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // One rank (location 0) whose records are Enter(main), then an MpiSend to itself on
+  // MPI_COMM_WORLD, then Leave(main), at `ticks` (with `nested`: as many Enters, then as
+  // many Leaves); clock properties (resolution, offset).
+  fs::path archive(const std::string& name, std::uint64_t resolution, std::uint64_t offset,
+                   const std::vector<OTF2_TimeStamp>& ticks, bool nested = false) {
+    const fs::path dir = root_ / name;
+    write(dir, resolution, offset, ticks, nested);
+    return dir / "traces.otf2";
+  }
+
+  // Replaces the one occurrence of the 8 bytes of tick `from` in location 0's event file.
+  static void patch_tick(const fs::path& anchor, OTF2_TimeStamp from, OTF2_TimeStamp to) {
+    const fs::path evt = anchor.parent_path() / "traces" / "0.evt";
+    std::string bytes;
+    {
+      std::ifstream in(evt, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    char f[8], t[8];
+    std::memcpy(f, &from, 8);
+    std::memcpy(t, &to, 8);
+    const std::size_t at = bytes.find(std::string(f, 8));
+    ASSERT_NE(at, std::string::npos);
+    ASSERT_EQ(bytes.find(std::string(f, 8), at + 1), std::string::npos);
+    std::memcpy(bytes.data() + at, t, 8);
+    std::ofstream(evt, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  std::string error_of(const fs::path& anchor) {
+    try {
+      read_otf2(anchor.string());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  fs::path root_;
+
+ private:
+  void write(const fs::path& dir, std::uint64_t resolution, std::uint64_t offset,
+             const std::vector<OTF2_TimeStamp>& ticks, bool nested) {
+    OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
+                                        OTF2_CHUNK_SIZE_MIN, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    ASSERT_NE(a, nullptr);
+    OK(OTF2_Archive_SetFlushCallbacks(a, &kFlushCallbacks, nullptr));
+    OK(OTF2_Archive_SetSerialCollectiveCallbacks(a));
+    OK(OTF2_Archive_SetCreator(a, "a hostile writer"));
+    OK(OTF2_Archive_OpenEvtFiles(a));
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, 0);
+    ASSERT_NE(w, nullptr);
+    for (std::size_t i = 0; i < ticks.size(); ++i) {
+      if (nested || i == 0) {
+        OK(OTF2_EvtWriter_Enter(w, nullptr, ticks[i], 0));
+      } else if (i + 1 == ticks.size()) {
+        OK(OTF2_EvtWriter_Leave(w, nullptr, ticks[i], 0));
+      } else {
+        OK(OTF2_EvtWriter_MpiSend(w, nullptr, ticks[i], 0, 0, 7, 8));
+      }
+    }
+    if (nested) {
+      for (std::size_t i = 0; i < ticks.size(); ++i) OK(OTF2_EvtWriter_Leave(w, nullptr, ticks.back(), 0));
+    }
+    std::uint64_t events = 0;
+    OK(OTF2_EvtWriter_GetNumberOfEvents(w, &events));
+    OK(OTF2_Archive_CloseEvtWriter(a, w));
+    OK(OTF2_Archive_CloseEvtFiles(a));
+    OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
+    ASSERT_NE(g, nullptr);
+    const std::uint64_t length =
+        ticks.empty() ? 0 : *std::max_element(ticks.begin(), ticks.end()) - std::min(offset, ticks[0]);
+    OK(OTF2_GlobalDefWriter_WriteClockProperties(g, resolution, offset, length, OTF2_UNDEFINED_TIMESTAMP));
+    OK(OTF2_GlobalDefWriter_WriteString(g, 0, ""));
+    OK(OTF2_GlobalDefWriter_WriteString(g, 1, "main"));
+    OK(OTF2_GlobalDefWriter_WriteString(g, 2, "MPI_COMM_WORLD"));
+    OK(OTF2_GlobalDefWriter_WriteRegion(g, 0, 1, 1, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
+                                        OTF2_REGION_FLAG_NONE, 0, 0, 0));
+    OK(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 0, 0, OTF2_UNDEFINED_SYSTEM_TREE_NODE));
+    OK(OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 0, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                               OTF2_UNDEFINED_LOCATION_GROUP));
+    OK(OTF2_GlobalDefWriter_WriteLocation(g, 0, 0, OTF2_LOCATION_TYPE_CPU_THREAD, events, 0));
+    const std::uint64_t member = 0;
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 1, &member));
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 1, &member));
+    OK(OTF2_GlobalDefWriter_WriteComm(g, 0, 2, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    OK(OTF2_Archive_Close(a));
+  }
+};
+
+TEST_F(Otf2Limits, AWellFormedArchiveReads) {
+  // The shape the other tests break: times (ticks - offset) / resolution.
+  const Trace t = read_otf2(archive("good", 1000, 100, {100, 150, 300}).string());
+  ASSERT_EQ(t.locations.size(), 1u);
+  ASSERT_EQ(t.locations[0].events.size(), 3u);
+  EXPECT_EQ(t.locations[0].events[0].time, 0.0);
+  EXPECT_EQ(t.locations[0].events[1].time, 0.05);
+  EXPECT_EQ(t.locations[0].events[1].kind, EventKind::Send);
+  EXPECT_EQ(t.locations[0].events[2].time, 0.2);
+}
+
+TEST_F(Otf2Limits, ZeroTimerResolutionIsAnInputError) {
+  const fs::path anchor = archive("zero_resolution", 0, 0, {0, 1, 2});
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": traces.def: the clock properties give a timer resolution of 0 ticks per second "
+                "(expected at least 1)");
+}
+
+TEST_F(Otf2Limits, TimeGoingBackwardsOnALocationNamesTheRecord) {
+  // OTF2's writer refuses time going backwards: the event file is changed after writing.
+  constexpr OTF2_TimeStamp a = 1'000'000'000'001, b = 2'000'000'000'002, c = 3'000'000'000'003;
+  const fs::path anchor = archive("backwards", 1'000'000'000, 0, {a, b, c});
+  patch_tick(anchor, c, 1'500'000'000'003);
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt), event 2: the record at tick 1500000000003 goes back in "
+                "time from the previous record at tick 2000000000002 (time runs forward on a "
+                "location)");
+  const fs::path second = archive("backwards_at_1", 1'000'000'000, 0, {a, b, c});
+  patch_tick(second, b, 5);
+  EXPECT_EQ(error_of(second),
+            second.string() +
+                ": rank 0 (traces/0.evt), event 1: the record at tick 5 goes back in time from the "
+                "previous record at tick 1000000000001 (time runs forward on a location)");
+  // Equal times are in order.
+  EXPECT_EQ(error_of(archive("equal", 1000, 0, {10, 10, 10})), "(no error)");
+}
+
+TEST_F(Otf2Limits, ARecordBeforeTheGlobalOffsetIsAnInputError) {
+  const fs::path anchor = archive("before_offset", 1000, 100, {99, 150, 200});
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt), event 0: the record is at tick 99, before the clock "
+                "properties' global offset 100 (a negative time)");
+}
+
+TEST_F(Otf2Limits, HugeTicksStayFinite) {
+  // The largest ticks at the smallest resolution: 1.8e19 s, finite.
+  const OTF2_TimeStamp big = std::numeric_limits<std::uint64_t>::max() - 1;
+  const Trace t = read_otf2(archive("huge", 1, 0, {0, big / 2, big}).string());
+  ASSERT_EQ(t.locations[0].events.size(), 3u);
+  EXPECT_EQ(t.locations[0].events[2].time, static_cast<double>(big));
+  EXPECT_TRUE(std::isfinite(t.span_end));
+}
+
+TEST_F(Otf2Limits, RegionNestingIsBounded) {
+  std::vector<OTF2_TimeStamp> ticks(kMaxRegionDepth);
+  for (std::size_t i = 0; i < ticks.size(); ++i) ticks[i] = i;
+  EXPECT_EQ(error_of(archive("deep_ok", 1000, 0, ticks, true)), "(no error)");  // exactly the limit
+  ticks.push_back(ticks.size());
+  const fs::path anchor = archive("too_deep", 1000, 0, ticks, true);
+  EXPECT_EQ(error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt), event 4096: the Enter nests regions deeper than the 4096 "
+                "levels a trace may have");
+}
+
+TEST_F(Otf2Limits, ZeroLengthFilesAreInputErrorsNamingThem) {
+  const auto emptied = [&](const std::string& name, const fs::path& file) {
+    const fs::path anchor = archive(name, 1000, 0, {10, 20, 30});
+    fs::resize_file(anchor.parent_path() / file, 0);
+    return anchor;
+  };
+  fs::path anchor = emptied("empty_anchor", "traces.otf2");
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": cannot open as an OTF2 archive", 0), 0u)
+      << error_of(anchor);
+  anchor = emptied("empty_def", "traces.def");
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": traces.def: ", 0), 0u) << error_of(anchor);
+  anchor = emptied("empty_evt", fs::path("traces") / "0.evt");
+  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": rank 0 (traces/0.evt): ", 0), 0u) << error_of(anchor);
+}
+
+// ---- the writer: the same trace, the same bytes ----
+
+Trace two_ranks() {
+  Trace t;
+  const RegionId main = t.defs.region("main");
+  const RegionId send = t.defs.mpi_region(MpiOp::Send);
+  const RegionId recv = t.defs.mpi_region(MpiOp::Recv);
+  t.defs.comms.push_back(Communicator{"MPI_COMM_WORLD", {0, 1}});
+  for (Rank r = 0; r < 2; ++r) {
+    Location l;
+    l.rank = r;
+    l.events.push_back(make_event(0, EventKind::Enter, MpiOp::None, main));
+    const RegionId call = r == 0 ? send : recv;
+    const MpiOp op = r == 0 ? MpiOp::Send : MpiOp::Recv;
+    l.events.push_back(make_event(0.5, EventKind::Enter, op, call));
+    l.events.push_back(
+        make_event(0.75, r == 0 ? EventKind::Send : EventKind::Recv, op, kCommWorld, 1 - r, 3, 64));
+    l.events.push_back(make_event(0.75, EventKind::Leave, op, call));
+    l.events.push_back(make_event(1, EventKind::Leave, MpiOp::None, main));
+    t.locations.push_back(std::move(l));
+  }
+  return t;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Every file of the archive under `dir`, by path relative to it.
+std::vector<std::pair<std::string, std::string>> files_of(const fs::path& dir) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files.emplace_back(fs::relative(e.path(), dir).string(), slurp(e.path()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::uint64_t trace_id(const fs::path& anchor) {
+  OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
+  std::uint64_t id = 0;
+  EXPECT_NE(r, nullptr);
+  if (!r) return 0;
+  EXPECT_EQ(OTF2_Reader_GetTraceId(r, &id), OTF2_SUCCESS);
+  OTF2_Reader_Close(r);
+  return id;
+}
+
+std::uint32_t crc(std::uint32_t c, const std::string& bytes) {
+  return static_cast<std::uint32_t>(crc32_z(c, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+}
+
+TEST_F(Otf2Limits, TheSameTraceWritesTheSameBytes) {
+  const Trace t = two_ranks();
+  write_otf2(t, (root_ / "first").string());
+  write_otf2(t, (root_ / "second").string());
+  const auto a = files_of(root_ / "first"), b = files_of(root_ / "second");
+  ASSERT_EQ(a.size(), 6u);  // traces.otf2, traces.def, traces/{0,1}.{evt,def}
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_TRUE(a[i].second == b[i].second) << a[i].first << " differs";
+  }
+  // The identifier is the documented one: crc32 of the definitions (the anchor with the
+  // identifier zeroed, traces.def, the local .def files) above the crc32 of the event files.
+  const std::uint64_t id = trace_id(root_ / "first" / "traces.otf2");
+  std::string anchor = slurp(root_ / "first" / "traces.otf2");
+  char pattern[8];
+  std::memcpy(pattern, &id, 8);
+  const std::size_t at = anchor.find(std::string(pattern, 8));
+  ASSERT_NE(at, std::string::npos);
+  std::memset(anchor.data() + at, 0, 8);
+  std::uint32_t defs = crc(0, anchor);
+  defs = crc(defs, slurp(root_ / "first" / "traces.def"));
+  defs = crc(defs, slurp(root_ / "first" / "traces" / "0.def"));
+  defs = crc(defs, slurp(root_ / "first" / "traces" / "1.def"));
+  const std::uint32_t events =
+      crc(crc(0, slurp(root_ / "first" / "traces" / "0.evt")), slurp(root_ / "first" / "traces" / "1.evt"));
+  EXPECT_EQ(id, std::uint64_t{defs} << 32 | events);
+  // Another trace, another identifier; and the archive still reads.
+  Trace other = t;
+  other.locations[1].events.back().time = 1.5;
+  write_otf2(other, (root_ / "other").string());
+  EXPECT_NE(trace_id(root_ / "other" / "traces.otf2"), id);
+  EXPECT_EQ(read_otf2((root_ / "other" / "traces.otf2").string()).locations[1].events.back().time, 1.5);
+}
+
+}  // namespace
+}  // namespace waitlab::trace
