@@ -1193,6 +1193,12 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   const std::function<void(const std::string&)> fail = [&](const std::string& what) {
     throw InputError(anchor + ": " + what + (quiet.first().empty() ? std::string() : " (" + quiet.first() + ")"));
   };
+  {
+    // libotf2 leaks what it allocated when it fails on an empty anchor: say so first.
+    std::error_code ec;
+    if (fs::is_regular_file(anchor, ec) && fs::file_size(anchor, ec) == 0 && !ec)
+      fail("cannot open as an OTF2 archive: the anchor file is empty");
+  }
   OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
   if (!reader) fail("cannot open as an OTF2 archive");
   struct Close {
