@@ -63,20 +63,22 @@ class Reader : public OptionReader {
 
 // Positive integers of one SimGrid topology field ("4,4" or "2"), each of at most nine digits:
 // digits are checked before they are added up, so a 30-digit field cannot overflow. The first
-// bad item goes to `bad` ("" if the field is well formed).
-std::vector<std::int64_t> fields(std::string_view s, std::string& bad) {
+// bad item goes to `bad` and `ok` becomes false.
+std::vector<std::int64_t> fields(std::string_view s, bool& ok, std::string& bad) {
   std::vector<std::int64_t> out;
+  ok = true;
   bad.clear();
   while (true) {
     const auto comma = s.find(',');
     const auto item = s.substr(0, comma);
     std::int64_t v = 0;
-    bool ok = !item.empty() && item.size() <= 9;
+    ok = !item.empty() && item.size() <= 9;
     for (std::size_t i = 0; ok && i < item.size(); ++i) {
       if (item[i] < '0' || item[i] > '9') ok = false;
       else v = v * 10 + (item[i] - '0');
     }
     if (!ok || v < 1) {
+      ok = false;
       bad = std::string(item);
       return out;
     }
@@ -117,11 +119,14 @@ struct TopologySize {
 
 TopologySize topology_size(Topology t, std::string_view params, std::string& why) {
   TopologySize size;
-  std::string bad;
+  bool ok = true;
   // A field that is not a list of whole numbers from 1 to 999999999 says so first.
   const auto field = [&](std::string_view f) {
-    auto v = fields(f, bad);
-    if (!bad.empty()) why = "'" + bad + "' is not a whole number from 1 to 999999999; " + why;
+    std::string bad;
+    auto v = fields(f, ok, bad);
+    if (!ok)
+      why = (bad.empty() ? std::string("an empty item") : "'" + bad + "' is not a whole number from 1 to 999999999") +
+            "; " + why;
     return v;
   };
   if (t == Topology::FatTree) {
@@ -131,11 +136,11 @@ TopologySize topology_size(Topology t, std::string_view params, std::string& why
     const auto parts = split(params, ';');
     if (parts.size() != 4) return size;
     const auto levels = field(parts[0]);
-    if (!bad.empty() || levels.size() != 1) return size;
+    if (!ok || levels.size() != 1) return size;
     std::vector<std::int64_t> f[4];
     for (std::size_t i = 1; i < 4; ++i) {
       f[i] = field(parts[i]);
-      if (!bad.empty() || static_cast<std::int64_t>(f[i].size()) != levels[0]) return size;
+      if (!ok || static_cast<std::int64_t>(f[i].size()) != levels[0]) return size;
     }
     // Level 0 holds the nodes (the product of the down-links); level l holds
     // prod_{i>l} down_i x prod_{i<=l} up_i switches, linked to level l-1 by up_l x parallel_l
@@ -156,7 +161,7 @@ TopologySize topology_size(Topology t, std::string_view params, std::string& why
   } else if (t == Topology::Torus) {
     why = "a torus is its extents 'X,Y,Z' (any number of dimensions), e.g. '4,4,4' (64 nodes)";
     const auto f = field(params);
-    if (!bad.empty()) return size;
+    if (!ok) return size;
     std::int64_t n = 1;
     for (auto v : f) n = mul_sat(n, v);
     size.leaves = n;
@@ -170,7 +175,7 @@ TopologySize topology_size(Topology t, std::string_view params, std::string& why
     std::vector<std::int64_t> f[4];
     for (std::size_t i = 0; i < 4; ++i) {
       f[i] = field(parts[i]);
-      if (!bad.empty() || f[i].size() != (i < 3 ? 2u : 1u)) return size;
+      if (!ok || f[i].size() != (i < 3 ? 2u : 1u)) return size;
     }
     const std::int64_t g = f[0][0], c = f[1][0], r = f[2][0];
     const std::int64_t routers = mul_sat(mul_sat(g, c), r);

@@ -121,6 +121,10 @@ TEST(Platform, TopologySizesAreCheckedBeforeUse) {
             "is not a valid fat_tree: '99999999999999999999999999' is not a whole number from 1 to 999999999; a fat "
             "tree is 'levels;down-links per level;up-links per level;parallel links per level', e.g. "
             "'2;4,4;1,2;1,2' (16 nodes)");
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "2,,2"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '2,,2' is not a valid torus: an empty "
+            "item; a torus is its extents 'X,Y,Z' (any number of dimensions), e.g. '4,4,4' (64 "
+            "nodes)");
   EXPECT_EQ(error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "999999999,999999999,999999999"}}),
             "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '999999999,999999999,999999999' has "
             "1099511627776 or more nodes; at most 1048576 (waitlab's limit on hosts)");
