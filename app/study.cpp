@@ -502,6 +502,11 @@ int sweep_command(const SweepArgs& args, std::ostream& out) {
     for (std::size_t a = 0; a < v.size(); ++a)
       for (std::size_t b = 0; b < a; ++b)
         if (v[a] == v[b]) throw InputError("--grid " + g + ": the value '" + v[a] + "' is given twice");
+    // A --set of the same key would be overridden at every grid point: it would change nothing.
+    for (const auto& set : args.sets)
+      if (set.substr(0, set.find('=')) == key)
+        throw InputError("--set " + set + ": '" + key + "' is swept by --grid " + g +
+                         ", which overrides it at every grid point");
     keys.push_back(key);
     values.push_back(std::move(v));
   }

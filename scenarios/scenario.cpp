@@ -382,6 +382,11 @@ OutputConfig output_section(const Entry& sec) {
     } catch (const std::invalid_argument& x) {
       throw InputError(e->value.where + ": outputs.windows: " + x.what());
     }
+    // The windows are the timeresolved analysis's: without it they would change nothing.
+    if (std::find(o.analyses.begin(), o.analyses.end(), "timeresolved") == o.analyses.end())
+      throw InputError(e->value.where +
+                       ": outputs.windows: only for the timeresolved analysis, which outputs.analyses does not "
+                       "select (add timeresolved to outputs.analyses)");
   }
   return o;
 }

@@ -814,6 +814,13 @@ TEST_F(Cli, OptionsThatWouldDoNothingAreErrors) {
        "--grid workload.iterations=1,,2: '1,,2' has an empty entry (write NAME,NAME,...)"},
       {"whatif '" + f.string() + "' --variant '{name: v, network: ideal}' --only v,",
        "--only: 'v,' has an empty entry (write NAME,NAME,...)"},
+      {"whatif '" + f.string() + "' --variant '{name: v, network: ideal}' --only v,v",
+       "--only: the variant 'v' is named twice"},
+      {"sweep '" + f.string() + "' --grid 'workload.iterations=1,2,1'",
+       "--grid workload.iterations=1,2,1: the value '1' is given twice"},
+      {"sweep '" + f.string() + "' --set workload.iterations=5 --grid 'workload.iterations=1,2'",
+       "--set workload.iterations=5: 'workload.iterations' is swept by --grid workload.iterations=1,2, which "
+       "overrides it at every grid point"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = waitlab(args);
