@@ -425,6 +425,24 @@ std::string non_utf8_argument(int argc, const char* const* argv) {
   return "";
 }
 
+// Commands that record absolute paths (host.json's scenario_path; a replay's trace and
+// platform file) need a working directory whose name is UTF-8: refuse it up front rather
+// than fail to write JSON after the simulation.
+std::string non_utf8_working_directory(const CLI::App& cli) {
+  bool records_paths = false;
+  for (const char* name : {"run", "replay", "whatif", "sweep", "validate"})
+    records_paths = records_paths || cli.get_subcommand(name)->parsed();
+  if (!records_paths) return "";
+  std::error_code ec;
+  const std::string cwd = fs::current_path(ec).string();
+  const std::size_t bad = models::text::invalid_utf8(cwd);
+  if (ec || bad == std::string::npos) return "";
+  return fmt::format(
+      "the working directory '{}' is not valid UTF-8 (byte 0x{:02x} at offset {}): waitlab records absolute paths in "
+      "its JSON outputs, which are UTF-8; run it from another directory",
+      cwd, static_cast<unsigned char>(cwd[bad]), bad);
+}
+
 }  // namespace
 
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -642,6 +660,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   }
 
   try {
+    if (const std::string why = non_utf8_working_directory(cli); !why.empty()) throw InputError(why);
     if (run->parsed()) {
       run_args.progress = !no_progress;
       run_command(run_args, out);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "analysis/trace/atomic_file.hpp"
@@ -443,6 +444,14 @@ std::vector<std::string> split_list(const std::vector<std::string>& items, const
   return out;
 }
 
+// The first entry of `items` that an earlier one repeats, or "".
+std::string repeated(const std::vector<std::string>& items) {
+  std::set<std::string> seen;
+  for (const auto& i : items)
+    if (!seen.insert(i).second) return i;
+  return "";
+}
+
 }  // namespace
 
 int whatif_command(const WhatifArgs& args, std::ostream& out) {
@@ -454,9 +463,8 @@ int whatif_command(const WhatifArgs& args, std::ostream& out) {
   std::vector<std::string> names;
   for (const auto& v : base.variants) names.push_back(v.name);
   const std::vector<std::string> only = split_list(args.only, "--only");
-  for (std::size_t a = 0; a < only.size(); ++a)
-    for (std::size_t b = 0; b < a; ++b)
-      if (only[a] == only[b]) throw InputError("--only: the variant '" + only[a] + "' is named twice");
+  if (const std::string twice = repeated(only); !twice.empty())
+    throw InputError("--only: the variant '" + twice + "' is named twice");
   for (const auto& o : only)
     if (std::find(names.begin(), names.end(), o) == names.end())
       throw InputError("--only: no variant '" + o + "' in " + scenario_path + " (variants: " +
@@ -499,9 +507,8 @@ int sweep_command(const SweepArgs& args, std::ostream& out) {
       throw InputError("--grid " + g + ": '" + key + "' is swept twice");
     if (eq + 1 == g.size()) throw InputError("--grid " + g + ": no values");
     std::vector<std::string> v = split_list({g.substr(eq + 1)}, "--grid " + g);
-    for (std::size_t a = 0; a < v.size(); ++a)
-      for (std::size_t b = 0; b < a; ++b)
-        if (v[a] == v[b]) throw InputError("--grid " + g + ": the value '" + v[a] + "' is given twice");
+    if (const std::string twice = repeated(v); !twice.empty())
+      throw InputError("--grid " + g + ": the value '" + twice + "' is given twice");
     // A --set of the same key would be overridden at every grid point: it would change nothing.
     for (const auto& set : args.sets)
       if (set.substr(0, set.find('=')) == key)

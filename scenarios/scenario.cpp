@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/ti.hpp"
@@ -149,13 +150,14 @@ Tree convert(const YAML::Node& n, ConvertState& st, const std::string& fallback_
     for (const auto& item : n) t.items.push_back(convert(item, st, t.where));
   } else {
     t.kind = Tree::Kind::Map;
+    std::unordered_map<std::string, std::size_t> index;  // key -> entry: a map of 40000 keys is checked in linear time
     for (const auto& kv : n) {
       const std::string kw = kv.first.Mark().is_null() ? t.where : position(st.file, kv.first.Mark());
       if (!kv.first.IsScalar()) throw InputError(kw + ": expected a plain key name");
       const std::string key = kv.first.Scalar();
       check_text(key, kw, "the key");
-      if (const Entry* dup = t.find(key))
-        throw InputError(kw + ": duplicate key '" + key + "' (first given at " + dup->where + ")");
+      if (const auto [it, fresh] = index.emplace(key, t.entries.size()); !fresh)
+        throw InputError(kw + ": duplicate key '" + key + "' (first given at " + t.entries[it->second].where + ")");
       ++st.nodes;
       t.entries.push_back(Entry{key, kw, convert(kv.second, st, kw)});
     }
@@ -999,7 +1001,9 @@ Scenario replay_scenario(const ReplayRequest& r) {
   w.kind = Tree::Kind::Map;
   w.where = "waitlab replay " + r.trace;
   set_entry(w, "type", scalar_tree(models::kTraceWorkload, w.where), w.where);
-  set_entry(w, "trace", scalar_tree(std::filesystem::absolute(r.trace).string(), w.where), w.where);
+  const std::string absolute_trace = std::filesystem::absolute(r.trace).string();
+  check_text(absolute_trace, w.where, "the trace's absolute path");  // it goes into summary.json
+  set_entry(w, "trace", scalar_tree(absolute_trace, w.where), w.where);
   std::string scales;
   for (const auto& c : r.compute_scales) scales += (scales.empty() ? "" : ",") + c;
   if (!scales.empty()) set_entry(w, "compute_scale", scalar_tree(scales, "--compute-scale"), "--compute-scale");
@@ -1013,7 +1017,11 @@ Scenario replay_scenario(const ReplayRequest& r) {
     p.where = "--platform " + r.platform;
     const bool xml = r.platform.size() > 4 && r.platform.compare(r.platform.size() - 4, 4, ".xml") == 0;
     set_entry(p, "type", scalar_tree(xml ? "xml" : r.platform, p.where), p.where);
-    if (xml) set_entry(p, "file", scalar_tree(std::filesystem::absolute(r.platform).string(), p.where), p.where);
+    if (xml) {
+      const std::string absolute_xml = std::filesystem::absolute(r.platform).string();
+      check_text(absolute_xml, p.where, "the platform file's absolute path");
+      set_entry(p, "file", scalar_tree(absolute_xml, p.where), p.where);
+    }
     set_entry(root, "platform", std::move(p), p.where);
   } else if (!root.find("platform")) {
     // One rank per node of a flat cluster: the default platform's network, nothing shared.

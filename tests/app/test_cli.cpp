@@ -721,6 +721,20 @@ TEST_F(Cli, ArgumentsMustBeUtf8AndNotEmpty) {
   r = waitlab("run '" + f.string() + "' --out ''");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "waitlab: error: --out: must not be empty (see waitlab --help)\n");
+  // Nor may the working directory's name be, for the commands that record absolute paths.
+  const fs::path weird = dir_ / "d\xff";
+  fs::create_directories(weird);
+  std::ofstream(weird / "small.yaml") << kSmall;
+  const std::string cmd = "cd '" + weird.string() + "' && '" + WAITLAB_BINARY + "' run small.yaml --no-progress >'" +
+                          (dir_ / "out.txt").string() + "' 2>'" + (dir_ / "err.txt").string() + "'";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2);
+  EXPECT_EQ(slurp(dir_ / "err.txt"), "waitlab: error: the working directory '" + dir_.string() +
+                                         "/d\\xff' is not valid UTF-8 (byte 0xff at offset " +
+                                         std::to_string(dir_.string().size() + 2) +
+                                         "): waitlab records absolute paths in its JSON outputs, which are UTF-8; run "
+                                         "it from another directory\n");
+  EXPECT_FALSE(fs::exists(weird / "out"));
   for (const char* args : {"run ''", "analyze ''", "replay x.wlt --scenario ''", "validate x.yaml --expected ''",
                                   "whatif x.yaml --only ''", "sweep x.yaml --grid ''", "convert a.wlt ''",
                                   "describe ''", "pop x.prv --scaling ''"}) {
