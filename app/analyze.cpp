@@ -1,9 +1,12 @@
 #include "app/analyze.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -77,6 +80,32 @@ std::vector<const analysis::CallPathImpact*> top_imbalance(const analysis::Criti
   return rows;
 }
 
+// Windows of a fixed length are only counted once the trace's span is known: refuse more than
+// kMaxWindows (`--windows 1ns` on a 0.1 s run would be 10^8 windows) before any analysis runs.
+// The span from the first to the last event (or the trace's declared span) holds every
+// convention's span.
+void check_window_count(const trace::Trace& t, const TimeResolvedInput& tri) {
+  if (tri.windows.rule != analysis::WindowRule::Fixed) return;
+  double first = std::numeric_limits<double>::infinity(), last = -first;
+  for (const auto* locations : {&t.locations, &t.threads})
+    for (const auto& l : *locations)
+      if (!l.events.empty()) {
+        first = std::min(first, l.events.front().time);
+        last = std::max(last, l.events.back().time);
+      }
+  if (t.has_declared_span()) {
+    first = std::min(first, t.span_begin);
+    last = std::max(last, t.span_end);
+  }
+  if (!(last > first)) return;
+  const double windows = (last - first) / tri.windows.length;
+  if (windows > kMaxWindows)
+    throw InputError(fmt::format("{}: windows of {} would be {:.4g} windows over the trace's {:.6g} s; at most {:.0f} "
+                                 "(give a longer window, or a number of windows such as 50)",
+                                 tri.windows_where, models::windows_text(tri.windows), std::ceil(windows),
+                                 last - first, kMaxWindows));
+}
+
 }  // namespace
 
 std::vector<std::string> AnalysisSelection::names() const {
@@ -114,6 +143,7 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
   AnalysisReport r;
   r.selection = sel;
   if (!sel.any()) return r;
+  if (sel.timeresolved) check_window_count(t, tri);
   r.matching = timed(r.match_seconds, [&] { return trace::Matching::build(t); });
   r.path_names.resize(r.matching.paths.size());
   for (std::size_t i = 0; i < r.path_names.size(); ++i)
@@ -386,16 +416,29 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--windows: ") + e.what());
   }
+  tri.windows_where = "--windows";
   if (args.ideal != "auto" && args.ideal != "lamport" && args.ideal != "smpi" && args.ideal != "both")
     throw InputError("--ideal: unknown estimate '" + args.ideal + "' (allowed: auto, lamport, smpi, both)");
   if (args.convention != "auto" && !analysis::parse_convention(args.convention, tri.convention))
     throw InputError("--convention: unknown convention '" + args.convention +
                      "' (allowed: auto, bsc, scalasca, waitlab)");
+  // The windows, the conventions and the ideal-network estimate are the timeresolved
+  // analysis's: without it they would change nothing.
+  if (!sel.timeresolved) {
+    const char* given = !args.windows.empty()       ? "--windows"
+                        : args.convention != "auto" ? "--convention"
+                        : args.ideal != "auto"      ? "--ideal"
+                                                    : nullptr;
+    if (given)
+      throw InputError(std::string(given) + ": only for the timeresolved analysis, which --analyses does not select (" +
+                       fmt::format("{}", fmt::join(sel.names(), ",")) + ")");
+  }
   // What the reader left out of the trace, by kind: said on the terminal and in summary.json.
   trace::SkippedKinds skipped;
   trace::Trace t = trace::read_trace(args.trace, &skipped);
   if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
+  if (sel.timeresolved) check_window_count(t, tri);  // before the output directory is made
   const std::string dir =
       args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
   std::error_code ec;

@@ -69,10 +69,17 @@ struct TimeResolvedInput {
   // Whose definitions of the run's span and of useful time (ALGORITHMS.md §6); analyze takes the
   // trace origin's (analysis::default_convention) unless --convention says otherwise.
   analysis::Convention convention = analysis::Convention::Waitlab;
+  // Names the window rule in errors ("--windows"; a run's comes from its scenario).
+  std::string windows_where = "outputs.windows";
 };
+
+// The most windows the timeresolved analysis makes (as for N equal windows, models/windows.hpp).
+inline constexpr double kMaxWindows = 1e6;
 
 // `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
 // computing it from the trace (they are equal: tests/sim/test_minprofile_online.cpp).
+// Throws InputError naming timeresolved.windows_where when windows of a fixed length would be
+// more than kMaxWindows over the trace's span (first to last event).
 AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection,
                             std::optional<minprofile::Result> online = std::nullopt,
                             const TimeResolvedInput& timeresolved = {});

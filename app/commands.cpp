@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include "app/version.hpp"
 #include "models/perturbation.hpp"
 #include "models/replay.hpp"
+#include "models/text.hpp"
 #include "models/units.hpp"
 #include "models/windows.hpp"
 #include "models/workload.hpp"
@@ -374,6 +376,75 @@ CheckResult check_scenario(const std::string& path, bool update, const std::vect
   return r;
 }
 
+namespace {
+
+// The one place where an error reaches the user: one line whatever the input held (binary
+// bytes of a file, a newline in a --set value: models::text::one_line), cut after a few KB.
+constexpr std::size_t kMaxErrorBytes = 4096;
+
+int print_error(std::ostream& err, const std::string& what, int code) {
+  err << "waitlab: error: " << models::text::one_line(what, kMaxErrorBytes) << "\n";
+  return code;
+}
+
+// An option or argument given as '' means nothing: say so rather than take the default
+// (`--out ''` would write into the scenario's outputs.dir, `--scenario ''` would use none).
+const CLI::Validator kNonEmpty(
+    [](std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); }, "",
+    "non-empty");
+
+// `waitlab nosuch ...`: the first argument that is not a flag names the command (the program
+// itself has only --help and --version). CLI11 would answer "A subcommand is required", or
+// print the main help for `nosuch --help`.
+std::string unknown_command(int argc, const char* const* argv, const CLI::App& cli) {
+  std::vector<std::string> names;
+  for (const auto* c : cli.get_subcommands([](const CLI::App*) { return true; })) names.push_back(c->get_name());
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (!arg.empty() && arg.front() == '-') continue;
+    if (std::find(names.begin(), names.end(), arg) != names.end()) return "";
+    const std::string best = models::did_you_mean(arg, names);
+    return "unknown command '" + arg + "'" + (best.empty() ? std::string(" (see waitlab --help)") : "; did you mean '" + best + "'?");
+  }
+  return "";
+}
+
+// Paths, names and values of the command line end up in JSON outputs (summary.json,
+// host.json), which must be UTF-8: an argument that is not is refused before anything runs,
+// not found unprintable after a simulation.
+std::string non_utf8_argument(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const std::size_t bad = models::text::invalid_utf8(arg);
+    if (bad == std::string_view::npos) continue;
+    return fmt::format(
+        "argument {} '{}' is not valid UTF-8 (byte 0x{:02x} at offset {}): waitlab writes paths and names into "
+        "UTF-8 JSON files; rename the file or directory",
+        i, arg, static_cast<unsigned char>(arg[bad]), bad);
+  }
+  return "";
+}
+
+// Commands that record absolute paths (host.json's scenario_path; a replay's trace and
+// platform file) need a working directory whose name is UTF-8: refuse it up front rather
+// than fail to write JSON after the simulation.
+std::string non_utf8_working_directory(const CLI::App& cli) {
+  bool records_paths = false;
+  for (const char* name : {"run", "replay", "whatif", "sweep", "validate"})
+    records_paths = records_paths || cli.get_subcommand(name)->parsed();
+  if (!records_paths) return "";
+  std::error_code ec;
+  const std::string cwd = fs::current_path(ec).string();
+  const std::size_t bad = models::text::invalid_utf8(cwd);
+  if (ec || bad == std::string::npos) return "";
+  return fmt::format(
+      "the working directory '{}' is not valid UTF-8 (byte 0x{:02x} at offset {}): waitlab records absolute paths in "
+      "its JSON outputs, which are UTF-8; run it from another directory",
+      cwd, static_cast<unsigned char>(cwd[bad]), bad);
+}
+
+}  // namespace
+
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App cli{
       "waitlab: simulate MPI workloads on thousands of virtual ranks with SimGrid's SMPI, perturb them, "
@@ -574,15 +645,22 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   auto* describe = cli.add_subcommand("describe", "Show one model's description and options");
   describe->add_option("name", describe_name, "Name shown by `waitlab list`")->required();
 
+  // Every option and argument that takes a value refuses an empty one.
+  for (auto* sub : cli.get_subcommands([](CLI::App*) { return true; }))
+    for (auto* opt : sub->get_options([](CLI::Option* o) { return o->get_type_size() != 0; })) opt->check(kNonEmpty);
+
+  if (const std::string why = non_utf8_argument(argc, argv); !why.empty()) return print_error(err, why, 2);
+  if (const std::string why = unknown_command(argc, argv, cli); !why.empty())
+    return print_error(err, why, 2);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return cli.exit(e, out, err);  // --help, --version
-    err << "waitlab: error: " << e.what() << " (see waitlab --help)\n";
-    return 2;
+    return print_error(err, std::string(e.what()) + " (see waitlab --help)", 2);
   }
 
   try {
+    if (const std::string why = non_utf8_working_directory(cli); !why.empty()) throw InputError(why);
     if (run->parsed()) {
       run_args.progress = !no_progress;
       run_command(run_args, out);
@@ -605,6 +683,11 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       }
       return status;
     } else if (convert->parsed()) {
+      // --speed converts between TI's flops and seconds: elsewhere it would change nothing.
+      if (convert->count("--speed") > 0 && trace::format_of_output(convert_out) != trace::TraceFormat::Ti &&
+          trace::format_of_input(convert_in) != trace::TraceFormat::Ti)
+        throw InputError("--speed: only for conversions from or to a TI trace (" + convert_in + " -> " + convert_out +
+                         " keeps the times)");
       double speed = 0;
       try {
         speed = units::parse(convert_speed, units::Quantity::Speed);
@@ -625,6 +708,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       if (const std::string report_path = try_write_report(dir); !report_path.empty())
         out << "report          " << report_path << "\n";
     } else if (validate_cmd->parsed() && counterfactual_mode) {
+      if (validate_no_plot) throw InputError("--no-plot: --counterfactual draws no picture");
       if (!validate_args.expected.empty() || validate_args.update)
         throw InputError("--counterfactual: --expected and --update compare the estimator's table; not here");
       CounterfactualArgs ca;
@@ -634,6 +718,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       if (validate_cmd->count("--out") > 0) ca.out_dir = validate_args.out_dir;
       (void)counterfactual(ca, out);
     } else if (validate_cmd->parsed()) {
+      if (validate_cmd->count("--jobs") > 0)
+        throw InputError("--jobs: only with --counterfactual (validate simulates its scenarios one after the other)");
       validate_args.plot = !validate_no_plot;
       if (validate_args.update && validate_args.expected.empty()) throw InputError("--update needs --expected FILE");
       const ValidateResult r = validate(validate_args, out);
@@ -668,11 +754,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       describe_command(describe_name, out);
     }
   } catch (const InputError& e) {
-    err << "waitlab: error: " << e.what() << "\n";
-    return 2;
+    return print_error(err, e.what(), 2);
   } catch (const std::exception& e) {
-    err << "waitlab: error: internal failure: " << e.what() << "\n";
-    return 1;
+    return print_error(err, std::string("internal failure: ") + e.what(), 1);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "analysis/trace/atomic_file.hpp"
@@ -425,18 +426,30 @@ void resolve_target(const std::string& target, std::string& scenario, std::vecto
   sets.insert(sets.begin(), run_sets.begin(), run_sets.end());
 }
 
-std::vector<std::string> split_list(const std::vector<std::string>& items) {
+// Comma-separated lists, possibly repeated (`--only a,b --only c`). An empty entry ("a,,b",
+// "", a trailing comma) is an error naming `what`: it would be dropped, or mean nothing.
+std::vector<std::string> split_list(const std::vector<std::string>& items, const std::string& what) {
   std::vector<std::string> out;
   for (const auto& item : items) {
     std::size_t start = 0;
     while (start <= item.size()) {
       std::size_t end = item.find(',', start);
       if (end == std::string::npos) end = item.size();
-      if (end > start) out.push_back(item.substr(start, end - start));
+      if (end == start)
+        throw InputError(what + ": '" + item + "' has an empty entry (write NAME,NAME,...)");
+      out.push_back(item.substr(start, end - start));
       start = end + 1;
     }
   }
   return out;
+}
+
+// The first entry of `items` that an earlier one repeats, or "".
+std::string repeated(const std::vector<std::string>& items) {
+  std::set<std::string> seen;
+  for (const auto& i : items)
+    if (!seen.insert(i).second) return i;
+  return "";
 }
 
 }  // namespace
@@ -449,7 +462,9 @@ int whatif_command(const WhatifArgs& args, std::ostream& out) {
   const scenarios::Scenario base = scenarios::load_scenario(scenario_path, sets, all);
   std::vector<std::string> names;
   for (const auto& v : base.variants) names.push_back(v.name);
-  const std::vector<std::string> only = split_list(args.only);
+  const std::vector<std::string> only = split_list(args.only, "--only");
+  if (const std::string twice = repeated(only); !twice.empty())
+    throw InputError("--only: the variant '" + twice + "' is named twice");
   for (const auto& o : only)
     if (std::find(names.begin(), names.end(), o) == names.end())
       throw InputError("--only: no variant '" + o + "' in " + scenario_path + " (variants: " +
@@ -490,8 +505,15 @@ int sweep_command(const SweepArgs& args, std::ostream& out) {
     const std::string key = g.substr(0, eq);
     if (std::find(keys.begin(), keys.end(), key) != keys.end())
       throw InputError("--grid " + g + ": '" + key + "' is swept twice");
-    std::vector<std::string> v = split_list({g.substr(eq + 1)});
-    if (v.empty()) throw InputError("--grid " + g + ": no values");
+    if (eq + 1 == g.size()) throw InputError("--grid " + g + ": no values");
+    std::vector<std::string> v = split_list({g.substr(eq + 1)}, "--grid " + g);
+    if (const std::string twice = repeated(v); !twice.empty())
+      throw InputError("--grid " + g + ": the value '" + twice + "' is given twice");
+    // A --set of the same key would be overridden at every grid point: it would change nothing.
+    for (const auto& set : args.sets)
+      if (set.substr(0, set.find('=')) == key)
+        throw InputError("--set " + set + ": '" + key + "' is swept by --grid " + g +
+                         ", which overrides it at every grid point");
     keys.push_back(key);
     values.push_back(std::move(v));
   }

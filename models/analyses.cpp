@@ -65,7 +65,8 @@ std::vector<std::string> select_analyses(const std::vector<std::string>& names) 
       name.erase(0, name.find_first_not_of(" \t"));
       name.erase(name.find_last_not_of(" \t") + 1);
       start = end + 1;
-      if (name.empty()) continue;
+      if (name.empty())
+        throw std::invalid_argument("'" + item + "' has an empty analysis name (write e.g. waitstate,delay; [] for none)");
       if (name == "all") {
         std::fill(chosen.begin(), chosen.end(), 1);
         continue;

@@ -58,6 +58,10 @@ std::unique_ptr<Perturbation> make_delay(const Options& o, const ModelContext& c
   if (ctx.ranks < 1) rd.fail("rank", "the run has no ranks");
   const auto rank = static_cast<Rank>(rd.integer("rank", 0, ctx.ranks - 1));
   const auto iteration = rd.integer("iteration", 0, std::numeric_limits<std::int32_t>::max());
+  // A delay in an iteration the workload does not have would inject nothing, silently.
+  if (ctx.iterations > 0 && iteration >= ctx.iterations)
+    rd.fail("iteration", "iteration " + std::to_string(iteration) + " does not exist (the workload has iterations 0.." +
+                             std::to_string(ctx.iterations - 1) + ")");
   const double duration = rd.non_negative("duration");
   const auto region = rd.region();
   std::string text = "delay: " + show(duration, Quantity::Duration) + " added to the first compute interval" +

@@ -222,6 +222,9 @@ std::unique_ptr<Perturbation> make_periodic_region(const Options& o, const Model
   const double factor = rd.factor("factor");
   const auto every = rd.integer("every", 1, kMaxInt);
   const auto offset = rd.integer("offset", 0, kMaxInt);
+  if (ctx.iterations > 0 && offset >= ctx.iterations)
+    rd.fail("offset", "iteration " + std::to_string(offset) + " does not exist (the workload has iterations 0.." +
+                          std::to_string(ctx.iterations - 1) + "): no iteration would be heavier");
   std::vector<bool> in(static_cast<std::size_t>(ctx.ranks), !rd.has("ranks") && !rd.has("block_from"));
   std::string where = "all ranks";
   if (rd.has("block_from") != rd.has("block_to"))

@@ -155,10 +155,22 @@ std::string pct(double fraction) {
   return show(fraction, Quantity::Percent);
 }
 
+// Detours come at most this often (1 MHz, one per microsecond): every detour inside a compute
+// interval is visited, so 1 THz of zero-length detours would hang the run in the noise model.
+// OS noise is in the Hz to kHz range.
+constexpr double kMaxDetourRate = 1e6;
+
+double detour_rate(const Reader& rd, std::string_view name) {
+  const double f = rd.positive(name, Quantity::Frequency);
+  if (f > kMaxDetourRate)
+    rd.fail(name, "must be at most 1MHz (one detour per microsecond), got " + show(f, Quantity::Frequency));
+  return f;
+}
+
 // ---- periodic_noise ----
 std::unique_ptr<Perturbation> make_periodic(const Options& o, const ModelContext& ctx) {
   const Reader rd(o, ctx, "periodic_noise");
-  const double f = rd.positive("frequency");
+  const double f = detour_rate(rd, "frequency");
   const double dur = rd.non_negative("duration");
   if (dur * f >= 1)
     rd.fail("duration", show(dur, Quantity::Duration) + " is not shorter than the period " +
@@ -183,7 +195,10 @@ std::unique_ptr<Perturbation> make_random(const Options& o, const ModelContext& 
   if (rd.has("rate") == rd.has("interval"))
     rd.fail("rate", rd.has("rate") ? "conflicts with 'interval' (both give the arrival rate): give only one"
                                    : "is required (or 'interval', the mean time between detours)");
-  const double interval = rd.has("rate") ? 1 / rd.positive("rate") : rd.positive("interval");
+  const double interval = rd.has("rate") ? 1 / detour_rate(rd, "rate") : rd.positive("interval", Quantity::Duration);
+  if (interval < 1 / kMaxDetourRate)
+    rd.fail("interval", "must be at least 1us (at most one detour per microsecond), got " +
+                            show(interval, Quantity::Duration));
   const double dur = rd.non_negative("duration");
   const std::string& law_name = rd.choice("distribution");
   const Law law = law_name == "exponential" ? Law::Exponential

@@ -29,6 +29,7 @@ using trace::Rank;  // as in models/action.hpp; this header must compile on its 
 // What a perturbation model may know about the run.
 struct ModelContext {
   int ranks = 0;
+  int iterations = 0;                           // workload iterations (0 = not known: not checked)
   std::vector<int> grid;                        // workload process grid (product == ranks)
   std::vector<Slot> placement;                  // rank -> node/socket/core
   const trace::Definitions* regions = nullptr;  // workload user regions (names)

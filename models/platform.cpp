@@ -1,5 +1,6 @@
 #include "models/platform.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string_view>
@@ -12,6 +13,13 @@ namespace {
 
 using units::Quantity;
 constexpr std::int64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kSaturatedCount = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxNetworkElements = std::int64_t{1} << 22;
+
+// "1099511627776 or more" for a saturated count.
+std::string count_text(std::int64_t n) {
+  return n >= kSaturatedCount ? std::to_string(kSaturatedCount) + " or more" : std::to_string(n);
+}
 
 OptionSpec placement_option() {
   return choice_option("placement", {"block", "round-robin"}, "block",
@@ -32,29 +40,50 @@ class Reader : public OptionReader {
   // Options "<prefix>_bandwidth" and "<prefix>_latency" ("bandwidth", "latency" without prefix).
   LinkSpec link(const std::string& prefix) const {
     const std::string p = prefix.empty() ? "" : prefix + "_";
-    return {positive(p + "bandwidth", Quantity::Bandwidth), non_negative(p + "latency", Quantity::Duration)};
+    return {bandwidth(p + "bandwidth", false), non_negative(p + "latency", Quantity::Duration)};
+  }
+  // A bandwidth of at least 1 byte/s (0 too when `zero_allowed`): 2 GiB over 1e-300 Bps would
+  // take an infinite time.
+  double bandwidth(const std::string& name, bool zero_allowed) const {
+    const double v = zero_allowed ? non_negative(name, Quantity::Bandwidth) : positive(name, Quantity::Bandwidth);
+    if (v != 0 && v < 1)
+      fail(name, "must be at least 1Bps (one byte per second), got " + shown(v, Quantity::Bandwidth));
+    return v;
+  }
+  // A core speed of at least 1 flop/s, for the same reason.
+  double speed() const {
+    const double v = positive("speed", Quantity::Speed);
+    if (v < 1) fail("speed", "must be at least 1f (one flop per second), got " + shown(v, Quantity::Speed));
+    return v;
   }
   PlacementKind placement() const {
     return choice("placement") == "round-robin" ? PlacementKind::RoundRobin : PlacementKind::Block;
   }
 };
 
-// Positive integers of one SimGrid topology field ("4,4" or "2").
-std::vector<std::int64_t> fields(std::string_view s, bool& ok) {
+// Positive integers of one SimGrid topology field ("4,4" or "2"), each of at most nine digits:
+// digits are checked before they are added up, so a 30-digit field cannot overflow. The first
+// bad item goes to `bad` and `ok` becomes false.
+std::vector<std::int64_t> fields(std::string_view s, bool& ok, std::string& bad) {
   std::vector<std::int64_t> out;
   ok = true;
+  bad.clear();
   while (true) {
     const auto comma = s.find(',');
     const auto item = s.substr(0, comma);
     std::int64_t v = 0;
-    if (item.empty() || item.size() > 9) ok = false;
-    for (char c : item) {
-      if (c < '0' || c > '9') ok = false;
-      v = v * 10 + (c - '0');
+    ok = !item.empty() && item.size() <= 9;
+    for (std::size_t i = 0; ok && i < item.size(); ++i) {
+      if (item[i] < '0' || item[i] > '9') ok = false;
+      else v = v * 10 + (item[i] - '0');
     }
-    if (v < 1) ok = false;
+    if (!ok || v < 1) {
+      ok = false;
+      bad = std::string(item);
+      return out;
+    }
     out.push_back(v);
-    if (comma == std::string_view::npos || !ok) break;
+    if (comma == std::string_view::npos) break;
     s = s.substr(comma + 1);
   }
   return out;
@@ -71,45 +100,94 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return out;
 }
 
-// Number of leaves (nodes) described by SimGrid's topo_parameters, or an explanation in `why`.
-std::int64_t topology_leaves(Topology t, std::string_view params, std::string& why) {
+// a * b, or kSaturated when it would exceed it (the operands are >= 0).
+constexpr std::int64_t kSaturated = kSaturatedCount;
+std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSaturated / b ? kSaturated : std::min(a * b, kSaturated);
+}
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  return std::min(a + b, kSaturated);
+}
+
+// The shape of SimGrid's topo_parameters: its leaves (nodes) and the switches, routers and
+// links SimGrid would create for it (saturated at kSaturated), or an explanation in `why`.
+struct TopologySize {
+  std::int64_t leaves = -1;  // -1: not a valid description
+  std::int64_t elements = 0;
+};
+
+TopologySize topology_size(Topology t, std::string_view params, std::string& why) {
+  TopologySize size;
   bool ok = true;
-  std::int64_t n = 1;
-  const auto mul = [&](std::int64_t v) {
-    n = n > 0 && v > (std::int64_t{1} << 40) / n ? -1 : (n < 0 ? -1 : n * v);
+  // A field that is not a list of whole numbers from 1 to 999999999 says so first.
+  const auto field = [&](std::string_view f) {
+    std::string bad;
+    auto v = fields(f, ok, bad);
+    if (!ok)
+      why = (bad.empty() ? std::string("an empty item") : "'" + bad + "' is not a whole number from 1 to 999999999") +
+            "; " + why;
+    return v;
   };
   if (t == Topology::FatTree) {
     why =
         "a fat tree is 'levels;down-links per level;up-links per level;parallel links per level', e.g. "
         "'2;4,4;1,2;1,2' (16 nodes)";
     const auto parts = split(params, ';');
-    if (parts.size() != 4) return -1;
-    const auto levels = fields(parts[0], ok);
-    if (!ok || levels.size() != 1) return -1;
+    if (parts.size() != 4) return size;
+    const auto levels = field(parts[0]);
+    if (!ok || levels.size() != 1) return size;
+    std::vector<std::int64_t> f[4];
     for (std::size_t i = 1; i < 4; ++i) {
-      const auto f = fields(parts[i], ok);
-      if (!ok || static_cast<std::int64_t>(f.size()) != levels[0]) return -1;
-      if (i == 1)
-        for (auto v : f) mul(v);
+      f[i] = field(parts[i]);
+      if (!ok || static_cast<std::int64_t>(f[i].size()) != levels[0]) return size;
     }
+    // Level 0 holds the nodes (the product of the down-links); level l holds
+    // prod_{i>l} down_i x prod_{i<=l} up_i switches, linked to level l-1 by up_l x parallel_l
+    // links per element of level l-1.
+    const std::size_t L = f[1].size();
+    std::int64_t leaves = 1;
+    for (auto d : f[1]) leaves = mul_sat(leaves, d);
+    std::int64_t below = leaves, elements = leaves;
+    for (std::size_t l = 0; l < L; ++l) {
+      std::int64_t here = 1;
+      for (std::size_t i = l + 1; i < L; ++i) here = mul_sat(here, f[1][i]);
+      for (std::size_t i = 0; i <= l; ++i) here = mul_sat(here, f[2][i]);
+      elements = add_sat(elements, add_sat(here, mul_sat(below, mul_sat(f[2][l], f[3][l]))));
+      below = here;
+    }
+    size.leaves = leaves;
+    size.elements = elements;
   } else if (t == Topology::Torus) {
     why = "a torus is its extents 'X,Y,Z' (any number of dimensions), e.g. '4,4,4' (64 nodes)";
-    const auto f = fields(params, ok);
-    if (!ok) return -1;
-    for (auto v : f) mul(v);
+    const auto f = field(params);
+    if (!ok) return size;
+    std::int64_t n = 1;
+    for (auto v : f) n = mul_sat(n, v);
+    size.leaves = n;
+    size.elements = mul_sat(n, static_cast<std::int64_t>(f.size()) + 1);  // nodes and one link per dimension
   } else if (t == Topology::Dragonfly) {
     why =
         "a dragonfly is 'groups,links;chassis,links;routers,links;nodes per router', e.g. '3,4;4,3;5,1;2' "
         "(120 nodes)";
     const auto parts = split(params, ';');
-    if (parts.size() != 4) return -1;
+    if (parts.size() != 4) return size;
+    std::vector<std::int64_t> f[4];
     for (std::size_t i = 0; i < 4; ++i) {
-      const auto f = fields(parts[i], ok);
-      if (!ok || f.size() != (i < 3 ? 2u : 1u)) return -1;
-      mul(f[0]);
+      f[i] = field(parts[i]);
+      if (!ok || f[i].size() != (i < 3 ? 2u : 1u)) return size;
     }
+    const std::int64_t g = f[0][0], c = f[1][0], r = f[2][0];
+    const std::int64_t routers = mul_sat(mul_sat(g, c), r);
+    size.leaves = mul_sat(routers, f[3][0]);
+    // Routers, nodes, and the links: all-to-all inside a chassis, between the chassis of a
+    // group, and between groups, each bundle `links` wide.
+    std::int64_t links = mul_sat(mul_sat(routers, r), f[2][1]);
+    links = add_sat(links, mul_sat(mul_sat(routers, c), f[1][1]));
+    links = add_sat(links, mul_sat(mul_sat(g, g), f[0][1]));
+    size.elements = add_sat(add_sat(routers, size.leaves), links);
   }
-  return n;
+  return size;
 }
 
 PlatformDesc make_cluster(const Options& o) {
@@ -118,12 +196,17 @@ PlatformDesc make_cluster(const Options& o) {
   p.kind = PlatformKind::Cluster;
   p.nodes = rd.count("nodes");
   p.cores = rd.count("cores");
-  p.speed = rd.positive("speed", Quantity::Speed);
+  p.speed = rd.speed();
   p.network_link = rd.link("");
-  const double lb = rd.non_negative("loopback_bandwidth", Quantity::Bandwidth);
+  const double lb = rd.bandwidth("loopback_bandwidth", true);
   p.loopback = {lb, rd.non_negative("loopback_latency", Quantity::Duration)};
   p.placement = rd.placement();
-  if (static_cast<std::int64_t>(p.nodes) * p.cores > kMaxInt) rd.fail("cores", "nodes x cores is too large");
+  if (p.nodes > kMaxHosts)
+    rd.fail("nodes", "must be at most " + std::to_string(kMaxHosts) + " (waitlab's limit on hosts), got " +
+                         std::to_string(p.nodes));
+  if (static_cast<std::int64_t>(p.nodes) * p.cores > kMaxInt)
+    rd.fail("cores", "nodes x cores = " + std::to_string(static_cast<std::int64_t>(p.nodes) * p.cores) +
+                         " is too large (at most " + std::to_string(kMaxInt) + ")");
   return p;
 }
 
@@ -133,7 +216,7 @@ PlatformDesc make_hierarchical(const Options& o) {
   p.kind = PlatformKind::Hierarchical;
   p.sockets = rd.count("sockets");
   p.cores = rd.count("cores");
-  p.speed = rd.positive("speed", Quantity::Speed);
+  p.speed = rd.speed();
   p.core_link = rd.link("core");
   p.socket_link = rd.link("socket");
   p.nic_link = rd.link("nic");
@@ -159,18 +242,30 @@ PlatformDesc make_hierarchical(const Options& o) {
                                                                       : "'3,4;4,3;5,1;2'") +
                                      ")");
     std::string why;
-    const auto leaves = topology_leaves(p.topology, p.topo_parameters, why);
+    const auto size = topology_size(p.topology, p.topo_parameters, why);
+    const auto leaves = size.leaves;
     if (leaves < 1)
       rd.fail("topo_parameters", "'" + p.topo_parameters + "' is not a valid " + topo + ": " + why);
-    if (leaves > kMaxInt) rd.fail("topo_parameters", "'" + p.topo_parameters + "' has too many nodes");
+    if (leaves > kMaxHosts)
+      rd.fail("topo_parameters", "'" + p.topo_parameters + "' has " + count_text(leaves) + " nodes; at most " +
+                                     std::to_string(kMaxHosts) + " (waitlab's limit on hosts)");
+    if (size.elements > kMaxNetworkElements)
+      rd.fail("topo_parameters", "'" + p.topo_parameters + "' makes " + count_text(size.elements) +
+                                     " switches, routers and links; at most " +
+                                     std::to_string(kMaxNetworkElements) + " (waitlab's limit)");
     if (o.has("nodes") && rd.count("nodes") != leaves)
       rd.fail("nodes", "the " + topo + " '" + p.topo_parameters + "' has " + std::to_string(leaves) +
                            " nodes, but nodes = " + std::to_string(rd.count("nodes")) +
                            " (leave nodes out to take it from the topology)");
     p.nodes = static_cast<int>(leaves);
   }
-  if (static_cast<std::int64_t>(p.nodes) * p.sockets * p.cores > kMaxInt)
-    rd.fail("cores", "nodes x sockets x cores is too large");
+  // Every core is a host of its own: nodes x sockets x cores hosts (64-bit: three counts below
+  // 2^31 cannot overflow the product of two, and the third is checked against what is left).
+  const std::int64_t per_node = static_cast<std::int64_t>(p.sockets) * p.cores;
+  if (per_node > kMaxHosts || static_cast<std::int64_t>(p.nodes) * per_node > kMaxHosts)
+    rd.fail("cores", "nodes x sockets x cores = " + std::to_string(p.nodes) + " x " + std::to_string(p.sockets) +
+                         " x " + std::to_string(p.cores) + " cores is more than " + std::to_string(kMaxHosts) +
+                         " (waitlab's limit on hosts; every core is a host)");
   return p;
 }
 
@@ -188,9 +283,12 @@ PlatformDesc make_xml(const Options& o) {
 
 std::vector<Slot> place(const PlatformDesc& p, int ranks) {
   if (ranks < 1) throw InputError("the workload needs at least one rank, got " + std::to_string(ranks));
-  std::vector<Slot> slots(static_cast<std::size_t>(ranks));
+  if (ranks > kMaxRanks)
+    throw InputError("the workload has " + std::to_string(ranks) + " ranks; waitlab simulates at most " +
+                     std::to_string(kMaxRanks));
   if (p.kind == PlatformKind::Xml) {
     // One host per rank; `sim` resolves node r against the file's hosts.
+    std::vector<Slot> slots(static_cast<std::size_t>(ranks));
     for (int r = 0; r < ranks; ++r) slots[static_cast<std::size_t>(r)].node = r;
     return slots;
   }
@@ -198,6 +296,7 @@ std::vector<Slot> place(const PlatformDesc& p, int ranks) {
   if (ranks > total)
     throw InputError("platform has " + std::to_string(total) + " cores but the workload needs " +
                      std::to_string(ranks) + " ranks (add nodes or cores, or lower workload.ranks)");
+  std::vector<Slot> slots(static_cast<std::size_t>(ranks));
   const int per_socket = p.kind == PlatformKind::Hierarchical ? p.cores : p.cores_per_node();
   for (int r = 0; r < ranks; ++r) {
     Slot& s = slots[static_cast<std::size_t>(r)];

@@ -44,6 +44,12 @@ struct PlatformDesc {
   int total_cores() const { return nodes * cores_per_node(); }  // 0 meaning unknown for Xml
 };
 
+// Hard limits (docs/scenarios.md, "Limits"), checked before anything is allocated: the
+// engine has run 65,536 ranks; these are 16 times that, and far below what would exhaust the
+// memory of a workstation before a check could say why.
+inline constexpr int kMaxRanks = 1 << 20;              // ranks of a run
+inline constexpr std::int64_t kMaxHosts = 1 << 20;     // SimGrid hosts of a platform (a node, or a core)
+
 // Where one rank runs.
 struct Slot {
   int node = 0;
@@ -52,7 +58,8 @@ struct Slot {
 };
 
 // Rank -> slot for `ranks` ranks. Throws InputError if the platform has fewer cores than ranks
-// (Xml platforms: one slot per rank with node = rank, resolved by `sim` against the file's hosts).
+// or there are more than kMaxRanks, before allocating anything (Xml platforms: one slot per
+// rank with node = rank, resolved by `sim` against the file's hosts).
 std::vector<Slot> place(const PlatformDesc& p, int ranks);
 
 // Builds a PlatformDesc from validated options of the platform spec named `type`

@@ -223,9 +223,12 @@ double OptionReader::non_negative(std::string_view name, units::Quantity q) cons
 
 std::string OptionReader::shown(double value, units::Quantity q) {
   if (q != units::Quantity::Number && q != units::Quantity::Integer) return units::format(value, q);
-  // Shortest text that reads back as `value`: "2.5", never "2.5000000000000004" nor a rounded "3".
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  // Shortest text that reads back as `value`: "2.5", never "2.5000000000000004" nor a rounded "3";
+  // whole numbers in full ("1000000000", not "1e+09": counts are read against limits).
+  char buf[400];
+  const bool whole = std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e21;
+  const auto r = whole ? std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed)
+                       : std::to_chars(buf, buf + sizeof buf, value);
   return std::string(buf, r.ptr);
 }
 

@@ -1,10 +1,15 @@
-// waitlab::models::text — small text helpers for user-facing parsing and messages (internal).
+// waitlab::models::text — small text helpers for user-facing parsing and messages (models,
+// the scenario loader and the command line).
 //
 // Promise: one definition of the blank-trimming and the English article used by the unit
 // parser (units.cpp) and the option parser (spec.cpp), so that both read and word input
-// the same way.
+// the same way; one UTF-8 check (scenario strings and command-line arguments end up in JSON,
+// which must be UTF-8) and one way to make any text a single printable line (error
+// messages that echo what a user gave, binary bytes included).
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace waitlab::models::text {
@@ -22,5 +27,14 @@ inline std::string_view article(std::string_view noun) {
   const char c = noun.empty() ? 'x' : noun.front();
   return (c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u') ? "an" : "a";
 }
+
+// Offset of the first byte of `s` that is not part of well-formed UTF-8 (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or std::string_view::npos.
+std::size_t invalid_utf8(std::string_view s);
+
+// `s` as one printable line: control characters as \n, \t, \r or \xHH, bytes that are not
+// UTF-8 as \xHH (valid UTF-8, e.g. "µs", is kept), a backslash as is; at most `max_bytes`
+// bytes of `s` are shown, then "... (N more bytes)".
+std::string one_line(std::string_view s, std::size_t max_bytes = 4096);
 
 }  // namespace waitlab::models::text

@@ -12,6 +12,8 @@ namespace waitlab::units {
 
 namespace {
 
+constexpr double kMaxDuration = 1e9;  // s
+
 struct Unit {
   std::string_view symbol;
   double factor;       // to SI base units of the quantity ...
@@ -63,6 +65,8 @@ bool split(std::string_view text, double& value, std::string_view& unit) {
   if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '.')) return false;
   double v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range)
+    throw UnitError("'" + std::string(trim(text)) + "' is out of range (not a finite number)");
   if (ec != std::errc() || !std::isfinite(v)) return false;
   // "1e" parses as 1 followed by unit "e": rejected later as an unknown unit.
   unit = trim(std::string_view(ptr, static_cast<std::size_t>(s.data() + s.size() - ptr)));
@@ -195,7 +199,13 @@ double parse(std::string_view text, Quantity q) {
   // A bare zero needs no unit: it is zero in every unit.
   if (!ok && unit.empty() && v == 0) ok = true;
   if (!ok) fail(trim(text), q);
-  return v * factor.factor / factor.divisor;
+  const double si = v * factor.factor / factor.divisor;
+  // "1e300TB" is a finite number of a unit but not a finite number of bytes; a duration beyond
+  // 10^9 s (31 years) would make simulated clocks overflow when added up.
+  if (!std::isfinite(si) || (q == Quantity::Duration && std::fabs(si) > kMaxDuration))
+    throw UnitError("'" + std::string(trim(text)) + "' is too large " +
+                    (q == Quantity::Duration ? "(at most 1e9s, about 31 years)" : "(not a finite number)"));
+  return si;
 }
 
 double parse_duration(std::string_view text) {

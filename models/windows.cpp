@@ -24,8 +24,10 @@ analysis::WindowOptions parse_windows(const std::string& text) {
   analysis::WindowOptions w;
   const std::string t = text;
   std::size_t n = 0;
-  if (parse_count(t, n)) {
-    if (n < 1 || n > 1000000) throw std::invalid_argument(std::string("the number of windows must be 1 to 1000000, got ") + t);
+  const bool digits = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) {
+    if (!parse_count(t, n) || n < 1 || n > 1000000)
+      throw std::invalid_argument(std::string("the number of windows must be 1 to 1000000, got ") + t);
     w.rule = analysis::WindowRule::Count;
     w.count = n;
     return w;

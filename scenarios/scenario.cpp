@@ -4,6 +4,7 @@
 // `--set`), and the tree is then validated section by section against the model specs.
 #include "scenarios/scenario.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,11 +16,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "models/replay.hpp"
+#include "models/text.hpp"
 #include "models/units.hpp"
 #include "models/windows.hpp"
 
@@ -75,40 +78,91 @@ std::string kind_name(Tree::Kind k) {
   return "?";
 }
 
+std::string fmt_hex(unsigned char c) {
+  static const char* const digits = "0123456789abcdef";
+  return {digits[c >> 4], digits[c & 15]};
+}
+
 std::string position(const std::string& file, const YAML::Mark& m) {
   if (m.is_null()) return file;
   return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
 }
 
-Tree convert(const YAML::Node& n, const std::string& file, const std::string& fallback_where) {
+// What a scenario may hold (docs/scenarios.md, "Limits"). A scenario is a few KB and a few
+// hundred nodes; the limits are far above that and far below what would cost a second or a
+// noticeable amount of memory. yaml-cpp keeps an alias as a second reference to the anchored
+// node, so a document of a few hundred bytes can stand for billions of nodes ("billion
+// laughs"), or for a node that contains itself: the copy below counts every node it makes and
+// refuses a node inside itself.
+constexpr std::size_t kMaxScenarioBytes = std::size_t{256} << 10;  // a scenario file, or a --variant text
+constexpr std::size_t kMaxNodes = 100000;  // nodes of the copied tree, every use of an alias counted
+constexpr std::size_t kMaxDepth = 64;      // nesting of mappings and lists
+
+struct ConvertState {
+  const std::string& file;
+  std::size_t nodes = 0;
+  std::vector<YAML::Node> path;  // the mappings and lists being copied, outermost first
+};
+
+// A scalar must be UTF-8 (scenario strings go into JSON outputs) without NUL bytes (they
+// end a path or a name early); "\xHH" escapes and raw bytes are both checked here.
+void check_text(const std::string& text, const std::string& where, const char* what) {
+  const std::size_t bad = models::text::invalid_utf8(text);
+  if (bad != std::string::npos)
+    throw InputError(where + ": " + what + " is not valid UTF-8 (byte 0x" +
+                     fmt_hex(static_cast<unsigned char>(text[bad])) + " at offset " + std::to_string(bad) +
+                     "); a scenario is UTF-8 text");
+  if (text.find('\0') != std::string::npos)
+    throw InputError(where + ": " + what + " holds a NUL character (\\0)");
+}
+
+Tree convert(const YAML::Node& n, ConvertState& st, const std::string& fallback_where) {
   Tree t;
-  t.where = n.Mark().is_null() ? fallback_where : position(file, n.Mark());
+  t.where = n.Mark().is_null() ? fallback_where : position(st.file, n.Mark());
+  if (++st.nodes > kMaxNodes)
+    throw InputError(t.where + ": the scenario has more than " + std::to_string(kMaxNodes) +
+                     " YAML nodes (values, keys, lists and mappings; every use of an alias counts, so an "
+                     "alias repeated in aliases repeated ... multiplies); a scenario has a few hundred");
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
       t.kind = Tree::Kind::Null;
       t.where = fallback_where;  // a null value has no useful mark of its own
-      break;
+      return t;
     case YAML::NodeType::Scalar:
       t.kind = Tree::Kind::Scalar;
       t.text = n.Scalar();
-      break;
+      check_text(t.text, t.where, "the value");
+      return t;
     case YAML::NodeType::Sequence:
-      t.kind = Tree::Kind::Seq;
-      for (const auto& item : n) t.items.push_back(convert(item, file, t.where));
-      break;
     case YAML::NodeType::Map:
-      t.kind = Tree::Kind::Map;
-      for (const auto& kv : n) {
-        const std::string kw = position(file, kv.first.Mark());
-        if (!kv.first.IsScalar()) throw InputError(kw + ": expected a plain key name");
-        const std::string key = kv.first.Scalar();
-        if (const Entry* dup = t.find(key))
-          throw InputError(kw + ": duplicate key '" + key + "' (first given at " + dup->where + ")");
-        t.entries.push_back(Entry{key, kw, convert(kv.second, file, kw)});
-      }
       break;
   }
+  for (const auto& outer : st.path)
+    if (outer.is(n))
+      throw InputError(t.where + ": recursive YAML alias: the node anchored here contains an alias to itself");
+  if (st.path.size() >= kMaxDepth)
+    throw InputError(t.where + ": the scenario nests mappings and lists deeper than " + std::to_string(kMaxDepth) +
+                     " levels");
+  st.path.push_back(n);
+  if (n.Type() == YAML::NodeType::Sequence) {
+    t.kind = Tree::Kind::Seq;
+    for (const auto& item : n) t.items.push_back(convert(item, st, t.where));
+  } else {
+    t.kind = Tree::Kind::Map;
+    std::unordered_map<std::string, std::size_t> index;  // key -> entry: a map of 40000 keys is checked in linear time
+    for (const auto& kv : n) {
+      const std::string kw = kv.first.Mark().is_null() ? t.where : position(st.file, kv.first.Mark());
+      if (!kv.first.IsScalar()) throw InputError(kw + ": expected a plain key name");
+      const std::string key = kv.first.Scalar();
+      check_text(key, kw, "the key");
+      if (const auto [it, fresh] = index.emplace(key, t.entries.size()); !fresh)
+        throw InputError(kw + ": duplicate key '" + key + "' (first given at " + t.entries[it->second].where + ")");
+      ++st.nodes;
+      t.entries.push_back(Entry{key, kw, convert(kv.second, st, kw)});
+    }
+  }
+  st.path.pop_back();
   return t;
 }
 
@@ -330,6 +384,11 @@ OutputConfig output_section(const Entry& sec) {
     } catch (const std::invalid_argument& x) {
       throw InputError(e->value.where + ": outputs.windows: " + x.what());
     }
+    // The windows are the timeresolved analysis's: without it they would change nothing.
+    if (std::find(o.analyses.begin(), o.analyses.end(), "timeresolved") == o.analyses.end())
+      throw InputError(e->value.where +
+                       ": outputs.windows: only for the timeresolved analysis, which outputs.analyses does not "
+                       "select (add timeresolved to outputs.analyses)");
   }
   return o;
 }
@@ -392,6 +451,7 @@ void apply_override(Tree& root, const std::string& assignment, std::string where
   if (eq == std::string::npos) throw InputError(where + ": expected key=value (e.g. workload.iterations=10)");
   const std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
+  check_text(assignment, where, "the override");
   const auto steps = parse_path(path, where);
   Tree* node = &root;
   std::string walked;
@@ -521,27 +581,73 @@ std::string option_where(const ModelConfig& m, std::string_view key) {
   return m.where;
 }
 
+// The compute scales of a `trace` workload section as written, one per entry.
+std::vector<std::string> scale_texts(const ModelConfig& w) {
+  std::vector<std::string> out;
+  if (!w.options.has("compute_scale")) return out;
+  const std::string& text = w.options.string("compute_scale");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (part.empty())
+      throw InputError(option_where(w, "compute_scale") + ": compute scale '" + text +
+                       "': an empty entry (write FACTOR, REGION=FACTOR, @RANKS=FACTOR or REGION@RANKS=FACTOR, "
+                       "comma-separated)");
+    out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 // The options of a `trace` workload section, checked.
 models::ReplayOptions trace_options(const ModelConfig& w) {
   models::ReplayOptions o;
-  if (w.options.has("compute_scale")) {
-    const std::string& text = w.options.string("compute_scale");
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const auto comma = text.find(',', start);
-      const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!part.empty()) o.scales.push_back(models::parse_compute_scale(part, option_where(w, "compute_scale")));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+  for (const auto& part : scale_texts(w))
+    o.scales.push_back(models::parse_compute_scale(part, option_where(w, "compute_scale")));
+  if (w.options.has("iterations_from")) {
+    o.iteration_region = w.options.string("iterations_from");
+    if (o.iteration_region.empty())
+      throw InputError(option_where(w, "iterations_from") +
+                       ": option 'iterations_from' of workload trace: expected a region name, got ''");
   }
-  if (w.options.has("iterations_from")) o.iteration_region = w.options.string("iterations_from");
   if (w.options.has("speed")) {
     o.speed = w.options.number("speed");
-    if (!(o.speed > 0) || !std::isfinite(o.speed))
-      throw InputError(option_where(w, "speed") + ": option 'speed' of workload trace: must be > 0");
+    if (!(o.speed >= 1) || !std::isfinite(o.speed))
+      throw InputError(option_where(w, "speed") + ": option 'speed' of workload trace: must be at least 1f (one flop "
+                       "per second), got " + units::format(o.speed, units::Quantity::Speed));
   }
   return o;
+}
+
+// What the options of a `trace` section name must be in the trace: the regions of the compute
+// scales and of iterations_from, the ranks of the compute scales. Checked once the trace is
+// read, before anything runs; an option that names nothing would change nothing, silently.
+void check_trace_options(const ModelConfig& w, const models::ReplayOptions& o, const models::Workload& workload,
+                         const std::string& trace_name) {
+  std::vector<std::string> regions;
+  for (const auto& r : workload.definitions().regions)
+    if (r.op == trace::MpiOp::None) regions.push_back(r.name);
+  const auto known = [&](const std::string& name) {
+    return std::find(regions.begin(), regions.end(), name) != regions.end();
+  };
+  const std::string listed = " (its regions: " + (regions.empty() ? std::string("none") : join(regions)) + ")";
+  const std::vector<std::string> texts = scale_texts(w);
+  for (std::size_t i = 0; i < o.scales.size() && i < texts.size(); ++i) {
+    const auto& sc = o.scales[i];
+    const std::string at = option_where(w, "compute_scale") + ": compute scale '" + texts[i] + "': ";
+    if (!sc.region.empty() && !known(sc.region))
+      throw InputError(at + "the trace " + trace_name + " has no region '" + sc.region + "'" +
+                       hint(sc.region, regions) + listed);
+    if (sc.last >= workload.ranks())
+      throw InputError(at + "rank " + std::to_string(sc.last) + " does not exist (the trace " + trace_name +
+                       " has ranks 0.." + std::to_string(workload.ranks() - 1) + ")");
+  }
+  if (!o.iteration_region.empty() && !known(o.iteration_region))
+    throw InputError(option_where(w, "iterations_from") + ": option 'iterations_from' of workload trace: the trace " +
+                     trace_name + " has no region '" + o.iteration_region + "'" + hint(o.iteration_region, regions) +
+                     listed);
 }
 
 // The trace file of a `trace` section: a relative path is relative to the scenario file.
@@ -570,14 +676,49 @@ const std::vector<std::string>& output_keys() {
 
 namespace {
 
+// "file:line:col" of byte `offset` of `text` (columns count characters, as an editor does).
+std::string text_position(const std::string& file, std::string_view text, std::size_t offset) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else if ((c & 0xc0) != 0x80) {
+      ++col;
+    }
+  }
+  return file + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+// The limits every scenario text meets before yaml-cpp sees it: its length (yaml-cpp needs
+// about 300 bytes of memory and 1 us per byte of input: 256 KiB parse in a few tenths of a
+// second) and UTF-8 throughout.
+void check_scenario_text(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxScenarioBytes)
+    throw InputError(text_position(file, text, kMaxScenarioBytes) + ": the scenario is longer than " +
+                     std::to_string(kMaxScenarioBytes) + " bytes (256 KiB) here; a scenario is a few KB (give "
+                     "long rank lists as ranges, e.g. 0-4095)");
+  const std::size_t bad = models::text::invalid_utf8(text);
+  if (bad != std::string::npos)
+    throw InputError(text_position(file, text, bad) + ": not valid UTF-8 (byte 0x" +
+                     fmt_hex(static_cast<unsigned char>(text[bad])) + "); a scenario is UTF-8 text");
+}
+
 Tree parse_tree(const std::string& text, const std::string& file) {
+  check_scenario_text(text, file);
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard, which says "bad file".
+    throw InputError(position(file, e.mark) + ": the scenario nests mappings and lists deeper than " +
+                     std::to_string(kMaxDepth) + " levels");
   } catch (const YAML::Exception& e) {
     throw InputError(position(file, e.mark) + ": YAML syntax error: " + e.msg);
   }
-  Tree root = convert(doc, file, file + ":1:1");
+  ConvertState st{file, 0, {}};
+  Tree root = convert(doc, st, file + ":1:1");
   if (root.kind != Tree::Kind::Map && root.kind != Tree::Kind::Null)
     throw InputError(root.where + ": expected a scenario (sections: " + join(kTopKeys) + "), got " +
                      kind_name(root.kind));
@@ -860,7 +1001,9 @@ Scenario replay_scenario(const ReplayRequest& r) {
   w.kind = Tree::Kind::Map;
   w.where = "waitlab replay " + r.trace;
   set_entry(w, "type", scalar_tree(models::kTraceWorkload, w.where), w.where);
-  set_entry(w, "trace", scalar_tree(std::filesystem::absolute(r.trace).string(), w.where), w.where);
+  const std::string absolute_trace = std::filesystem::absolute(r.trace).string();
+  check_text(absolute_trace, w.where, "the trace's absolute path");  // it goes into summary.json
+  set_entry(w, "trace", scalar_tree(absolute_trace, w.where), w.where);
   std::string scales;
   for (const auto& c : r.compute_scales) scales += (scales.empty() ? "" : ",") + c;
   if (!scales.empty()) set_entry(w, "compute_scale", scalar_tree(scales, "--compute-scale"), "--compute-scale");
@@ -874,7 +1017,11 @@ Scenario replay_scenario(const ReplayRequest& r) {
     p.where = "--platform " + r.platform;
     const bool xml = r.platform.size() > 4 && r.platform.compare(r.platform.size() - 4, 4, ".xml") == 0;
     set_entry(p, "type", scalar_tree(xml ? "xml" : r.platform, p.where), p.where);
-    if (xml) set_entry(p, "file", scalar_tree(std::filesystem::absolute(r.platform).string(), p.where), p.where);
+    if (xml) {
+      const std::string absolute_xml = std::filesystem::absolute(r.platform).string();
+      check_text(absolute_xml, p.where, "the platform file's absolute path");
+      set_entry(p, "file", scalar_tree(absolute_xml, p.where), p.where);
+    }
     set_entry(root, "platform", std::move(p), p.where);
   } else if (!root.find("platform")) {
     // One rank per node of a flat cluster: the default platform's network, nothing shared.
@@ -1057,10 +1204,13 @@ std::string read_scenario_text(const std::string& path) {
   if (!in)
     throw InputError(path + ": cannot read the scenario file" +
                      (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
-  std::ostringstream text;
-  text << in.rdbuf();
+  // One byte more than a scenario may hold is enough to say that it is too long (a 100 MB
+  // file is not read, let alone parsed).
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw InputError(path + ": cannot read the scenario file (read error)");
-  return text.str();
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 }  // namespace
@@ -1081,6 +1231,7 @@ std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, cons
     workload = models::replay_ti(trace::read_ti(path), name, o, &report);
   else
     workload = models::replay_trace(trace::read_trace(path), name, o, &report);
+  check_trace_options(w, o, *workload, name);
   if (notes) *notes = std::move(report.notes);
   return workload;
 }
@@ -1130,6 +1281,7 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
   }
   models::ModelContext ctx;
   ctx.ranks = r.workload->ranks();
+  ctx.iterations = r.workload->iterations();
   ctx.grid = r.workload->grid();
   ctx.placement = r.placement;
   ctx.regions = &r.workload->definitions();

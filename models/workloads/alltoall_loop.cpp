@@ -32,6 +32,12 @@ std::unique_ptr<Workload> make(const Options& opts) {
   const Reader in(opts, kName);
   Params p;
   read_basic(in, p);
+  // Each rank's send and receive buffers hold `bytes` for every rank: the engine refuses
+  // buffers above 16 GiB when the first MPI_Alltoall runs; say so before anything runs.
+  constexpr std::uint64_t kMaxBuffer = std::uint64_t{1} << 34;
+  if (p.bytes * static_cast<std::uint64_t>(p.ranks) > kMaxBuffer)
+    in.fail("bytes", std::to_string(p.bytes) + " bytes to each of " + std::to_string(p.ranks) +
+                         " ranks need buffers of more than 16GiB per rank (bytes x ranks <= 16GiB)");
   return make_program_workload<Program>(kName, std::move(p));
 }
 

@@ -8,10 +8,10 @@ namespace waitlab::models::synth {
 
 namespace {
 
-// Saturates above kMaxCount (extents up to 2^30 each would overflow 64 bits in 3D).
+// Saturates above kMaxRanks (extents up to 2^20 each would overflow 64 bits in 4D).
 std::int64_t product(const std::vector<int>& v) {
   std::int64_t p = 1;
-  for (int x : v) p = std::min(p * x, kMaxCount + 1);
+  for (int x : v) p = std::min<std::int64_t>(p * x, std::int64_t{kMaxRanks} + 1);
   return p;
 }
 
@@ -78,12 +78,21 @@ OptionSpec flops_option(std::string what) {
 std::uint64_t Reader::bytes(std::string_view name) const {
   const double v = non_negative(name, units::Quantity::Bytes);
   if (v != std::floor(v)) fail(name, "must be a whole number of bytes, got " + shown(v));
-  if (v > 0x1p53) fail(name, "is too large: " + shown(v) + " bytes");
+  if (v > static_cast<double>(kMaxMessageBytes))
+    fail(name, "must be at most " + std::to_string(kMaxMessageBytes) + " bytes (2GiB - 1B: MPI counts are int), got " +
+                   shown(v, units::Quantity::Bytes));
   return static_cast<std::uint64_t>(v);
 }
 
 double Reader::duration(std::string_view name) const {
   return non_negative(name, units::Quantity::Duration);
+}
+
+int Reader::rank_count(std::string_view name) const {
+  const double v = number(name);
+  if (std::isfinite(v) && v == std::floor(v) && v > kMaxRanks)
+    fail(name, "must be at most " + std::to_string(kMaxRanks) + " (waitlab's limit on ranks), got " + shown(v));
+  return static_cast<int>(integer(name, 1, kMaxRanks));
 }
 
 Amount Reader::compute(std::string_view seconds_name, std::string_view flops_name) const {
@@ -95,19 +104,19 @@ std::vector<int> Reader::grid(const std::vector<std::string>& extent_names) cons
   std::vector<int> dims;
   std::string given;  // "px = 4, py = 0" for messages
   for (const auto& n : extent_names) {
-    dims.push_back(static_cast<int>(integer(n, 0, kMaxCount)));
+    dims.push_back(static_cast<int>(integer(n, 0, kMaxRanks)));
     given += (given.empty() ? "" : ", ") + n + " = " + std::to_string(dims.back());
   }
   const bool all_given = std::none_of(dims.begin(), dims.end(), [](int d) { return d == 0; });
   if (!has("ranks")) {
     if (!all_given) fail("ranks", "is required unless every extent is given (" + given + ")");
     const std::int64_t n = product(dims);
-    if (n > kMaxCount)
+    if (n > kMaxRanks)
       fail(extent_names.front(),
-           "the grid (" + given + ") has more than " + std::to_string(kMaxCount) + " ranks");
+           "the grid (" + given + ") has more than " + std::to_string(kMaxRanks) + " ranks (waitlab's limit)");
     return dims;
   }
-  const auto n = static_cast<int>(integer("ranks", 1, kMaxCount));
+  const auto n = rank_count("ranks");
   try {
     return dims_create(n, dims);
   } catch (const std::invalid_argument& e) {
@@ -117,11 +126,11 @@ std::vector<int> Reader::grid(const std::vector<std::string>& extent_names) cons
 
 void read_basic(const Reader& in, BasicParams& out, const std::vector<std::string>& extent_names) {
   if (extent_names.empty()) {
-    out.ranks = static_cast<int>(in.integer("ranks", 1, kMaxCount));
+    out.ranks = in.rank_count("ranks");
     out.grid = {out.ranks};
   } else {
     out.grid = in.grid(extent_names);
-    out.ranks = static_cast<int>(product(out.grid));  // Reader::grid keeps it <= kMaxCount
+    out.ranks = static_cast<int>(product(out.grid));  // Reader::grid keeps it <= kMaxRanks
   }
   out.iterations = static_cast<int>(in.integer("iterations", 1, kMaxCount));
   out.compute = in.compute();

@@ -18,14 +18,18 @@
 
 #include "analysis/trace/error.hpp"
 #include "models/action.hpp"
+#include "models/platform.hpp"
 #include "models/spec.hpp"
 #include "models/workload.hpp"
 
 namespace waitlab::models::synth {
 
-// Upper bound for ranks, iterations and grid extents: far beyond any simulation, low enough
-// that step and rank arithmetic cannot overflow an int.
+// Upper bound for iterations and per-iteration counts: far beyond any simulation, low enough
+// that step arithmetic cannot overflow an int. Ranks and grid extents are bounded by
+// models::kMaxRanks (models/platform.hpp).
 inline constexpr std::int64_t kMaxCount = 1 << 30;
+// The most bytes one MPI call of a workload may move: MPI counts are `int`.
+inline constexpr std::int64_t kMaxMessageBytes = 2147483647;
 
 // ---- registration (one function per workload file; listed once in models/workload.cpp) ----
 WorkloadEntry heat1d_entry();
@@ -56,8 +60,10 @@ class Reader : public OptionReader {
   Reader(const Options& opts, std::string workload)
       : OptionReader(opts, SpecKind::Workload, std::move(workload)) {}
 
-  std::uint64_t bytes(std::string_view name) const;  // a whole, non-negative number of bytes
+  // A whole number of bytes from 0 to kMaxMessageBytes (MPI's int count).
+  std::uint64_t bytes(std::string_view name) const;
   double duration(std::string_view name) const;      // finite, >= 0 seconds
+  int rank_count(std::string_view name) const;       // a number of ranks, 1 to kMaxRanks
   // `compute` in seconds, or `flops` when that optional option is set.
   Amount compute(std::string_view seconds_name = "compute", std::string_view flops_name = "flops") const;
 

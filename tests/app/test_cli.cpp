@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -661,6 +662,194 @@ TEST_F(Cli, AnalyzeCorrectsClockSkewAndReportsIt) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "waitlab: error: --clock-correction: unknown mode 'sometimes' (allowed: auto, none, linear, clamp, "
                      "linear+clamp)\n");
+}
+
+// ---- hostile input and options that would do nothing (issue 19) ----
+
+TEST_F(Cli, UnknownCommandIsAnErrorEvenWithHelp) {
+  // Was "A subcommand is required", and `nosuch --help` printed the main help with exit 0.
+  for (const char* args : {"nosuch", "nosuch --help", "nosuch x.yaml", "--help nosuch"}) {
+    const Result r = waitlab(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.err, "waitlab: error: unknown command 'nosuch' (see waitlab --help)\n") << args;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  const Result r = waitlab("rn x.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: unknown command 'rn'; did you mean 'run'?\n");
+  EXPECT_EQ(waitlab("run --help").code, 0);
+}
+
+TEST_F(Cli, ErrorsAreOnePrintableLine) {
+  const auto f = write("small.yaml", kSmall);
+  // Control characters from the input are escaped, never printed.
+  Result r = waitlab("run '" + f.string() + "' --set 'wo\nrk\x01.x=1'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "waitlab: error: --set wo\\nrk\\x01.x=1: unknown section 'wo\\nrk\\x01' (sections: name, description, "
+            "platform, workload, perturbations, run, outputs, variants)\n");
+  const auto k = write("k.yaml", "platform: {type: cluster, nodes: 2}\nworkload: {type: heat1d, ranks: 2}\n"
+                                 "\"bad\\nkey\\x07\\x9f\": 1\n");
+  r = waitlab("run '" + k.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + k.string() +
+                       ":3:1: unknown section 'bad\\nkey\\x07\\xc2\\x9f' (sections: name, description, platform, "
+                       "workload, perturbations, run, outputs, variants)\n");
+  // Bytes of a binary file that are not UTF-8.
+  const auto prv = write("b.prv", "#Paraver (01/01/2024 at 00:00):1000_ns:1(2):1:1(2:1)\n\x9f\xff\n");
+  r = waitlab("analyze '" + prv.string() + "' --out '" + (dir_ / "a").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("'\\x9f\\xff'"), std::string::npos) << r.err;
+  // An absurdly long message is cut.
+  r = waitlab("run '" + f.string() + "' --set run.collectives=" + std::string(10000, 'x'));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.size(), std::string("waitlab: error: ").size() + 4096 + std::string("... (15997 more bytes)\n").size());
+  EXPECT_EQ(r.err.substr(r.err.size() - 23), "... (15997 more bytes)\n");
+}
+
+TEST_F(Cli, ArgumentsMustBeUtf8AndNotEmpty) {
+  const auto f = write("small.yaml", kSmall);
+  // A path that cannot go into summary.json (JSON is UTF-8) gave exit 1 after the simulation.
+  Result r = waitlab("run '" + f.string() + "' --out '" + (dir_ / "o\xff").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: argument 4 '" + (dir_ / "o").string() +
+                       "\\xff' is not valid UTF-8 (byte 0xff at offset " + std::to_string((dir_ / "o").string().size()) +
+                       "): waitlab writes paths and names into UTF-8 JSON files; rename the file or directory\n");
+  EXPECT_FALSE(fs::exists(dir_ / "o\xff"));
+  // '' is not "the default": --out '' ran into the scenario's outputs.dir.
+  r = waitlab("run '" + f.string() + "' --out ''");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: --out: must not be empty (see waitlab --help)\n");
+  // Nor may the working directory's name be, for the commands that record absolute paths.
+  const fs::path weird = dir_ / "d\xff";
+  fs::create_directories(weird);
+  std::ofstream(weird / "small.yaml") << kSmall;
+  const std::string cmd = "cd '" + weird.string() + "' && '" + WAITLAB_BINARY + "' run small.yaml --no-progress >'" +
+                          (dir_ / "out.txt").string() + "' 2>'" + (dir_ / "err.txt").string() + "'";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2);
+  EXPECT_EQ(slurp(dir_ / "err.txt"), "waitlab: error: the working directory '" + dir_.string() +
+                                         "/d\\xff' is not valid UTF-8 (byte 0xff at offset " +
+                                         std::to_string(dir_.string().size() + 2) +
+                                         "): waitlab records absolute paths in its JSON outputs, which are UTF-8; run "
+                                         "it from another directory\n");
+  EXPECT_FALSE(fs::exists(weird / "out"));
+  for (const char* args : {"run ''", "analyze ''", "replay x.wlt --scenario ''", "validate x.yaml --expected ''",
+                                  "whatif x.yaml --only ''", "sweep x.yaml --grid ''", "convert a.wlt ''",
+                                  "describe ''", "pop x.prv --scaling ''"}) {
+    r = waitlab(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.err.find(": must not be empty (see waitlab --help)\n"), std::string::npos) << args << ": " << r.err;
+  }
+}
+
+TEST_F(Cli, InvalidUtf8InTheScenarioKeepsTheOutputsOfTheLastRun) {
+  const auto f = write("small.yaml", kSmall);
+  const std::string out = (dir_ / "o").string();
+  ASSERT_EQ(waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'").code, 0);
+  const std::string summary = slurp(dir_ / "o" / "summary.json");
+  const std::string report = slurp(dir_ / "o" / "report.html");
+  ASSERT_FALSE(summary.empty());
+  ASSERT_FALSE(report.empty());
+  // Was exit 1 from nlohmann::json's dump after simulating, with summary.json and report.html gone.
+  const auto bad = write("bad.yaml", std::string("description: caf\xe9\n") + kSmall);
+  const Result r = waitlab("run '" + bad.string() + "' --no-progress --out '" + out + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + bad.string() + ":1:17: not valid UTF-8 (byte 0xe9); a scenario is UTF-8 text\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(slurp(dir_ / "o" / "summary.json") == summary);
+  EXPECT_TRUE(slurp(dir_ / "o" / "report.html") == report);
+}
+
+TEST_F(Cli, HostileScenariosFailFastWithExit2) {
+  // A recursive alias crashed (SIGSEGV); an alias bomb hung beyond 12 GB.
+  Result r = waitlab("run '" + write("self.yaml", "a: &a [*a]\n").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + (dir_ / "self.yaml").string() +
+                       ":1:4: recursive YAML alias: the node anchored here contains an alias to itself\n");
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 12; ++i) {
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) bomb += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  r = waitlab("run '" + write("bomb.yaml", bomb).string() + "'");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bomb.yaml:1:22: the scenario has more than 100000 YAML nodes"), std::string::npos) << r.err;
+  EXPECT_LT(s, 5.0);  // about 0.1 s
+  // 10^9 ranks: refused before anything is allocated.
+  r = waitlab("run '" + write("small.yaml", kSmall).string() + "' --set workload.ranks=1000000000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "waitlab: error: --set workload.ranks=1000000000: option 'ranks' of workload heat1d: must be at most "
+            "1048576 (waitlab's limit on ranks), got 1000000000\n");
+}
+
+// Options that were accepted with exit 0 and changed nothing, and a window length that ended in
+// exit 1: each is one line and exit 2, found before anything is simulated or written.
+TEST_F(Cli, OptionsThatWouldDoNothingAreErrors) {
+  const auto f = write("small.yaml", kSmall);
+  const std::string run_dir = (dir_ / "run").string();
+  ASSERT_EQ(waitlab("run '" + f.string() + "' --no-progress --out '" + run_dir + "'").code, 0);
+  const std::string trace = (dir_ / "run" / "trace.wlt").string();
+  const std::string ana = " --out '" + (dir_ / "a").string() + "'";
+  const std::map<std::string, std::string> cases = {
+      {"analyze '" + trace + "'" + ana + " --windows 1ns",
+       "--windows: windows of 1ns would be 3.024e+06 windows over the trace's 0.00302421 s; at most 1000000 (give "
+       "a longer window, or a number of windows such as 50)"},
+      {"analyze '" + trace + "'" + ana + " -a waitstate --windows 10ms",
+       "--windows: only for the timeresolved analysis, which --analyses does not select (waitstate)"},
+      {"analyze '" + trace + "'" + ana + " -a delay --ideal smpi",
+       "--ideal: only for the timeresolved analysis, which --analyses does not select (waitstate,delay)"},
+      {"analyze '" + trace + "'" + ana + " -a waitstate,",
+       "--analyses: 'waitstate,' has an empty analysis name (write e.g. waitstate,delay; [] for none)"},
+      {"replay '" + trace + "' --out '" + (dir_ / "r").string() + "' --iterations-from timestep",
+       "--iterations-from: option 'iterations_from' of workload trace: the trace trace.wlt has no region 'timestep' "
+       "(its regions: compute, exchange, main)"},
+      {"replay '" + trace + "' --out '" + (dir_ / "r").string() + "' --compute-scale foo=0.5",
+       "--compute-scale: compute scale 'foo=0.5': the trace trace.wlt has no region 'foo' (its regions: compute, "
+       "exchange, main)"},
+      {"replay '" + trace + "' --out '" + (dir_ / "r").string() + "' --compute-scale @70=2",
+       "--compute-scale: compute scale '@70=2': rank 70 does not exist (the trace trace.wlt has ranks 0..3)"},
+      {"run '" + f.string() + "' --set perturbations[0].type=delay --set perturbations[0].rank=1 --set "
+       "perturbations[0].iteration=99999 --set perturbations[0].duration=1ms",
+       "--set perturbations[0].iteration=99999: option 'iteration' of perturbation delay: iteration 99999 does not "
+       "exist (the workload has iterations 0..2)"},
+      {"validate '" + f.string() + "' --jobs 2",
+       "--jobs: only with --counterfactual (validate simulates its scenarios one after the other)"},
+      {"validate '" + f.string() + "' --counterfactual --no-plot", "--no-plot: --counterfactual draws no picture"},
+      {"convert '" + trace + "' '" + (dir_ / "t.prv").string() + "' --speed 2Gf",
+       "--speed: only for conversions from or to a TI trace (" + trace + " -> " + (dir_ / "t.prv").string() +
+           " keeps the times)"},
+      {"sweep '" + f.string() + "' --grid 'workload.iterations=1,,2'",
+       "--grid workload.iterations=1,,2: '1,,2' has an empty entry (write NAME,NAME,...)"},
+      {"whatif '" + f.string() + "' --variant '{name: v, network: ideal}' --only v,",
+       "--only: 'v,' has an empty entry (write NAME,NAME,...)"},
+      {"whatif '" + f.string() + "' --variant '{name: v, network: ideal}' --only v,v",
+       "--only: the variant 'v' is named twice"},
+      {"sweep '" + f.string() + "' --grid 'workload.iterations=1,2,1'",
+       "--grid workload.iterations=1,2,1: the value '1' is given twice"},
+      {"sweep '" + f.string() + "' --set workload.iterations=5 --grid 'workload.iterations=1,2'",
+       "--set workload.iterations=5: 'workload.iterations' is swept by --grid workload.iterations=1,2, which "
+       "overrides it at every grid point"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = waitlab(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.err, "waitlab: error: " + message + "\n") << args;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
+  EXPECT_FALSE(fs::exists(dir_ / "t.prv"));
+  // A run's windows are counted once its span is known: after simulating, before any output.
+  const Result r = waitlab("run '" + f.string() + "' --no-progress --out '" + (dir_ / "w").string() +
+                           "' --set outputs.analyses=timeresolved --set outputs.windows=1ns");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: outputs.windows: windows of 1ns would be ", 0), 0u) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "w" / "summary.json"));
 }
 
 }  // namespace

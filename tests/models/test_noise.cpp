@@ -235,7 +235,18 @@ TEST(Noise, Errors) {
       "t.yaml:5:3: option 'duration' of perturbation periodic_noise: 1ms is not shorter than the period 1ms "
       "(1/frequency): the CPU would never run");
   EXPECT_EQ(error_of("periodic_noise", {{"frequency", "0Hz"}, {"duration", "1us"}}, c.ctx),
-            "t.yaml:5:3: option 'frequency' of perturbation periodic_noise: must be greater than 0, got 0");
+            "t.yaml:5:3: option 'frequency' of perturbation periodic_noise: must be greater than 0, got 0Hz");
+  // At most one detour per microsecond: every detour in a compute interval is visited (issue 19).
+  EXPECT_EQ(error_of("periodic_noise", {{"frequency", "1GHz"}, {"duration", "0s"}}, c.ctx),
+            "t.yaml:5:3: option 'frequency' of perturbation periodic_noise: must be at most 1MHz (one detour per "
+            "microsecond), got 1GHz");
+  EXPECT_EQ(error_of("random_noise", {{"rate", "2MHz"}, {"duration", "0s"}}, c.ctx),
+            "t.yaml:5:3: option 'rate' of perturbation random_noise: must be at most 1MHz (one detour per "
+            "microsecond), got 2MHz");
+  EXPECT_EQ(error_of("random_noise", {{"interval", "100ns"}, {"duration", "0s"}}, c.ctx),
+            "t.yaml:5:3: option 'interval' of perturbation random_noise: must be at least 1us (at most one detour "
+            "per microsecond), got 100ns");
+  EXPECT_EQ(error_of("periodic_noise", {{"frequency", "1MHz"}, {"duration", "0s"}}, c.ctx), "no error");
   EXPECT_EQ(error_of("periodic_noise", {{"frequency", "1kHz"}}, c.ctx),
             "t.yaml:5:3: perturbation 'periodic_noise' needs option 'duration' (length of each detour (e.g. "
             "10us))");

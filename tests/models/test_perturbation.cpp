@@ -229,6 +229,25 @@ TEST(Delay, Errors) {
       "negative");
 }
 
+// An iteration the workload does not have would inject nothing, silently (issue 19); with no
+// iteration count known (0) nothing is checked.
+TEST(Delay, IterationMustExistInTheWorkload) {
+  Context c(64);
+  EXPECT_EQ(error_of("delay", {{"rank", "1"}, {"iteration", "99999"}, {"duration", "5ms"}}, c.ctx), "no error");
+  c.ctx.iterations = 100;
+  EXPECT_EQ(error_of("delay", {{"rank", "1"}, {"iteration", "99999"}, {"duration", "5ms"}}, c.ctx),
+            "t.yaml:5:3: option 'iteration' of perturbation delay: iteration 99999 does not exist (the workload has "
+            "iterations 0..99)");
+  EXPECT_EQ(error_of("delay", {{"rank", "1"}, {"iteration", "100"}, {"duration", "5ms"}}, c.ctx),
+            "t.yaml:5:3: option 'iteration' of perturbation delay: iteration 100 does not exist (the workload has "
+            "iterations 0..99)");
+  EXPECT_EQ(error_of("delay", {{"rank", "1"}, {"iteration", "99"}, {"duration", "5ms"}}, c.ctx), "no error");
+  EXPECT_EQ(error_of("imbalance_periodic_region", {{"region", "fixup"}, {"offset", "100"}}, c.ctx),
+            "t.yaml:5:3: option 'offset' of perturbation imbalance_periodic_region: iteration 100 does not exist (the "
+            "workload has iterations 0..99): no iteration would be heavier");
+  EXPECT_EQ(error_of("imbalance_periodic_region", {{"region", "fixup"}, {"offset", "99"}}, c.ctx), "no error");
+}
+
 TEST(Perturbations, UnknownModelSuggestsTheClosest) {
   Context c(2);
   Options o("t.yaml:5:3");

@@ -107,6 +107,58 @@ TEST(Platform, HierarchicalRejectsInconsistentTopologies) {
             "negative");
 }
 
+// Topology fields are parsed with overflow checks (a 30-digit extent was signed overflow,
+// issue 19), and a topology is bounded in nodes and in the switches, routers and links SimGrid
+// would create for it.
+TEST(Platform, TopologySizesAreCheckedBeforeUse) {
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "123456789012345678901234567890,2"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '123456789012345678901234567890,2' is not "
+            "a valid torus: '123456789012345678901234567890' is not a whole number from 1 to 999999999; a torus is "
+            "its extents 'X,Y,Z' (any number of dimensions), e.g. '4,4,4' (64 nodes)");
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "fat_tree"},
+                                      {"topo_parameters", "2;4,99999999999999999999999999;1,2;1,2"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '2;4,99999999999999999999999999;1,2;1,2' "
+            "is not a valid fat_tree: '99999999999999999999999999' is not a whole number from 1 to 999999999; a fat "
+            "tree is 'levels;down-links per level;up-links per level;parallel links per level', e.g. "
+            "'2;4,4;1,2;1,2' (16 nodes)");
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "2,,2"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '2,,2' is not a valid torus: an empty "
+            "item; a torus is its extents 'X,Y,Z' (any number of dimensions), e.g. '4,4,4' (64 "
+            "nodes)");
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "torus"}, {"topo_parameters", "999999999,999999999,999999999"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '999999999,999999999,999999999' has "
+            "1099511627776 or more nodes; at most 1048576 (waitlab's limit on hosts)");
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "fat_tree"}, {"topo_parameters", "2;4,4;1000,1000;1000,1000"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '2;4,4;1000,1000;1000,1000' makes "
+            "4017004016 switches, routers and links; at most 4194304 (waitlab's limit)");
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "dragonfly"}, {"topo_parameters", "1000,1000;4,3;5,1;2"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: '1000,1000;4,3;5,1;2' makes 1000400000 "
+            "switches, routers and links; at most 4194304 (waitlab's limit)");
+  // Every core of a hierarchical platform is a host; a cluster node is one.
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "65536"}, {"sockets", "2"}, {"cores", "16"}}),
+            "p.yaml:1:1: option 'cores' of platform hierarchical: nodes x sockets x cores = 65536 x 2 x 16 cores is "
+            "more than 1048576 (waitlab's limit on hosts; every core is a host)");
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "1"}, {"sockets", "2000000000"}, {"cores", "2000000000"}}),
+            "p.yaml:1:1: option 'cores' of platform hierarchical: nodes x sockets x cores = 1 x 2000000000 x "
+            "2000000000 cores is more than 1048576 (waitlab's limit on hosts; every core is a host)");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "2000000000"}}),
+            "p.yaml:1:1: option 'nodes' of platform cluster: must be at most 1048576 (waitlab's limit on hosts), got "
+            "2000000000");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "1048576"}, {"cores", "4096"}}),
+            "p.yaml:1:1: option 'cores' of platform cluster: nodes x cores = 4294967296 is too large (at most "
+            "2147483647)");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "1024"}, {"cores", "64"}}), "no error");
+  // Rates so small that a message or a compute would take forever.
+  EXPECT_EQ(error_of("cluster", {{"nodes", "2"}, {"bandwidth", "1e-300Bps"}}),
+            "p.yaml:1:1: option 'bandwidth' of platform cluster: must be at least 1Bps (one byte per second), got "
+            "1e-300Bps");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "2"}, {"loopback_bandwidth", "0.5Bps"}}),
+            "p.yaml:1:1: option 'loopback_bandwidth' of platform cluster: must be at least 1Bps (one byte per "
+            "second), got 0.5Bps");
+  EXPECT_EQ(error_of("cluster", {{"nodes", "2"}, {"speed", "0.001f"}}),
+            "p.yaml:1:1: option 'speed' of platform cluster: must be at least 1f (one flop per second), got 0.001f");
+}
+
 TEST(Platform, UnknownPlatform) {
   Options o("p.yaml:1:1");
   try {
@@ -173,6 +225,18 @@ TEST(Placement, ClusterBlockAndTooManyRanks) {
                  "workload.ranks)");
   }
   EXPECT_THROW(place(p, 0), InputError);
+  // A rank count above the limit is refused before the 12 bytes per rank are allocated (issue
+  // 19: 10^9 ranks allocated 12 GB before the core count was checked).
+  try {
+    place(p, 1000000000);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "the workload has 1000000000 ranks; waitlab simulates at most 1048576");
+  }
+  PlatformDesc xml;
+  xml.kind = PlatformKind::Xml;
+  EXPECT_THROW(place(xml, kMaxRanks + 1), InputError);
+  EXPECT_EQ(place(xml, 5).size(), 5u);
 }
 
 }  // namespace

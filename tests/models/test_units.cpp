@@ -78,7 +78,16 @@ TEST(Units, RejectsWithTheAllowedUnits) {
             "'25' is not a duration (use s, ms, us, ns)");  // unit required
   EXPECT_EQ(error_of("nan", Quantity::Duration), "'nan' is not a duration (use s, ms, us, ns)");
   EXPECT_EQ(error_of("infms", Quantity::Duration), "'infms' is not a duration (use s, ms, us, ns)");
-  EXPECT_EQ(error_of("1e400s", Quantity::Duration), "'1e400s' is not a duration (use s, ms, us, ns)");
+  // Overflowing numbers and values (issue 19): out of range, too large in SI units, beyond the
+  // duration limit of 1e9 s.
+  EXPECT_EQ(error_of("1e400s", Quantity::Duration), "'1e400s' is out of range (not a finite number)");
+  EXPECT_EQ(error_of("1e-400s", Quantity::Duration), "'1e-400s' is out of range (not a finite number)");
+  EXPECT_EQ(error_of("1e300TB", Quantity::Bytes), "'1e300TB' is too large (not a finite number)");
+  EXPECT_EQ(error_of("1e308GBps", Quantity::Bandwidth), "'1e308GBps' is too large (not a finite number)");
+  EXPECT_EQ(error_of("1e308Pf", Quantity::Flops), "'1e308Pf' is too large (not a finite number)");
+  EXPECT_EQ(error_of("1e10s", Quantity::Duration), "'1e10s' is too large (at most 1e9s, about 31 years)");
+  EXPECT_EQ(error_of("-1e10s", Quantity::Duration), "'-1e10s' is too large (at most 1e9s, about 31 years)");
+  EXPECT_EQ(parse_duration("1e9s"), 1e9);
   EXPECT_EQ(error_of("1 ms s", Quantity::Duration), "'1 ms s' is not a duration (use s, ms, us, ns)");
   EXPECT_EQ(error_of("1MS", Quantity::Duration),
             "'1MS' is not a duration (use s, ms, us, ns)");  // case matters

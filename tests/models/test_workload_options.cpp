@@ -92,7 +92,7 @@ using V = OptionValue;
 TEST(WorkloadOptions, ImpossibleValuesNameTheOption) {
   const std::string p = "t.yaml: workload: option ";
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(0.0)}}),
-            p + "'ranks' of workload heat1d: must be between 1 and 1073741824, got 0");
+            p + "'ranks' of workload heat1d: must be between 1 and 1048576, got 0");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"iterations", V(0.0)}}),
             p + "'iterations' of workload heat1d: must be between 1 and 1073741824, got 0");
   EXPECT_EQ(error_of("heat1d", {{"ranks", V(2.5)}}),
@@ -131,13 +131,40 @@ TEST(WorkloadOptions, GridMustFitTheRanks) {
   EXPECT_EQ(error_of("halo2d", {{"px", V(4.0)}}),
             p + "'ranks' of workload halo2d: is required unless every extent is given (px = 4, py = 0)");
   EXPECT_EQ(error_of("halo3d", {{"ranks", V(8.0)}, {"pz", V(-1.0)}}),
-            p + "'pz' of workload halo3d: must be between 0 and 1073741824, got -1");
+            p + "'pz' of workload halo3d: must be between 0 and 1048576, got -1");
   EXPECT_EQ(
       error_of("halo3d", {{"px", V(1048576.0)}, {"py", V(1048576.0)}, {"pz", V(2.0)}}),
-      p + "'px' of workload halo3d: the grid (px = 1048576, py = 1048576, pz = 2) has more than 1073741824 "
-          "ranks");
+      p + "'px' of workload halo3d: the grid (px = 1048576, py = 1048576, pz = 2) has more than 1048576 "
+          "ranks (waitlab's limit)");
   EXPECT_EQ(error_of("sweep2d", {{"ranks", V(0.0)}}),
-            p + "'ranks' of workload sweep2d: must be between 1 and 1073741824, got 0");
+            p + "'ranks' of workload sweep2d: must be between 1 and 1048576, got 0");
+}
+
+// Sizes are checked against waitlab's limits before anything is allocated (issue 19): ranks
+// (2^20), extents and their product (saturated, so 2^20 x 2^20 x 2^20 cannot overflow), bytes
+// (an MPI int count), an alltoall's buffers (16 GiB).
+TEST(WorkloadOptions, SizesAboveTheLimitsAreRefused) {
+  const std::string p = "t.yaml: workload: option ";
+  EXPECT_EQ(error_of("heat1d", {{"ranks", V(1e9)}}),
+            p + "'ranks' of workload heat1d: must be at most 1048576 (waitlab's limit on ranks), got 1000000000");
+  EXPECT_EQ(error_of("heat1d", {{"ranks", V(1048577.0)}}),
+            p + "'ranks' of workload heat1d: must be at most 1048576 (waitlab's limit on ranks), got 1048577");
+  EXPECT_EQ(error_of("halo3d", {{"ranks", V(1e12)}}),
+            p + "'ranks' of workload halo3d: must be at most 1048576 (waitlab's limit on ranks), got 1000000000000");
+  EXPECT_EQ(error_of("halo3d", {{"px", V(1048576.0)}, {"py", V(1048576.0)}, {"pz", V(1048576.0)}}),
+            p + "'px' of workload halo3d: the grid (px = 1048576, py = 1048576, pz = 1048576) has more than 1048576 "
+                "ranks (waitlab's limit)");
+  EXPECT_EQ(error_of("halo2d", {{"px", V(2e6)}, {"py", V(1.0)}}),
+            p + "'px' of workload halo2d: must be between 0 and 1048576, got 2000000");
+  EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"bytes", V(2147483648.0)}}),
+            p + "'bytes' of workload heat1d: must be at most 2147483647 bytes (2GiB - 1B: MPI counts are int), got "
+                "2GiB");
+  EXPECT_EQ(error_of("heat1d", {{"ranks", V(4.0)}, {"iterations", V(2e9)}}),
+            p + "'iterations' of workload heat1d: must be between 1 and 1073741824, got 2000000000");
+  EXPECT_EQ(error_of("alltoall_loop", {{"ranks", V(65536.0)}, {"bytes", V(1048576.0)}}),
+            p + "'bytes' of workload alltoall_loop: 1048576 bytes to each of 65536 ranks need buffers of more than "
+                "16GiB per rank (bytes x ranks <= 16GiB)");
+  EXPECT_EQ(error_of("alltoall_loop", {{"ranks", V(65536.0)}, {"bytes", V(262144.0)}}), "(no error)");
 }
 
 TEST(WorkloadOptions, GridFromExtentsAlone) {

@@ -167,7 +167,13 @@ TEST(ScenarioErrors, UnknownAnalysis) {
   EXPECT_EQ(analyses("all"), (std::vector<std::string>{"waitstate", "delay", "critpath", "minprofile", "idlewave",
                                                        "timeresolved"}));
   // outputs.windows: the time-resolved analysis' windows, checked where they are written.
-  EXPECT_EQ(parse_scenario(base_scenario() + "outputs:\n  windows: 10ms\n", "t.yaml").outputs.windows, "10ms");
+  EXPECT_EQ(parse_scenario(base_scenario() + "outputs:\n  analyses: timeresolved\n  windows: 10ms\n", "t.yaml")
+                .outputs.windows,
+            "10ms");
+  // Without the timeresolved analysis they would change nothing (issue 19).
+  EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: waitstate\n  windows: 10ms\n"),
+            "t.yaml:22:12: outputs.windows: only for the timeresolved analysis, which outputs.analyses does not select "
+            "(add timeresolved to outputs.analyses)");
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  windows: often\n"),
             "t.yaml:21:12: outputs.windows: expected a number of equal windows (e.g. 50), a window length with its "
             "unit (e.g. 10ms) or adaptive[:N]; got 'often' ('often' is not a duration (use s, ms, us, ns))");

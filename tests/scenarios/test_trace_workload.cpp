@@ -86,5 +86,40 @@ TEST_F(TraceWorkload, ErrorsNameTheOption) {
   }
 }
 
+// What the options name must be in the trace (issue 19: they were accepted and did nothing):
+// checked once the trace is read (prepare), before anything runs.
+TEST_F(TraceWorkload, OptionsMustNameWhatTheTraceHas) {
+  const std::string f = (dir_ / "s.yaml").string();
+  const auto error = [&](const std::string& workload) {
+    try {
+      (void)prepare(load_scenario(scenario("platform: {type: cluster, nodes: 2, cores: 1}\nworkload: " + workload +
+                                           "\n")));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("{trace: traces/pp.txt, compute_scale: \"@70=2\"}"),
+            f + ":2:34: compute scale '@70=2': rank 70 does not exist (the trace pp.txt has ranks 0..1)");
+  EXPECT_EQ(error("{trace: traces/pp.txt, compute_scale: \"2,@0-2=2\"}"),
+            f + ":2:34: compute scale '@0-2=2': rank 2 does not exist (the trace pp.txt has ranks 0..1)");
+  EXPECT_EQ(error("{trace: traces/pp.txt, compute_scale: mian=0.5}"),
+            f + ":2:34: compute scale 'mian=0.5': the trace pp.txt has no region 'mian'; did you mean 'main'? (its "
+                "regions: main)");
+  EXPECT_EQ(error("{trace: traces/pp.txt, compute_scale: \"2,,3\"}"),
+            f + ":2:34: compute scale '2,,3': an empty entry (write FACTOR, REGION=FACTOR, @RANKS=FACTOR or "
+                "REGION@RANKS=FACTOR, comma-separated)");
+  EXPECT_EQ(error("{trace: traces/pp.txt, iterations_from: timestep}"),
+            f + ":2:34: option 'iterations_from' of workload trace: the trace pp.txt has no region 'timestep' (its "
+                "regions: main)");
+  EXPECT_EQ(error("{trace: traces/pp.txt, speed: 0.5f}"),
+            f + ":2:34: option 'speed' of workload trace: must be at least 1f (one flop per second), got 0.5f");
+  EXPECT_EQ(error("{trace: traces/pp.txt, compute_scale: \"main@1=2\", iterations_from: main}"), "no error");
+  // A delay in an iteration the replay does not have (each compute interval is one: 0 only).
+  EXPECT_EQ(error("{trace: traces/pp.txt}\nperturbations: [{type: delay, rank: 0, iteration: 5, duration: 1ms}]"),
+            f + ":3:40: option 'iteration' of perturbation delay: iteration 5 does not exist (the workload has "
+                "iterations 0..0)");
+}
+
 }  // namespace
 }  // namespace waitlab::scenarios
