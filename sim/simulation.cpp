@@ -194,6 +194,8 @@ class RankRunner {
 
   void run();  // the actor's body
   bool finished() const { return finished_; }
+  double finished_at() const { return finished_at_; }
+  std::uint64_t collectives() const { return collectives_; }
   std::uint64_t operations() const { return ops_; }
   bool received(Rank src, std::int32_t tag, std::uint64_t seq) const {
     const auto it = recv_.find(channel(src, tag));
@@ -241,6 +243,8 @@ class RankRunner {
   [[noreturn]] void bad(const std::string& what) const;  // throws InputError
   void check(int rc, const char* call) const;
   void check_peer(Rank p, const char* what) const;
+  void check_receiver(Rank dst) const;
+  void check_collective() const;
   int count(std::uint64_t bytes) const;
 
   Simulation& sim_;
@@ -261,7 +265,9 @@ class RankRunner {
   std::size_t calls_since_reap_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> send_seq_;
   std::unordered_map<std::uint64_t, RecvChannel> recv_;
+  std::uint64_t collectives_ = 0;  // collective calls entered
   bool finished_ = false;
+  double finished_at_ = 0;
 
   // The online estimator: what a PMPI wrapper sees of the call in progress.
   minprofile::RankProfile* profile_ = nullptr;  // null unless RunOptions::minprofile
@@ -310,7 +316,15 @@ class Simulation {
   void* send_buffer(std::size_t bytes) { return send_scratch_.get(bytes); }
   void* recv_buffer(std::size_t bytes) { return recv_scratch_.get(bytes); }
 
-  void rank_finished() { ++finished_; }
+  const RankRunner& runner(Rank r) const { return *runners_[static_cast<std::size_t>(r)]; }
+  // A rank that finished having entered the fewest collective calls (null: none finished):
+  // a collective call beyond that number can never complete.
+  const RankRunner* fewest_collectives() const { return fewest_collectives_; }
+  void rank_finished(const RankRunner& r) {
+    ++finished_;
+    if (fewest_collectives_ == nullptr || r.collectives() < fewest_collectives_->collectives())
+      fewest_collectives_ = &r;
+  }
   void fail(const std::string& message, bool input_error);
   void on_deadlock();
   void on_time_advance();
@@ -340,6 +354,7 @@ class Simulation {
   trace::CallPaths paths_;                        // the online estimator's call paths
   std::vector<minprofile::RankProfile> profiles_;  // per rank, with RunOptions::minprofile
   int finished_ = 0;
+  const RankRunner* fewest_collectives_ = nullptr;
   std::string error_;
   bool input_error_ = false;
   std::string deadlock_;
@@ -409,6 +424,34 @@ void RankRunner::check_peer(Rank p, const char* what) const {
         std::to_string(sim_.ranks()) + " ranks)");
 }
 
+// SMPI aborts ("Actor pid=N is gone??") when a message is posted to a rank whose actor has
+// ended. A finished rank has completed every receive it will ever post, so such a message can
+// never be received: an error in the input, said before SMPI is asked. Exact: a rank is
+// marked finished in the same simulation step in which its actor ends.
+void RankRunner::check_receiver(Rank dst) const {
+  if (dst == rank_) return;
+  const RankRunner& d = sim_.runner(dst);
+  if (!d.finished()) return;
+  std::ostringstream t;
+  t.precision(9);
+  t << d.finished_at();
+  bad("destination rank " + std::to_string(dst) + " has already finished (at t=" + t.str() +
+      " s, after its last action): the message can never be received");
+}
+
+// Likewise every rank takes part in every collective call on MPI_COMM_WORLD: once a rank has
+// finished having entered k of them, the (k+1)-th can never complete.
+void RankRunner::check_collective() const {
+  const RankRunner* f = sim_.fewest_collectives();
+  if (f == nullptr || f->collectives() > collectives_) return;
+  std::ostringstream t;
+  t.precision(9);
+  t << f->finished_at();
+  bad("rank " + std::to_string(f->rank_) + " has already finished (at t=" + t.str() + " s) after " +
+      std::to_string(f->collectives()) + " collective call(s): this one, rank " + std::to_string(rank_) +
+      "'s collective call " + std::to_string(collectives_ + 1) + ", can never complete");
+}
+
 int RankRunner::count(std::uint64_t bytes) const {
   if (bytes > kMaxCount) bad("message of " + bytes_text(bytes) + " is larger than MPI's int count allows");
   return static_cast<int>(bytes);
@@ -476,6 +519,7 @@ void RankRunner::run() {
   }
   finalize();
   finished_ = true;
+  finished_at_ = now();
 }
 
 void RankRunner::execute(const Action& a) {
@@ -590,6 +634,7 @@ void RankRunner::compute(const Action& a) {
 void RankRunner::send(const Action& a, bool synchronous) {
   check_peer(a.peer, "destination");
   if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  check_receiver(a.peer);
   const MpiOp op = synchronous ? MpiOp::Ssend : MpiOp::Send;
   const int n = count(a.bytes);
   const double t0 = now();
@@ -634,6 +679,7 @@ void RankRunner::recv(const Action& a) {
 void RankRunner::isend(const Action& a) {
   check_peer(a.peer, "destination");
   if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  check_receiver(a.peer);
   for (const auto& o : outstanding_)
     if (o.slot == a.request) bad("request slot " + std::to_string(a.request) + " is still in use");
   const int n = count(a.bytes);
@@ -781,6 +827,7 @@ void RankRunner::sendrecv(const Action& a) {
   check_peer(a.peer, "destination");
   check_peer(a.peer2, "source");
   if (a.tag < 0 || a.tag2 < 0) bad("tags must not be negative");
+  check_receiver(a.peer);
   const int ns = count(a.bytes);
   const int nr = count(a.bytes2);
   const double t0 = now();
@@ -861,6 +908,8 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   }
   const std::uint64_t wide = b * ranks;
   if (b != 0 && wide / ranks != b) bad("collective buffer size overflows");
+  check_collective();
+  ++collectives_;
   if (wide > kMaxScratch)
     bad("a " + std::string(trace::mpi_name(op)) + " of " + bytes_text(b) + " per rank on " +
         std::to_string(ranks) + " ranks needs buffers larger than 16 GiB");
@@ -1174,7 +1223,7 @@ RunResult Simulation::run() {
     actor->start([this, runner] {
       try {
         runner->run();
-        rank_finished();
+        rank_finished(*runner);
       } catch (const InputError& e) {
         fail(e.what(), true);
       } catch (const std::exception& e) {

@@ -78,6 +78,46 @@ TEST(BadActions, AreReportedWithRankAndAction) {
             "(MPI_ERR_TRUNCATE)");
 }
 
+// A message to a rank whose actor has ended made SMPI abort ("Actor pid=2 is gone??" and a
+// backtrace: an internal failure); a finished rank can never receive it: bad input, named.
+TEST(FinishedRank, AMessageToItIsAnInputErrorNamingSenderActionAndDestination) {
+  const std::string gone =
+      "rank 0, action 1 (send): destination rank 1 has already finished (at t=0 s, after its last action): "
+      "the message can never be received";
+  for (const auto sem : {Semantics::Waitlab, Semantics::SmpiDefault}) {
+    // Eager (8 B) and rendezvous (1 MiB) sends, after rank 1 ended at t=0.
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Send, 1, 8, 5)}, {}}), options(sem)), gone);
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Send, 1, 1 << 20, 5)}, {}}), options(sem)),
+              gone);
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Isend, 1, 8, 5, 0), wait(0)}, {}}), options(sem)),
+              "rank 0, action 1 (isend): destination rank 1 has already finished (at t=0 s, after its last "
+              "action): the message can never be received");
+    Action sr = p2p(ActionKind::Sendrecv, 1, 8, 5);
+    sr.peer2 = 1;
+    sr.bytes2 = 8;
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), sr}, {}}), options(sem)),
+              "rank 0, action 1 (sendrecv): destination rank 1 has already finished (at t=0 s, after its last "
+              "action): the message can never be received");
+  }
+  // Its time is the one it ended at; the check is exact, not a timeout: a message that
+  // reached rank 1 before it ended is fine, one sent after is not.
+  EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Send, 1, 8, 5), compute(1e-3),
+                                    p2p(ActionKind::Send, 1, 8, 5)},
+                                   {p2p(ActionKind::Recv, 0, 8, 5), compute(5e-4)}})),
+            "rank 0, action 3 (send): destination rank 1 has already finished (at t=0.00150405889 s, after its last "
+            "action): the message can never be received");
+}
+
+TEST(FinishedRank, ACollectiveItNeverEntersIsAnInputError) {
+  // Rank 1 ends after one barrier; rank 0's second collective can never complete.
+  for (const auto sem : {Semantics::Waitlab, Semantics::SmpiDefault})
+    EXPECT_EQ(error_of(ListWorkload({{coll(ActionKind::Barrier), compute(1e-3), coll(ActionKind::Bcast, 8, 0)},
+                                     {coll(ActionKind::Barrier)}}),
+                       options(sem)),
+              "rank 0, action 2 (bcast): rank 1 has already finished (at t=8.09808479e-06 s) after 1 collective "
+              "call(s): this one, rank 0's collective call 2, can never complete");
+}
+
 TEST(BadOptions, AreRejectedBeforeTheRun) {
   ListWorkload w({{}, {}});
   auto o = options();
