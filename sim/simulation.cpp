@@ -287,13 +287,14 @@ class Simulation {
  public:
   Simulation(const models::PlatformDesc& platform, const models::Workload& workload,
              const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-             const std::function<void(const char*)>& phase)
+             const std::function<void(const char*)>& phase, const MemoryWatch& watch)
       : platform_(platform),
         workload_(workload),
         perturbations_(perturbations),
         options_(options),
         progress_fd_(progress_fd),
-        phase_(phase) {}
+        phase_(phase),
+        watch_(watch) {}
 
   RunResult run();
 
@@ -332,6 +333,7 @@ class Simulation {
  private:
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
   void progress(bool final);
+  void watch_memory(std::chrono::steady_clock::time_point now);
   std::string perturbations_text() const {
     std::string out;
     for (const auto& p : perturbations_.models()) out += (out.empty() ? "" : "; ") + p->describe();
@@ -344,6 +346,7 @@ class Simulation {
   const RunOptions& options_;
   int progress_fd_;
   const std::function<void(const char*)>& phase_;
+  const MemoryWatch watch_;
 
   RunResult result_;
   std::vector<std::unique_ptr<RankRunner>> runners_;
@@ -364,6 +367,9 @@ class Simulation {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_print_;
   bool printed_ = false;
+  // Memory watch: read every few seconds, one warning at most.
+  std::chrono::steady_clock::time_point last_memory_check_;
+  bool memory_warned_ = false;
 
   friend class RankRunner;
 };
@@ -1084,7 +1090,21 @@ void Simulation::on_deadlock() {
 void Simulation::on_time_advance() {
   // One read of the monotonic clock (vDSO, no system call) per time step: a step costs at
   // least one simcall per rank that moves in it, far more than that.
-  progress(false);
+  const auto now = std::chrono::steady_clock::now();
+  watch_memory(now);
+  if (options_.progress && progress_fd_ >= 0) progress(false);
+}
+
+// Every 2 s: the resident memory, against what was available when the run started.
+void Simulation::watch_memory(std::chrono::steady_clock::time_point now) {
+  if (memory_warned_ || progress_fd_ < 0 || watch_.limit == 0) return;
+  if (std::chrono::duration<double>(now - last_memory_check_).count() < 2.0) return;
+  last_memory_check_ = now;
+  const std::string warning = memory_warning(resident_bytes(), watch_);
+  if (warning.empty()) return;
+  memory_warned_ = true;
+  const std::string line = (tty_ && printed_ ? "\n" : "") + ("waitlab: warning: " + warning) + "\n";
+  if (write(progress_fd_, line.data(), line.size()) < 0) progress_fd_ = -1;
 }
 
 void Simulation::progress(bool final) {
@@ -1105,7 +1125,8 @@ void Simulation::progress(bool final) {
   const double fraction = known ? sum / static_cast<double>(runners_.size()) : -1.0;
   // On a terminal the line is rewritten in place (and cleared to its end: it may get shorter).
   const std::string line = (tty_ ? "\r" : "") +
-                           progress_text(sg4::Engine::get_clock(), fraction, finished_, ranks(), wall, final) +
+                           progress_text(sg4::Engine::get_clock(), fraction, finished_, ranks(), wall, final,
+                                         resident_bytes()) +
                            (tty_ ? "\033[K" : "") + (tty_ && !final ? "" : "\n");
   if (write(progress_fd_, line.data(), line.size()) < 0) {
     progress_fd_ = -1;  // nowhere to report to; the run goes on
@@ -1234,9 +1255,9 @@ RunResult Simulation::run() {
 
   if (heap_stacks) mallopt(M_TOP_PAD, kDefaultTopPad);
   sg4::Engine::on_deadlock_cb([this] { on_deadlock(); });
-  if (options_.progress && progress_fd_ >= 0) {
-    tty_ = isatty(progress_fd_) != 0;
-    start_ = last_print_ = std::chrono::steady_clock::now();
+  if (progress_fd_ >= 0 && (options_.progress || watch_.limit > 0)) {
+    tty_ = options_.progress && isatty(progress_fd_) != 0;
+    start_ = last_print_ = last_memory_check_ = std::chrono::steady_clock::now();
     sg4::Engine::on_time_advance_cb([this](double) { on_time_advance(); });
   }
 
@@ -1318,7 +1339,16 @@ bool unguarded_stacks(int ranks, long max_map_count) {
   return 2L * ranks + kMappingHeadroom > max_map_count;
 }
 
-std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final) {
+std::string memory_warning(std::uint64_t resident, const MemoryWatch& watch) {
+  const std::uint64_t own = resident > watch.base ? resident - watch.base : 0;
+  if (watch.limit == 0 || own < watch.limit / 10 * 9) return "";
+  return "the simulation has grown to " + human_bytes(own) + " of memory, 90 % of the " + human_bytes(watch.limit) +
+         " available when it started (estimated need: " + human_bytes(watch.estimate) +
+         "); it may swap or be killed by the out-of-memory killer";
+}
+
+std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final,
+                          std::uint64_t resident) {
   std::string done;
   if (fraction >= 0) {
     const double f = std::min(fraction, 1.0);
@@ -1331,8 +1361,8 @@ std::string progress_text(double simulated, double fraction, int finished, int r
     else
       done = fmt::format("{:.1f} % done, ", 100 * f);
   }
-  return fmt::format("simulated {:.6f} s, {}{}/{} ranks finished, {:.1f} s wall", simulated, done, finished, ranks,
-                     wall);
+  return fmt::format("simulated {:.6f} s, {}{}/{} ranks finished, {:.1f} s wall{}", simulated, done, finished, ranks,
+                     wall, resident > 0 ? ", " + human_bytes(resident) + " memory" : std::string());
 }
 
 const CollectiveSet& effective_collectives(const RunOptions& options) {
@@ -1391,8 +1421,8 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
 
 RunResult run_here(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-                   const std::function<void(const char*)>& phase) {
-  Simulation sim(platform, workload, perturbations, options, progress_fd, phase);
+                   const std::function<void(const char*)>& phase, const MemoryWatch& watch) {
+  Simulation sim(platform, workload, perturbations, options, progress_fd, phase, watch);
   return sim.run();
 }
 

@@ -145,9 +145,15 @@ TEST(Progress, ReportsSimulatedTimeAndFinishedRanksOnStderr) {
   testing::internal::CaptureStderr();
   const auto r = simulate(cluster(2), w, {}, o);
   const std::string err = testing::internal::GetCapturedStderr();
-  // Not a terminal: one line per report; the last one when the run ends.
-  EXPECT_EQ(err, "simulated 0.002000 s, 100 % done, 2/2 ranks finished, " + err.substr(err.rfind(", ") + 2));
-  EXPECT_NE(err.find(" s wall\n"), std::string::npos);
+  // Not a terminal: one line per report; the last one when the run ends, with the wall time
+  // and the simulation process's resident memory (host-dependent).
+  const std::string start = "simulated 0.002000 s, 100 % done, 2/2 ranks finished, ";
+  EXPECT_EQ(err.rfind(start, 0), 0u) << err;
+  EXPECT_NE(err.find(" s wall, "), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+  EXPECT_TRUE(err.size() > 8 && (err.compare(err.size() - 12, 12, " MiB memory\n") == 0 ||
+                                 err.compare(err.size() - 12, 12, " GiB memory\n") == 0))
+      << err;
   o.progress = false;
   testing::internal::CaptureStderr();
   simulate(cluster(2), w, {}, o);
@@ -167,6 +173,11 @@ TEST(Progress, PercentageAndTimeLeft) {
   EXPECT_EQ(progress_text(0.001, 0.5, 0, 8, 0.5, false), "simulated 0.001000 s, 50.0 % done, 0/8 ranks finished, 0.5 s wall");
   EXPECT_EQ(progress_text(0.1, 1.0, 8, 8, 12.34, true), "simulated 0.100000 s, 100 % done, 8/8 ranks finished, 12.3 s wall");
   EXPECT_EQ(progress_text(0.1, -1, 3, 8, 2, false), "simulated 0.100000 s, 3/8 ranks finished, 2.0 s wall");
+  // The simulation process's resident memory, when known.
+  EXPECT_EQ(progress_text(0.1, -1, 3, 8, 2, false, 652ull << 20),
+            "simulated 0.100000 s, 3/8 ranks finished, 2.0 s wall, 652 MiB memory");
+  EXPECT_EQ(progress_text(0.1, 1.0, 8, 8, 45, true, 1932735283ull),
+            "simulated 0.100000 s, 100 % done, 8/8 ranks finished, 45.0 s wall, 1.8 GiB memory");
 }
 
 }  // namespace
