@@ -132,7 +132,7 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       pid_t pid = -1;
       try {
         pid = sim::fork_process(SIGTERM, true);
-      } catch (const std::runtime_error&) {
+      } catch (const std::exception&) {
         ::close(fds[0]);
         ::close(fds[1]);
         give_up("fork");

@@ -1,6 +1,7 @@
 #include "sim/resources.hpp"
 
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -136,6 +137,11 @@ HostLimits read_host_limits() {
   h.max_map_count = static_cast<long>(read_number("/proc/sys/vm/max_map_count"));
   h.self_rss = resident_bytes();
   h.self_vsz = virtual_bytes();
+  const char* tmp = std::getenv("TMPDIR");
+  h.temp_dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  struct statvfs fs = {};
+  if (statvfs(h.temp_dir.c_str(), &fs) == 0) h.temp_free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  h.file_size = soft_limit(RLIMIT_FSIZE);
   return h;
 }
 
@@ -145,8 +151,9 @@ MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks
   m.events = events;
   m.truths = truths;
   m.heap_stacks = heap_stacks;
-  const double recorded = (events * sizeof(trace::Event) + truths * sizeof(trace::ComputeTruth)) * kGrowth;
-  m.resident = kBaseBytes + static_cast<std::uint64_t>(ranks) * kRankBytes + static_cast<std::uint64_t>(recorded);
+  const double bytes = events * sizeof(trace::Event) + truths * sizeof(trace::ComputeTruth);
+  m.resident = kBaseBytes + static_cast<std::uint64_t>(ranks) * kRankBytes + static_cast<std::uint64_t>(bytes * kGrowth);
+  m.result_bytes = static_cast<std::uint64_t>(bytes);
   // Every actor's stack is a mapping of its own (with a guard page) or a piece of the heap;
   // untouched, it costs address space, not memory.
   const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
@@ -222,6 +229,17 @@ std::string check_memory(const MemoryNeed& need, const HostLimits& limits) {
                         "(sysctl vm.overcommit_memory=0)",
                         need.ranks, human_bytes(need.address_space), human_bytes(kStackBytes),
                         human_bytes(limits.commit_free), fewer));
+  // The result file: the trace, written by the simulation process into $TMPDIR.
+  const std::string trace_size = fmt::format("its trace of about {} ({} events)", human_bytes(need.result_bytes),
+                                             count_text(need.events));
+  if (limits.file_size > 0 && need.result_bytes > limits.file_size)
+    problem(fmt::format("this simulation of {} ranks writes {} into one file, but the file-size limit (ulimit -f) is "
+                        "{}: raise it (ulimit -f unlimited) or {}",
+                        need.ranks, trace_size, human_bytes(limits.file_size), fewer));
+  if (limits.temp_free > 0 && need.result_bytes > limits.temp_free)
+    problem(fmt::format("this simulation of {} ranks writes {} into {} (TMPDIR), which has {} free: set TMPDIR to a "
+                        "directory with more room, or {}",
+                        need.ranks, trace_size, limits.temp_dir, human_bytes(limits.temp_free), fewer));
   const std::uint64_t limit = limits.memory_limit();
   if (limit == 0) return warning;
   const std::string source = limits.cgroup_free > 0 && limits.cgroup_free <= limits.mem_available

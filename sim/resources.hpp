@@ -6,7 +6,8 @@
 // the events and compute intervals it will record (counted on the ranks' action streams, or a
 // scattered sample of them for very large workloads). read_host_limits() reads what the host allows: MemAvailable and SwapFree
 // (/proc/meminfo), the cgroup's memory limit, the address-space and data limits (ulimit -v,
-// -d), the commit limit under vm.overcommit_memory=2, vm.max_map_count. check_memory()
+// -d), the commit limit under vm.overcommit_memory=2, vm.max_map_count, and for the result
+// file the free space of $TMPDIR and the file-size limit (ulimit -f). check_memory()
 // refuses with an InputError naming the estimate, the limit and the fix when the run clearly
 // cannot fit, and returns a warning when it comes close. The per-rank and per-event figures
 // are measured (docs/engine.md §8). WAITLAB_MEMORY_CHECK=warn turns the refusals into
@@ -41,6 +42,11 @@ struct HostLimits {
   long max_map_count = 0;           // vm.max_map_count
   std::uint64_t self_rss = 0;       // this process now: shared with the child after fork
   std::uint64_t self_vsz = 0;
+  // The simulation writes its result (the trace) into a temporary directory: its free space
+  // (0: unknown) and the file-size limit (ulimit -f; 0: unlimited).
+  std::string temp_dir;             // $TMPDIR or /tmp
+  std::uint64_t temp_free = 0;
+  std::uint64_t file_size = 0;
   // The memory a new process can use: the smaller of MemAvailable and the cgroup's room (0: unknown).
   std::uint64_t memory_limit() const;
 };
@@ -53,6 +59,7 @@ struct MemoryNeed {
   bool heap_stacks = false;
   std::uint64_t resident = 0;       // peak resident memory of the simulation process
   std::uint64_t address_space = 0;  // new mappings of the child (stacks included)
+  std::uint64_t result_bytes = 0;   // the trace as the child hands it over (.wlt: as recorded)
   std::string breakdown() const;   // "65,536 ranks × 20 KiB + 5.2 million events × 60 B + ..."
 };
 // Counts the actions of every rank, up to `budget` actions (then extrapolates from the ranks counted).

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "analysis/trace/error.hpp"
+
 namespace waitlab::sim {
 
 namespace {
@@ -189,7 +191,14 @@ pid_t fork_process(int death_signal, bool quiet) {
   const SignalBlock block;  // until the child is registered (parent) or set up (child)
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot fork a process: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int err = errno;
+    // A limit of the host, not a bug: too many processes (ulimit -u) or too little memory.
+    if (err == EAGAIN || err == ENOMEM)
+      throw InputError(std::string("cannot start a process: ") + std::strerror(err) +
+                       " (the limit of processes, ulimit -u, or of memory is reached)");
+    throw std::runtime_error(std::string("cannot fork a process: ") + std::strerror(err));
+  }
   if (pid == 0) {
     g_parent = parent;
     for (auto& c : g_children) c = 0;

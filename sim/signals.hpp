@@ -28,8 +28,9 @@ void install_signal_handlers();
 // Forks. In the child (returns 0): the handlers above are installed afresh, its parent's
 // children are forgotten, and the child receives `death_signal` when its parent dies; a
 // `quiet` child writes no line when interrupted (its parent does). In the parent: the
-// child's pid, registered to receive the signals until child_ended(pid). Throws
-// std::runtime_error when fork fails.
+// child's pid, registered to receive the signals until child_ended(pid). Throws InputError
+// when the host's limits forbid another process (EAGAIN, ENOMEM), std::runtime_error when
+// fork fails otherwise.
 pid_t fork_process(int death_signal, bool quiet);
 void child_ended(pid_t pid);
 

@@ -139,7 +139,9 @@ class OutputsSafety : public ::testing::Test {
 
   // Starts waitlab ARGS as from a terminal: default signal dispositions, nothing blocked,
   // TMPDIR = DIR/tmp (the simulation's temporary directories go there), output to files.
-  pid_t start(const std::vector<std::string>& args, std::optional<rlim_t> address_space = std::nullopt) {
+  // `limit`: a resource limit (setrlimit) of the process, e.g. {RLIMIT_AS, 2 GiB} for ulimit -v.
+  using Limit = std::optional<std::pair<int, rlim_t>>;
+  pid_t start(const std::vector<std::string>& args, Limit limit = std::nullopt) {
     std::vector<std::string> argv_s = {WAITLAB_BINARY};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     const std::string out = (dir_ / "stdout.txt").string();
@@ -160,9 +162,9 @@ class OutputsSafety : public ::testing::Test {
       ::dup2(e, STDERR_FILENO);
       ::setenv("TMPDIR", tmp.c_str(), 1);
       ::unsetenv("WAITLAB_MEMORY_CHECK");
-      if (address_space) {
-        struct rlimit rl = {*address_space, *address_space};
-        ::setrlimit(RLIMIT_AS, &rl);
+      if (limit) {
+        struct rlimit rl = {limit->second, limit->second};
+        ::setrlimit(limit->first, &rl);
       }
       ::execv(argv[0], argv.data());
       ::_exit(127);
@@ -179,8 +181,8 @@ class OutputsSafety : public ::testing::Test {
     return r;
   }
 
-  Result waitlab(const std::vector<std::string>& args, std::optional<rlim_t> address_space = std::nullopt) {
-    return finish(start(args, address_space));
+  Result waitlab(const std::vector<std::string>& args, Limit limit = std::nullopt) {
+    return finish(start(args, limit));
   }
 
   // An output directory with the files of an earlier run and one of the user's.
@@ -519,7 +521,8 @@ TEST_F(OutputsSafety, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
                                   "platform: {type: cluster, nodes: 64, cores: 16}\n"
                                   "workload: {type: heat1d, ranks: 1024, iterations: 10}\n");
   const auto t0 = Clock::now();
-  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()}, rlim_t{2} << 30);
+  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()},
+                           std::make_pair(static_cast<int>(RLIMIT_AS), rlim_t{2} << 30));
   EXPECT_EQ(r.code(), 2);
   EXPECT_TRUE(r.one_line()) << r.err;
   EXPECT_EQ(r.err.rfind("waitlab: error: this simulation of 1024 ranks needs about ", 0), 0u) << r.err;
@@ -528,6 +531,23 @@ TEST_F(OutputsSafety, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
             std::string::npos)
       << r.err;
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 30.0);
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+TEST_F(OutputsSafety, ARunWhoseTraceExceedsTheFileSizeLimitIsRefusedBeforeItStarts) {
+  // The simulation hands its trace over in one file (about 70 MB here); ulimit -f 10 MB made
+  // the simulation process die of SIGXFSZ at the very end.
+  const fs::path scenario = write("k.yaml",
+                                  "name: k\n"
+                                  "platform: {type: cluster, nodes: 64, cores: 16}\n"
+                                  "workload: {type: heat1d, ranks: 1024, iterations: 100}\n");
+  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()},
+                           std::make_pair(static_cast<int>(RLIMIT_FSIZE), rlim_t{10} << 20));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err,
+            "waitlab: error: this simulation of 1024 ranks writes its trace of about 68 MiB (1.6 million events) into "
+            "one file, but the file-size limit (ulimit -f) is 10 MiB: raise it (ulimit -f unlimited) or simulate "
+            "fewer ranks or iterations (WAITLAB_MEMORY_CHECK=warn runs it anyway)\n");
   EXPECT_FALSE(fs::exists(dir_ / "o"));
 }
 

@@ -179,6 +179,36 @@ TEST(MemoryCheck, AddressSpaceDataAndCommitLimits) {
   }
 }
 
+TEST(MemoryCheck, TheResultFileMustFitInTmpdirAndUnderTheFileSizeLimit) {
+  const MemoryCheckMode mode(nullptr);
+  const MemoryNeed need = memory_need(4096, 6568784, 409600, false);  // heat1d 4096 × 100
+  EXPECT_EQ(need.result_bytes, 6568784ull * 40 + 409600ull * 56);   // 272 MiB
+  HostLimits h;
+  h.temp_dir = "/small";
+  h.temp_free = 100 * MiB;
+  try {
+    check_memory(need, h);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "this simulation of 4096 ranks writes its trace of about 272 MiB (6.6 million events) into /small "
+              "(TMPDIR), which has 100 MiB free: set TMPDIR to a directory with more room, or simulate fewer ranks "
+              "or iterations (WAITLAB_MEMORY_CHECK=warn runs it anyway)");
+  }
+  h.temp_free = 1 * GiB;
+  EXPECT_EQ(check_memory(need, h), "");
+  h.file_size = 64 * MiB;
+  try {
+    check_memory(need, h);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "this simulation of 4096 ranks writes its trace of about 272 MiB (6.6 million events) into one file, "
+              "but the file-size limit (ulimit -f) is 64 MiB: raise it (ulimit -f unlimited) or simulate fewer "
+              "ranks or iterations (WAITLAB_MEMORY_CHECK=warn runs it anyway)");
+  }
+}
+
 TEST(MemoryCheck, ReadsThisHost) {
   const HostLimits h = read_host_limits();
   EXPECT_GT(h.mem_available, 0u);
@@ -187,6 +217,8 @@ TEST(MemoryCheck, ReadsThisHost) {
   EXPECT_GE(h.self_vsz, h.self_rss);
   EXPECT_GT(h.memory_limit(), 0u);
   EXPECT_LE(h.memory_limit(), h.mem_available);
+  EXPECT_FALSE(h.temp_dir.empty());
+  EXPECT_GT(h.temp_free, 0u);
 }
 
 TEST(MemoryWatch, WarnsAt90PercentOfWhatWasAvailable) {
