@@ -14,6 +14,7 @@
 #include "analysis/minprofile/minprofile.hpp"
 #include "app/ideal_replay.hpp"
 #include "app/idlewave_output.hpp"
+#include "app/output_dir.hpp"
 #include "app/timeresolved_output.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
@@ -441,9 +442,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   if (sel.timeresolved) check_window_count(t, tri);  // before the output directory is made
   const std::string dir =
       args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the output directory: " + ec.message());
+  check_output_dir(dir);  // a file in the way is said before the analyses, not after them
 
   AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
   // The SMPI engine's ideal-network replay (Dimemas' estimate), next to the Lamport replay's.
@@ -467,45 +466,60 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
       r.timeresolved_warnings.push_back("no SMPI ideal-network estimate: " + ideal.why);
     }
   }
-  const fs::path d(dir);
+  // Written aside and put in place when complete (app/output_dir.hpp): an analysis that fails
+  // leaves the directory as it was.
+  OutputDir staged(dir);
+  const fs::path d(staged.path());
   const std::string summary = (d / "summary.json").string();
-  std::error_code rm;
-  fs::remove(summary, rm);
-  std::vector<std::string> files = write_analysis_tables(dir, r);
-  nlohmann::ordered_json host;
-  host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
-  host["generator"] = std::string("waitlab ") + kVersion;
-  host["analyses"] = analyses_host_json(t, r);
-  if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
-  trace::write_file_atomic((d / "host.json").string(), host.dump(2) + "\n");
-  files.push_back((d / "host.json").string());
+  std::vector<std::string> files;
+  try {
+    std::error_code rm;
+    fs::remove(summary, rm);
+    files = write_analysis_tables(staged.path(), r);
+    nlohmann::ordered_json host;
+    host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
+    host["generator"] = std::string("waitlab ") + kVersion;
+    host["analyses"] = analyses_host_json(t, r);
+    if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
+    trace::write_file_atomic((d / "host.json").string(), host.dump(2) + "\n");
+    files.push_back((d / "host.json").string());
 
-  nlohmann::ordered_json j;
-  j["schema"] = "waitlab.analysis";
-  j["schema_version"] = 1;
-  j["generator"] = std::string("waitlab ") + kVersion;
-  j["trace"] = {{"file", fs::path(args.trace).filename().string()},
-                {"name", t.attribute("name")},
-                {"origin", trace::origin_name(t.origin)},
-                {"ranks", t.ranks()},
-                {"threads", t.ranks() + t.threads.size()},
-                {"events", t.event_count()},
-                {"skipped", nlohmann::ordered_json::array()}};
-  for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
-  j["clock_correction"] = {{"mode", args.clock_correction},
-                           {"method", clock_report.method},
-                           {"violations_before", clock_report.violations_before},
-                           {"violations_after_linear", clock_report.violations_after_linear},
-                           {"violations_after", clock_report.violations_after},
-                           {"ranks_linear", clock_report.ranks_linear},
-                           {"events_moved", clock_report.events_moved},
-                           {"max_offset_s", clock_report.max_offset},
-                           {"max_drift", clock_report.max_drift},
-                           {"max_shift_s", clock_report.max_shift},
-                           {"constraints_dropped", clock_report.constraints_dropped}};
-  j["analyses"] = analyses_json(r);
-  trace::write_file_atomic(summary, j.dump(2) + "\n");
-  files.insert(files.begin(), summary);
+    nlohmann::ordered_json j;
+    j["schema"] = "waitlab.analysis";
+    j["schema_version"] = 1;
+    j["generator"] = std::string("waitlab ") + kVersion;
+    j["trace"] = {{"file", fs::path(args.trace).filename().string()},
+                  {"name", t.attribute("name")},
+                  {"origin", trace::origin_name(t.origin)},
+                  {"ranks", t.ranks()},
+                  {"threads", t.ranks() + t.threads.size()},
+                  {"events", t.event_count()},
+                  {"skipped", nlohmann::ordered_json::array()}};
+    for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
+    j["clock_correction"] = {{"mode", args.clock_correction},
+                             {"method", clock_report.method},
+                             {"violations_before", clock_report.violations_before},
+                             {"violations_after_linear", clock_report.violations_after_linear},
+                             {"violations_after", clock_report.violations_after},
+                             {"ranks_linear", clock_report.ranks_linear},
+                             {"events_moved", clock_report.events_moved},
+                             {"max_offset_s", clock_report.max_offset},
+                             {"max_drift", clock_report.max_drift},
+                             {"max_shift_s", clock_report.max_shift},
+                             {"constraints_dropped", clock_report.constraints_dropped}};
+    j["analyses"] = analyses_json(r);
+    trace::write_file_atomic(summary, j.dump(2) + "\n");
+    files.insert(files.begin(), summary);
+    // The report is rewritten by the caller (main), once these are in place: an old one would
+    // describe another analysis.
+    fs::remove(d / "report.html", rm);
+    staged.commit();
+  } catch (const InputError& e) {
+    throw InputError(staged.final_text(e.what()));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(staged.final_text(e.what()));
+  }
+  for (auto& f : files) f = staged.final_text(f);
 
   out << fmt::format("trace           {} — {} ranks{}, {} events ({})\n", args.trace, t.ranks(),
                      t.threads.empty() ? "" : fmt::format(" ({} threads)", t.ranks() + t.threads.size()),

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <ostream>
+#include <sstream>
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
@@ -18,6 +20,7 @@
 #include "app/analyze.hpp"
 #include "app/counterfactual.hpp"
 #include "app/idlewave_output.hpp"
+#include "app/output_dir.hpp"
 #include "app/pop.hpp"
 #include "app/report.hpp"
 #include "app/study.hpp"
@@ -119,6 +122,7 @@ void print_run_summary(const scenarios::Scenario& s, const Outcome& o, const std
 }
 
 // Removes an output of an earlier run that this run does not replace; it would not match.
+// (In the staging directory: the commit removes it from the output directory.)
 void remove_stale(const std::string& path) {
   std::error_code ec;
   fs::remove(path, ec);
@@ -137,11 +141,13 @@ nlohmann::json read_json(const std::string& path) {
 
 // Writes DIR/report.html (app/report.hpp) and returns its path, or "" after saying on standard
 // error why it could not: the report is a view of the results, never a reason to fail a command.
-std::string try_write_report(const std::string& dir) {
+// With `staged`, DIR is its staging directory, and the message names the output directory.
+std::string try_write_report(const std::string& dir, const OutputDir* staged = nullptr) {
   try {
     return write_report(dir);
   } catch (const std::exception& e) {
-    std::cerr << "waitlab: report.html was not written: " << e.what() << "\n";
+    std::cerr << "waitlab: report.html was not written: " << (staged ? staged->final_text(e.what()) : e.what())
+              << "\n";
     std::error_code ec;
     fs::remove(fs::path(dir) / "report.html", ec);  // an old one would describe another run
     return "";
@@ -152,15 +158,14 @@ std::string try_write_report(const std::string& dir) {
 
 namespace {
 
-// Simulates `s` (with `workload` if given) and writes the outputs of a run into `dir`.
+// Simulates `s` (with `workload` if given) and writes the outputs of a run into `dir`: prepared
+// in a staging directory and put in place only when all of them are written (app/output_dir.hpp),
+// so a run that fails at any point leaves the directory as it was.
 void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir, bool want_progress,
                         std::unique_ptr<models::Workload> workload, std::vector<std::string> replay_notes,
                         std::ostream& out) {
   const std::string dir = out_dir.empty() ? s.outputs.dir : out_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw InputError(dir + ": cannot create the output directory: " + ec.message());
+  check_output_dir(dir);  // a file in the way is said before the simulation, not after it
 
   const bool progress = want_progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const bool prebuilt = workload != nullptr;
@@ -172,56 +177,69 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const AnalysisReport report = run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"),
                                              o.result.estimate, tri);
 
-  const fs::path d(dir);
-  const std::string summary = (d / "summary.json").string();
-  const std::string trace_path = (d / "trace.wlt").string();
-  const std::string baseline_path = (d / "baseline.wlt").string();
-  const std::string host_path = (d / "host.json").string();
-  // summary.json is written last: its presence says that the files beside it belong to it.
-  // An old one goes first, so that a failure part-way (disk full while writing a trace)
-  // leaves no summary next to traces of another run.
-  remove_stale(summary);
-  remove_stale((d / "report.html").string());
-  std::vector<std::string> files = {summary};
-  if (s.outputs.trace) {
-    trace::write_wlt(o.result.trace, trace_path);
-    files.push_back(trace_path);
-  } else {
-    remove_stale(trace_path);
-  }
-  if (s.outputs.trace && o.baseline) {
-    trace::write_wlt(o.baseline->trace, baseline_path);
-    files.push_back(baseline_path);
-  } else {
-    remove_stale(baseline_path);
-  }
+  OutputDir staged(dir);
+  std::vector<std::string> files;
+  try {
+    const fs::path d(staged.path());
+    const std::string summary = (d / "summary.json").string();
+    const std::string trace_path = (d / "trace.wlt").string();
+    const std::string baseline_path = (d / "baseline.wlt").string();
+    const std::string host_path = (d / "host.json").string();
+    // summary.json is written last: its presence says that the files beside it belong to it.
+    // (The commit, too, removes an old one first and puts the new one in place last.)
+    remove_stale(summary);
+    remove_stale((d / "report.html").string());
+    files.push_back(summary);
+    if (s.outputs.trace) {
+      trace::write_wlt(o.result.trace, trace_path);
+      files.push_back(trace_path);
+    } else {
+      remove_stale(trace_path);
+    }
+    if (s.outputs.trace && o.baseline) {
+      trace::write_wlt(o.baseline->trace, baseline_path);
+      files.push_back(baseline_path);
+    } else {
+      remove_stale(baseline_path);
+    }
 
-  nlohmann::ordered_json host;
-  host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";
-  host["generator"] = std::string("waitlab ") + kVersion;
-  // Where the scenario is on this host, for `waitlab whatif RUN_DIR` (host-dependent: never in summary.json).
-  if (!prebuilt && !s.file.empty()) {  // a replay's scenario is made from its command line
-    std::error_code abs_ec;
-    host["scenario_path"] = fs::absolute(s.file, abs_ec).string();
+    nlohmann::ordered_json host;
+    host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";
+    host["generator"] = std::string("waitlab ") + kVersion;
+    // Where the scenario is on this host, for `waitlab whatif RUN_DIR` (host-dependent: never in summary.json).
+    if (!prebuilt && !s.file.empty()) {  // a replay's scenario is made from its command line
+      std::error_code abs_ec;
+      host["scenario_path"] = fs::absolute(s.file, abs_ec).string();
+    }
+    host["host_seconds"] = o.host_seconds;
+    host["simulation_host_seconds"] = o.result.stats.host_seconds;
+    if (o.baseline) host["baseline_simulation_host_seconds"] = o.baseline->stats.host_seconds;
+    if (o.ideal) host["ideal_network_simulation_host_seconds"] = o.ideal->stats.host_seconds;
+    host["mpi_operations_per_host_second"] =
+        o.host_seconds > 0
+            ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
+                  o.host_seconds
+            : 0.0;
+    // The simulation process's memory: measured peak and the estimate made before it started.
+    host["simulation_peak_rss_bytes"] = o.result.stats.peak_rss_bytes;
+    host["simulation_estimated_rss_bytes"] = o.result.stats.estimated_rss_bytes;
+    host["simulation_shared_rss_bytes"] = o.result.stats.base_rss_bytes;
+    if (report.selection.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
+    for (auto& f : write_analysis_tables(staged.path(), report)) files.push_back(std::move(f));
+    trace::write_file_atomic(host_path, host.dump(2) + "\n");
+    files.push_back(host_path);
+    auto sj = summary_json(s, o);
+    sj["analyses"] = analyses_json(report);
+    trace::write_file_atomic(summary, sj.dump(2) + "\n");
+    if (std::string report_path = try_write_report(staged.path(), &staged); !report_path.empty())
+      files.push_back(std::move(report_path));
+    staged.commit();
+  } catch (const InputError& e) {
+    throw InputError(staged.final_text(e.what()));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(staged.final_text(e.what()));
   }
-  host["host_seconds"] = o.host_seconds;
-  host["simulation_host_seconds"] = o.result.stats.host_seconds;
-  if (o.baseline) host["baseline_simulation_host_seconds"] = o.baseline->stats.host_seconds;
-  if (o.ideal) host["ideal_network_simulation_host_seconds"] = o.ideal->stats.host_seconds;
-  host["mpi_operations_per_host_second"] =
-      o.host_seconds > 0
-          ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
-                o.host_seconds
-          : 0.0;
-  if (report.selection.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
-  for (auto& f : write_analysis_tables(dir, report)) files.push_back(std::move(f));
-  trace::write_file_atomic(host_path, host.dump(2) + "\n");
-  files.push_back(host_path);
-  auto sj = summary_json(s, o);
-  sj["analyses"] = analyses_json(report);
-  trace::write_file_atomic(summary, sj.dump(2) + "\n");
-  if (std::string report_path = try_write_report(dir); !report_path.empty()) files.push_back(std::move(report_path));
-
+  for (auto& f : files) f = staged.final_text(f);
   print_run_summary(s, o, files, report, out);
 }
 
@@ -254,14 +272,110 @@ void replay_command(const ReplayArgs& args, std::ostream& out) {
   simulate_and_write(s, args.out_dir, args.progress, std::move(workload), std::move(notes), out);
 }
 
+namespace {
+
+// What a conversion writes (the path and its companions) and what it reads, absolute: an
+// output that is, or is a directory holding, something the conversion reads would destroy
+// its own input (`waitlab convert r/trace.wlt r` replaced the run directory r).
+fs::path absolute_path(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::weakly_canonical(fs::absolute(p), ec);
+  if (ec) a = fs::absolute(p).lexically_normal();
+  if (a.has_relative_path() && a.filename().empty()) a = a.parent_path();
+  return a;
+}
+
+bool within(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return true;
+}
+
+void refuse_overlap(const std::string& in, trace::TraceFormat from, const std::string& out_path,
+                    trace::TraceFormat to) {
+  using trace::TraceFormat;
+  std::vector<fs::path> reads = {absolute_path(in)};
+  std::error_code ec;
+  if (from == TraceFormat::Otf2 && !fs::is_directory(in, ec)) reads.push_back(reads.front().parent_path());
+  if (from == TraceFormat::Ti) reads.push_back(absolute_path(in + "_files"));
+  if (from == TraceFormat::Paraver) {
+    std::string base = reads.front().string();
+    for (const char* ext : {".prv.gz", ".prv"})
+      if (base.size() > std::strlen(ext) && base.compare(base.size() - std::strlen(ext), std::string::npos, ext) == 0) {
+        base.resize(base.size() - std::strlen(ext));
+        break;
+      }
+    reads.push_back(base + ".pcf");
+    reads.push_back(base + ".row");
+  }
+  const fs::path o = absolute_path(out_path);
+  std::vector<fs::path> writes = {o};
+  if (to == TraceFormat::Ti) writes.push_back(absolute_path(out_path + "_files"));
+  if (to == TraceFormat::Paraver) {
+    writes.push_back(fs::path(o).replace_extension(".pcf"));
+    writes.push_back(fs::path(o).replace_extension(".row"));
+  }
+  // An OTF2 input's archive directory is read whole: nothing may be written into it either.
+  const bool archive_in = from == TraceFormat::Otf2;
+  for (const auto& w : writes)
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      const fs::path& r = reads[i];
+      if (within(r, w))
+        throw InputError(out_path + ": the output would " + (r == w ? "overwrite" : "replace a directory holding") +
+                         " the input " + in + "; write it elsewhere");
+      if (archive_in && i + 1 == reads.size() && within(w, r))
+        throw InputError(out_path + ": the output would be written into the input's OTF2 archive " +
+                         r.string() + "; write it elsewhere");
+    }
+}
+
+std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat from, const std::string& out_path,
+                                      trace::TraceFormat to, const std::string& shown, double speed,
+                                      std::ostream& out);
+
+}  // namespace
+
 std::vector<std::string> convert_command(const std::string& in, const std::string& out_path, double speed,
                                          std::ostream& out) {
   if (!(speed > 0) || !std::isfinite(speed)) throw InputError("--speed: must be > 0 flop/s");
   using trace::TraceFormat;
   const TraceFormat from = trace::format_of_input(in);
   const TraceFormat to = trace::format_of_output(out_path);
+  refuse_overlap(in, from, out_path, to);
+  // Written beside the destination first and moved in at the end: a conversion that fails
+  // leaves nothing behind and replaces nothing (app/output_dir.hpp).
+  fs::path parent = fs::path(out_path).parent_path();
+  fs::path leaf = fs::path(out_path).filename();
+  if (leaf.empty() || leaf == "." || leaf == "..") {
+    parent = absolute_path(out_path).parent_path();
+    leaf = absolute_path(out_path).filename();
+  }
+  OutputDir staged(parent.empty() ? std::string(".") : parent.string(), OutputDir::Mode::Entries);
+  try {
+    std::ostringstream said;  // on the terminal once the output is in place
+    const std::vector<std::string> lost =
+        convert_into(in, from, (fs::path(staged.path()) / leaf).string(), to, out_path, speed, said);
+    staged.commit();
+    out << staged.final_text(said.str());
+    return lost;
+  } catch (const InputError& e) {
+    throw InputError(staged.final_text(e.what()));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(staged.final_text(e.what()));
+  }
+}
+
+namespace {
+
+// convert_command's work: reads `in`, writes `out_path` (in the staging directory), prints
+// what was written under the name `shown`.
+std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat from, const std::string& out_path,
+                                      trace::TraceFormat to, const std::string& shown, double speed,
+                                      std::ostream& out) {
+  using trace::TraceFormat;
   std::vector<std::string> lost;
-  std::string written = out_path;
+  std::string written = shown;
   std::size_t ranks = 0;
   std::string count;
   const std::string name = fs::path(in).filename().string();
@@ -305,12 +419,14 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
       lost = trace::write_trace(t, out_path);
     }
   }
-  if (to == TraceFormat::Otf2) written = trace::otf2_anchor(out_path);
-  if (to == TraceFormat::Ti) written = out_path + " + " + out_path + "_files/";
+  if (to == TraceFormat::Otf2) written = shown + trace::otf2_anchor(out_path).substr(out_path.size());
+  if (to == TraceFormat::Ti) written = shown + " + " + shown + "_files/";
   out << "wrote " << written << " (" << trace::format_name(to) << ", " << ranks << " ranks, " << count << ")\n";
   for (const auto& l : lost) out << "not in the output: " << l << "\n";
   return lost;
 }
+
+}  // namespace
 
 void list_command(std::ostream& out) {
   const auto section = [&](const char* title, const std::vector<const models::Spec*>& specs) {

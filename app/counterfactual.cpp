@@ -16,6 +16,7 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/jobs.hpp"
+#include "app/output_dir.hpp"
 #include "models/perturbation.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -186,6 +187,13 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
 
   out << fmt::format("counterfactual: {} runs into {}, {} at a time\n", jobs.size(), args.out_dir,
                      std::max(1, args.jobs));
+  // The run directories and the tables are prepared aside and put in place together when all
+  // of them succeeded (app/output_dir.hpp).
+  OutputDir staged(args.out_dir);
+  for (auto& job : jobs) {
+    job.shown_dir = job.dir;
+    job.dir = (fs::path(staged.path()) / fs::path(job.dir).lexically_relative(args.out_dir)).string();
+  }
   const auto outcomes = run_jobs(jobs, args.jobs, out);
   for (std::size_t k = 0; k < outcomes.size(); ++k)
     if (outcomes[k].exit_code == 2) throw InputError(jobs[k].name + ": " + outcomes[k].error);
@@ -257,12 +265,15 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
                    {"critpath_imbalance_s", predicted ? Json(r.critpath_imbalance_s) : Json(nullptr)}});
   }
   j["rows"] = arr;
-  std::error_code ec;
-  fs::create_directories(args.out_dir, ec);
+  try {
+    trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.csv").string(), csv);
+    trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), j.dump(2) + "\n");
+    staged.commit();
+  } catch (const InputError& e) {
+    throw InputError(staged.final_text(e.what()));
+  }
   const std::string csv_path = (fs::path(args.out_dir) / "counterfactual.csv").string();
   const std::string json_path = (fs::path(args.out_dir) / "counterfactual.json").string();
-  trace::write_file_atomic(csv_path, csv);
-  trace::write_file_atomic(json_path, j.dump(2) + "\n");
 
   out << fmt::format("\n{:<22} {:<34} {:>13} {:>13} {:>13} {:>13}\n", "scenario", "cause", "runtime saved",
                      "waiting saved", "attributed", "crit. imb.");

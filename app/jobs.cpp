@@ -15,10 +15,13 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <sstream>
 
+#include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "app/commands.hpp"
+#include "sim/signals.hpp"
 
 namespace waitlab::app {
 
@@ -26,17 +29,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What a job's process reports back through its pipe: its error message, if any.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty() || from == to) return text;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// What a job's process reports back through its pipe: its error message, if any. The job's
+// terminal summary goes to DIR/run.log once its outputs are in place (host-dependent, as the
+// terminal's: docs/cli.md).
 [[noreturn]] void child(const Job& job, int report) {
   int code = 0;
   std::string message;
   try {
-    std::error_code ec;
-    fs::create_directories(job.dir, ec);
-    std::ofstream log(fs::path(job.dir) / "run.log");
-    if (!log) throw InputError(job.dir + ": cannot write run.log");
+    std::ostringstream log;
     run_scenario(job.scenario, job.dir, false, log);
-    log.flush();
+    const std::string text = job.shown_dir.empty() ? log.str() : replace_all(log.str(), job.dir, job.shown_dir);
+    trace::write_file_atomic((fs::path(job.dir) / "run.log").string(), text);
   } catch (const InputError& e) {
     code = 2;
     message = e.what();
@@ -86,7 +96,7 @@ Job study_job(std::string name, scenarios::Scenario s, std::string dir) {
   s.outputs.progress = false;
   s.outputs.dir = dir;
   s.run.baseline = false;
-  return Job{std::move(name), std::move(s), std::move(dir)};
+  return Job{std::move(name), std::move(s), std::move(dir), ""};
 }
 
 std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std::ostream& out) {
@@ -104,6 +114,7 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
     for (const auto& [pid, r] : running) {
       ::kill(pid, SIGTERM);
       ::waitpid(pid, nullptr, 0);
+      sim::child_ended(pid);
       ::close(r.report);
     }
     throw std::runtime_error(why);
@@ -116,8 +127,12 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       // The child is a copy: what sits in our buffers would be written twice.
       out.flush();
       std::fflush(nullptr);
-      const pid_t pid = ::fork();
-      if (pid < 0) {
+      // It dies with us (SIGTERM: it stops its simulation and discards its outputs), and our
+      // SIGINT/SIGTERM are passed on to it (sim/signals.hpp).
+      pid_t pid = -1;
+      try {
+        pid = sim::fork_process(SIGTERM, true);
+      } catch (const std::exception&) {
         ::close(fds[0]);
         ::close(fds[1]);
         give_up("fork");
@@ -141,8 +156,19 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       }
       if (it == running.end()) ::usleep(5000);
     }
+    sim::child_ended(it->first);
+    if (sim::interruption() != 0) {
+      // The signal went to every job: wait for them to stop, then stop too.
+      for (const auto& [pid, r] : running) {
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        sim::child_ended(pid);
+      }
+      sim::exit_interrupted();
+    }
     JobOutcome& o = outcomes[it->second.job];
-    o.error = read_all(it->second.report);
+    const Job& j = jobs[it->second.job];
+    o.error = replace_all(read_all(it->second.report), j.dir, j.shown_dir.empty() ? j.dir : j.shown_dir);
     if (WIFEXITED(status)) {
       o.exit_code = WEXITSTATUS(status);
     } else {
@@ -150,10 +176,9 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       o.error = "the job's process died (signal " + std::to_string(WTERMSIG(status)) + ")";
     }
     if (o.exit_code != 0 && o.error.empty()) o.error = "failed with exit code " + std::to_string(o.exit_code);
-    const Job& j = jobs[it->second.job];
     ++finished;
     out << fmt::format("[{}/{}] {:<24} {}\n", finished, jobs.size(), j.name,
-                       o.exit_code == 0 ? j.dir : "FAILED: " + o.error);
+                       o.exit_code == 0 ? (j.shown_dir.empty() ? j.dir : j.shown_dir) : "FAILED: " + o.error);
     out.flush();
     running.erase(it);
   }

@@ -4,7 +4,9 @@
 // Promise: run_jobs() runs every job as a `waitlab run` of its scenario into its own
 // directory, each in its own process (forked; the simulation forks once more for SimGrid),
 // at most `parallel` at a time, and returns how each ended. A job's terminal summary goes
-// to DIR/run.log, its error (bad input, exit 2; internal failure, exit 1) to the outcome.
+// to DIR/run.log (host-dependent: host seconds, paths), its error (bad input, exit 2;
+// internal failure, exit 1) to the outcome. The jobs die with this process, and a SIGINT or
+// SIGTERM to it is passed on to them; it exits (sim::exit_interrupted) once they stopped.
 // The jobs' outputs are the same whatever `parallel` is: each is a deterministic run.
 // Shares split a job list among cooperating processes (mpirun: rank r of n runs the jobs
 // i with i mod n = r).
@@ -23,6 +25,8 @@ struct Job {
   std::string name;  // shown on the terminal
   scenarios::Scenario scenario;
   std::string dir;   // where its outputs go
+  std::string shown_dir;  // the name of `dir` on the terminal and in messages ("" = dir): its
+                          // place once the study's outputs are committed (app/output_dir.hpp)
 };
 
 struct JobOutcome {

@@ -14,6 +14,7 @@
 #include "analysis/trace/csv.hpp"
 #include "analysis/trace/error.hpp"
 #include "app/jobs.hpp"
+#include "app/output_dir.hpp"
 #include "app/plot.hpp"
 #include "app/report.hpp"
 #include "scenarios/scenario.hpp"
@@ -315,7 +316,9 @@ std::vector<Json> read_records(const std::vector<std::string>& files) {
   return records;
 }
 
-void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std::ostream& out) {
+// The study's own outputs, into `staged` (the study's directory, not yet committed).
+void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, const OutputDir& staged,
+                   std::ostream& out) {
   if (records.size() != plan.jobs.size())
     throw InputError(fmt::format("the records hold {} of the study's {} jobs", records.size(), plan.jobs.size()));
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -325,9 +328,8 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std:
                                    records[i]["name"].get<std::string>(), plan.jobs[i].name));
   }
   const bool whatif = plan.kind == "whatif";
-  const fs::path d(plan.dir);
+  const fs::path d(staged.path());
   std::error_code ec;
-  fs::create_directories(d, ec);
   const std::string csv = (d / (plan.kind + ".csv")).string();
   trace::write_file_atomic(csv, study_csv(records, plan.param_keys, whatif));
   Json j;
@@ -337,6 +339,9 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std:
   j["parameters"] = plan.param_keys;
   j["runs"] = records;
   trace::write_file_atomic((d / (plan.kind + ".json")).string(), j.dump(2) + "\n");
+  // matplotlib rewrites a picture in place, and the old one is linked from the output
+  // directory until the commit: it goes first.
+  for (const char* ext : {".png", ".svg"}) fs::remove(d / (plan.kind + ext), ec);
   const std::string why = draw(plan.kind, {csv, (d / plan.kind).string()});
   if (!why.empty()) out << "note: no " << plan.kind << ".png: " << why << "\n";
   std::vector<std::string> files = {csv, (d / (plan.kind + ".json")).string()};
@@ -357,7 +362,7 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, std:
                        readable_seconds(f["critical_imbalance_s"].get<double>()));
   }
   out << "\n";
-  for (const auto& f : files) out << "wrote " << f << "\n";
+  for (const auto& f : files) out << "wrote " << staged.final_text(f) << "\n";
 }
 
 int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
@@ -366,15 +371,30 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
   if (!args.share.empty() && args.records.empty())
     throw InputError("--share needs --records FILE (this share's results, for the process that merges them)");
   if (!args.merge.empty()) {
-    write_outputs(plan, read_records(args.merge), out);
+    const std::vector<Json> records = read_records(args.merge);
+    OutputDir staged(plan.dir);
+    std::ostringstream said;  // on the terminal once the outputs are in place
+    try {
+      write_outputs(plan, records, staged, said);
+      staged.commit();
+    } catch (const InputError& e) {
+      throw InputError(staged.final_text(e.what()));
+    }
+    out << said.str();
     return 0;
   }
   const Share share = args.share.empty() ? Share{} : parse_share(args.share, "--share");
+  // Every run directory and the study's tables are prepared aside and put in place together
+  // when all of them succeeded (app/output_dir.hpp): a failed study replaces nothing.
+  OutputDir staged(plan.dir);
   std::vector<Job> mine;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < plan.jobs.size(); ++i)
     if (share.mine(i)) {
-      mine.push_back(plan.jobs[i]);
+      Job job = plan.jobs[i];
+      job.shown_dir = job.dir;
+      job.dir = (fs::path(staged.path()) / fs::path(job.dir).filename()).string();
+      mine.push_back(std::move(job));
       index.push_back(i);
     }
   out << fmt::format("{}: {} runs{} into {}, {} at a time\n", plan.kind, mine.size(),
@@ -389,15 +409,22 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
     }
   if (code != 0) return code;
   std::vector<Json> records;
-  for (std::size_t k = 0; k < mine.size(); ++k) {
-    const std::size_t i = index[k];
-    records.push_back(record_of(i, plan.jobs[i].name, plan.params[i], plan.changes[i], plan.jobs[i].dir));
+  std::ostringstream said;  // on the terminal once the outputs are in place
+  try {
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      const std::size_t i = index[k];
+      records.push_back(record_of(i, plan.jobs[i].name, plan.params[i], plan.changes[i], mine[k].dir));
+    }
+    if (args.records.empty()) write_outputs(plan, records, staged, said);
+    staged.commit();
+  } catch (const InputError& e) {
+    throw InputError(staged.final_text(e.what()));
   }
   if (!args.records.empty()) {
     write_records(args.records, records);
     return 0;
   }
-  write_outputs(plan, records, out);
+  out << said.str();
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 #include "app/analyze.hpp"
+#include "app/output_dir.hpp"
 #include "app/plot.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -244,9 +245,8 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
   ValidateResult res;
   res.percentile = 5;
   std::error_code ec;
-  fs::create_directories(args.out_dir, ec);
-  if (ec || !fs::is_directory(args.out_dir))
-    throw InputError(args.out_dir + ": cannot create the output directory: " + ec.message());
+  // Prepared aside and put in place when everything is written (app/output_dir.hpp).
+  OutputDir staged(args.out_dir);
 
   std::vector<std::string> order;
   for (const auto& file : args.scenarios) {
@@ -262,7 +262,7 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
     AnalysisSelection sel;
     sel.waitstate = sel.minprofile = true;
     const AnalysisReport report = run_analyses(o.result.trace, sel, o.result.estimate);
-    const fs::path dir = fs::path(args.out_dir) / s.name;
+    const fs::path dir = fs::path(staged.path()) / s.name;
     fs::create_directories(dir, ec);
     if (ec) throw InputError(dir.string() + ": cannot create the output directory: " + ec.message());
     write_analysis_tables(dir.string(), report);
@@ -311,21 +311,30 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
     print_table(res, s.name, w.ranks, w.wall_time, out);
   }
 
-  const fs::path d(args.out_dir);
+  const fs::path d(staged.path());
   const std::string csv = table_csv(res);
   const std::string csv_path = (d / "validation.csv").string();
-  trace::write_file_atomic(csv_path, csv);
-  trace::write_file_atomic((d / "validation.json").string(), table_json(res, order).dump(2) + "\n");
   std::vector<std::string> files = {csv_path, (d / "validation.json").string()};
-  if (args.plot) {
-    res.plot_problem = draw("validation", {csv_path, (d / "validation").string()});
-    if (res.plot_problem.empty()) {
-      files.push_back((d / "validation.png").string());
-      files.push_back((d / "validation.svg").string());
-    } else {
-      out << "no picture: " << res.plot_problem << "\n";
+  try {
+    trace::write_file_atomic(csv_path, csv);
+    trace::write_file_atomic((d / "validation.json").string(), table_json(res, order).dump(2) + "\n");
+    // matplotlib rewrites a picture in place, and an old one is linked from the output
+    // directory until the commit: it goes first.
+    if (args.plot) {
+      for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("validation") + ext), ec);
+      res.plot_problem = draw("validation", {csv_path, (d / "validation").string()});
+      if (res.plot_problem.empty()) {
+        files.push_back((d / "validation.png").string());
+        files.push_back((d / "validation.svg").string());
+      } else {
+        out << "no picture: " << staged.final_text(res.plot_problem) << "\n";
+      }
     }
+    staged.commit();
+  } catch (const InputError& e) {
+    throw InputError(staged.final_text(e.what()));
   }
+  for (auto& f : files) f = staged.final_text(f);
   if (!args.expected.empty()) {
     if (args.update) {
       trace::write_file_atomic(args.expected, csv);

@@ -2,10 +2,14 @@
 // process). The child inherits the workload and perturbation objects, runs the simulation,
 // and writes a result file (status, message, statistics, the online estimate, then the trace as .wlt); the
 // parent reads it back. The child's stdout goes to /dev/null and its stderr (SimGrid's
-// log) to a file whose tail explains a crash; progress lines go to the parent's stderr.
+// log) to a file whose tail explains a crash; progress lines and warnings go to the parent's
+// stderr. The child dies with the parent; a signal to the parent is passed on to it
+// (sim/signals.hpp). Before forking, the memory the run needs is compared with what the host
+// allows (sim/resources.hpp).
 #include "sim/engine.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,9 +24,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
+#include "sim/resources.hpp"
+#include "sim/signals.hpp"
 #include "sim/simulation.hpp"
 
 namespace waitlab::sim {
@@ -32,16 +39,22 @@ namespace {
 constexpr char kMagic[8] = {'W', 'L', 'R', 'E', 'S', 'U', 'L', 'T'};
 enum class Status : std::uint8_t { Ok = 0, BadInput = 1, Failure = 2 };
 
-// A private temporary directory, removed with everything in it.
+std::string temp_base() {
+  const char* base = std::getenv("TMPDIR");
+  return base && *base ? base : "/tmp";
+}
+
+// A private temporary directory, removed with everything in it (also when the process is
+// interrupted, or when its parent is killed while the simulation child runs).
 class TempDir {
  public:
   TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/waitlab-sim.XXXXXX";
+    std::string tmpl = temp_base() + "/waitlab-sim.XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr)
       throw std::runtime_error("cannot create a temporary directory from " + tmpl + ": " +
                                std::strerror(errno));
     path_ = tmpl;
+    cleanup_.emplace(path_, CleanupPath::Kind::Tree);
   }
   ~TempDir() {
     std::error_code ec;
@@ -53,6 +66,7 @@ class TempDir {
 
  private:
   std::string path_;
+  std::optional<CleanupPath> cleanup_;
 };
 
 template <class T>
@@ -144,8 +158,9 @@ std::string read_text(const std::string& path) {
 // Runs in the child; never returns.
 [[noreturn]] void child(const TempDir& dir, const models::PlatformDesc& platform,
                         const models::Workload& workload, const models::Perturbations& perturbations,
-                        const RunOptions& options) {
-  const int progress_fd = options.progress ? dup(STDERR_FILENO) : -1;
+                        const RunOptions& options, const MemoryWatch& watch) {
+  // Progress lines and memory warnings go to the parent's stderr, SimGrid's log to a file.
+  const int progress_fd = dup(STDERR_FILENO);
   const int null_fd = open("/dev/null", O_WRONLY);
   const int log_fd = open(dir.file("stderr.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
@@ -156,7 +171,7 @@ std::string read_text(const std::string& path) {
       const auto phase = [&dir](const char* what) {
         std::ofstream(dir.file("phase"), std::ios::trunc) << what;
       };
-      const RunResult r = detail::run_here(platform, workload, perturbations, options, progress_fd, phase);
+      const RunResult r = detail::run_here(platform, workload, perturbations, options, progress_fd, phase, watch);
       write_result(dir.file("result"), Status::Ok, "", &r);
     } catch (const InputError& e) {
       write_result(dir.file("result"), Status::BadInput, e.what(), nullptr);
@@ -211,19 +226,40 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   (void)detail::simgrid_config(options);  // validates the collective set and the eager threshold
   if (platform.kind != models::PlatformKind::Xml) (void)models::place(platform, workload.ranks());
 
+  // What the run needs of the host, before anything is started: a run that cannot fit is
+  // refused in a second rather than killed after an hour.
+  const HostLimits limits = read_host_limits();
+  const MemoryNeed need = estimate_memory(workload, options, limits);
+  if (const std::string warning = check_memory(need, limits); !warning.empty())
+    std::cerr << "waitlab: warning: " << warning << "\n";
+  MemoryWatch watch;
+  watch.base = limits.self_rss;
+  watch.estimate = need.resident;
+  watch.limit = limits.memory_limit();
+
   TempDir dir;
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw std::runtime_error(std::string("cannot fork the simulation process: ") + std::strerror(errno));
-  if (pid == 0) child(dir, platform, workload, perturbations, options);
+  // The child dies with us (SIGTERM: it then removes the temporary directory itself).
+  const pid_t pid = fork_process(SIGTERM, true);
+  if (pid == 0) child(dir, platform, workload, perturbations, options, watch);
 
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  struct rusage usage = {};
+  while (wait4(pid, &status, 0, &usage) < 0) {
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
   }
+  child_ended(pid);
+  // Interrupted: the signal was passed on to the child, which has ended; nothing is kept.
+  if (interruption() != 0) exit_interrupted();
+  const int stopped_by = WIFSIGNALED(status) ? WTERMSIG(status)
+                         : WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128
+                                                                          : 0;
+  // Someone stopped the simulation process itself (its handler exits with 128 + signal):
+  // the command cannot go on without it.
+  if (stopped_by == SIGINT || stopped_by == SIGTERM || stopped_by == SIGHUP) exit_interrupted(stopped_by);
+  const std::uint64_t peak_rss = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
   const std::string log = dir.file("stderr.log");
   const std::string result_path = dir.file("result");
   std::ifstream in(result_path, std::ios::binary);
@@ -236,6 +272,11 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
                       : WIFEXITED(status) ? "exited with code " + std::to_string(WEXITSTATUS(status))
                                           : "ended abnormally";
     std::string msg = "the simulation process " + how + " without a result";
+    // SIGKILL is what the kernel's out-of-memory killer sends.
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      msg += " after using " + human_bytes(peak_rss) + " of memory (estimated need " + human_bytes(need.resident) +
+             (limits.memory_limit() > 0 ? ", " + human_bytes(limits.memory_limit()) + " available" : std::string()) +
+             "): if the kernel's out-of-memory killer did it, simulate fewer ranks or iterations";
     const std::string t = tail(log, 20);
     if (!t.empty()) msg += "; its last messages:" + t;
     // SimGrid aborts (instead of throwing) on some malformed platforms: blame the input.
@@ -271,6 +312,9 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
     std::cerr << "[simulation] " << line << "\n";
   }
   r.stats.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.stats.peak_rss_bytes = peak_rss;
+  r.stats.estimated_rss_bytes = limits.self_rss + need.resident;
+  r.stats.base_rss_bytes = limits.self_rss;
   return r;
 }
 

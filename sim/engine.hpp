@@ -7,7 +7,12 @@
 // threshold return without waiting for their receiver (as under SMPI's defaults) while
 // the simulation cost stays linear (docs/engine.md explains how); Semantics::SmpiDefault
 // uses SimGrid's default settings, for cross-checking small runs.
-// A deadlock ends with an InputError naming the blocked ranks and what they wait for.
+// A deadlock ends with an InputError naming the blocked ranks and what they wait for, and so
+// does a message to a rank that has already finished. Before forking, the memory the run
+// needs is estimated and compared with what the host allows (sim/resources.hpp): a run that
+// clearly cannot fit is refused (InputError naming the estimate, the limit and the fix), one
+// that comes close gets a warning on stderr. The child dies with its parent, and a SIGINT,
+// SIGTERM or SIGHUP to the parent stops both (sim/signals.hpp).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +64,12 @@ struct RunStats {
   double simulated_time = 0;        // SimGrid clock at the end of the run, s
   std::uint64_t mpi_operations = 0; // MPI calls executed by all ranks (excl. Init/Finalize)
   double host_seconds = 0;          // host wall-clock time of the simulation (not deterministic)
+  // Host-dependent too: the simulation process's peak resident memory (getrusage), what
+  // simulate() estimated it before starting it (sim/resources.hpp), and the part of it the
+  // process shared with its parent from the start (the parent's resident memory at the fork).
+  std::uint64_t peak_rss_bytes = 0;
+  std::uint64_t estimated_rss_bytes = 0;
+  std::uint64_t base_rss_bytes = 0;
 };
 
 struct RunResult {
@@ -67,8 +78,10 @@ struct RunResult {
   std::optional<minprofile::Result> estimate;  // with RunOptions::minprofile
 };
 
-// Simulates; throws InputError on bad input (unknown XML file, too few hosts, deadlock)
-// and std::runtime_error on internal failure (the child crashed).
+// Simulates; throws InputError on bad input (unknown XML file, too few hosts, deadlock, a
+// run too large for the host) and std::runtime_error on internal failure (the child crashed).
+// When the process is interrupted (sim/signals.hpp) it does not return: it exits once the
+// simulation process has ended.
 RunResult simulate(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options);
 

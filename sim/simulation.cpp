@@ -194,6 +194,8 @@ class RankRunner {
 
   void run();  // the actor's body
   bool finished() const { return finished_; }
+  double finished_at() const { return finished_at_; }
+  std::uint64_t collectives() const { return collectives_; }
   std::uint64_t operations() const { return ops_; }
   bool received(Rank src, std::int32_t tag, std::uint64_t seq) const {
     const auto it = recv_.find(channel(src, tag));
@@ -241,6 +243,8 @@ class RankRunner {
   [[noreturn]] void bad(const std::string& what) const;  // throws InputError
   void check(int rc, const char* call) const;
   void check_peer(Rank p, const char* what) const;
+  void check_receiver(Rank dst) const;
+  void check_collective() const;
   int count(std::uint64_t bytes) const;
 
   Simulation& sim_;
@@ -261,7 +265,9 @@ class RankRunner {
   std::size_t calls_since_reap_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> send_seq_;
   std::unordered_map<std::uint64_t, RecvChannel> recv_;
+  std::uint64_t collectives_ = 0;  // collective calls entered
   bool finished_ = false;
+  double finished_at_ = 0;
 
   // The online estimator: what a PMPI wrapper sees of the call in progress.
   minprofile::RankProfile* profile_ = nullptr;  // null unless RunOptions::minprofile
@@ -281,13 +287,14 @@ class Simulation {
  public:
   Simulation(const models::PlatformDesc& platform, const models::Workload& workload,
              const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-             const std::function<void(const char*)>& phase)
+             const std::function<void(const char*)>& phase, const MemoryWatch& watch)
       : platform_(platform),
         workload_(workload),
         perturbations_(perturbations),
         options_(options),
         progress_fd_(progress_fd),
-        phase_(phase) {}
+        phase_(phase),
+        watch_(watch) {}
 
   RunResult run();
 
@@ -310,7 +317,15 @@ class Simulation {
   void* send_buffer(std::size_t bytes) { return send_scratch_.get(bytes); }
   void* recv_buffer(std::size_t bytes) { return recv_scratch_.get(bytes); }
 
-  void rank_finished() { ++finished_; }
+  const RankRunner& runner(Rank r) const { return *runners_[static_cast<std::size_t>(r)]; }
+  // A rank that finished having entered the fewest collective calls (null: none finished):
+  // a collective call beyond that number can never complete.
+  const RankRunner* fewest_collectives() const { return fewest_collectives_; }
+  void rank_finished(const RankRunner& r) {
+    ++finished_;
+    if (fewest_collectives_ == nullptr || r.collectives() < fewest_collectives_->collectives())
+      fewest_collectives_ = &r;
+  }
   void fail(const std::string& message, bool input_error);
   void on_deadlock();
   void on_time_advance();
@@ -318,6 +333,7 @@ class Simulation {
  private:
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
   void progress(bool final);
+  void watch_memory(std::chrono::steady_clock::time_point now);
   std::string perturbations_text() const {
     std::string out;
     for (const auto& p : perturbations_.models()) out += (out.empty() ? "" : "; ") + p->describe();
@@ -330,6 +346,7 @@ class Simulation {
   const RunOptions& options_;
   int progress_fd_;
   const std::function<void(const char*)>& phase_;
+  const MemoryWatch watch_;
 
   RunResult result_;
   std::vector<std::unique_ptr<RankRunner>> runners_;
@@ -340,6 +357,7 @@ class Simulation {
   trace::CallPaths paths_;                        // the online estimator's call paths
   std::vector<minprofile::RankProfile> profiles_;  // per rank, with RunOptions::minprofile
   int finished_ = 0;
+  const RankRunner* fewest_collectives_ = nullptr;
   std::string error_;
   bool input_error_ = false;
   std::string deadlock_;
@@ -349,6 +367,9 @@ class Simulation {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_print_;
   bool printed_ = false;
+  // Memory watch: read every few seconds, one warning at most.
+  std::chrono::steady_clock::time_point last_memory_check_;
+  bool memory_warned_ = false;
 
   friend class RankRunner;
 };
@@ -407,6 +428,34 @@ void RankRunner::check_peer(Rank p, const char* what) const {
   if (p < 0 || p >= sim_.ranks())
     bad(std::string(what) + " " + std::to_string(p) + " is not a rank (the run has " +
         std::to_string(sim_.ranks()) + " ranks)");
+}
+
+// SMPI aborts ("Actor pid=N is gone??") when a message is posted to a rank whose actor has
+// ended. A finished rank has completed every receive it will ever post, so such a message can
+// never be received: an error in the input, said before SMPI is asked. Exact: a rank is
+// marked finished in the same simulation step in which its actor ends.
+void RankRunner::check_receiver(Rank dst) const {
+  if (dst == rank_) return;
+  const RankRunner& d = sim_.runner(dst);
+  if (!d.finished()) return;
+  std::ostringstream t;
+  t.precision(9);
+  t << d.finished_at();
+  bad("destination rank " + std::to_string(dst) + " has already finished (at t=" + t.str() +
+      " s, after its last action): the message can never be received");
+}
+
+// Likewise every rank takes part in every collective call on MPI_COMM_WORLD: once a rank has
+// finished having entered k of them, the (k+1)-th can never complete.
+void RankRunner::check_collective() const {
+  const RankRunner* f = sim_.fewest_collectives();
+  if (f == nullptr || f->collectives() > collectives_) return;
+  std::ostringstream t;
+  t.precision(9);
+  t << f->finished_at();
+  bad("rank " + std::to_string(f->rank_) + " has already finished (at t=" + t.str() + " s) after " +
+      std::to_string(f->collectives()) + " collective call(s): this one, rank " + std::to_string(rank_) +
+      "'s collective call " + std::to_string(collectives_ + 1) + ", can never complete");
 }
 
 int RankRunner::count(std::uint64_t bytes) const {
@@ -476,6 +525,7 @@ void RankRunner::run() {
   }
   finalize();
   finished_ = true;
+  finished_at_ = now();
 }
 
 void RankRunner::execute(const Action& a) {
@@ -590,6 +640,7 @@ void RankRunner::compute(const Action& a) {
 void RankRunner::send(const Action& a, bool synchronous) {
   check_peer(a.peer, "destination");
   if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  check_receiver(a.peer);
   const MpiOp op = synchronous ? MpiOp::Ssend : MpiOp::Send;
   const int n = count(a.bytes);
   const double t0 = now();
@@ -634,6 +685,7 @@ void RankRunner::recv(const Action& a) {
 void RankRunner::isend(const Action& a) {
   check_peer(a.peer, "destination");
   if (a.tag < 0) bad("tag must not be negative, got " + std::to_string(a.tag));
+  check_receiver(a.peer);
   for (const auto& o : outstanding_)
     if (o.slot == a.request) bad("request slot " + std::to_string(a.request) + " is still in use");
   const int n = count(a.bytes);
@@ -781,6 +833,7 @@ void RankRunner::sendrecv(const Action& a) {
   check_peer(a.peer, "destination");
   check_peer(a.peer2, "source");
   if (a.tag < 0 || a.tag2 < 0) bad("tags must not be negative");
+  check_receiver(a.peer);
   const int ns = count(a.bytes);
   const int nr = count(a.bytes2);
   const double t0 = now();
@@ -861,6 +914,8 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   }
   const std::uint64_t wide = b * ranks;
   if (b != 0 && wide / ranks != b) bad("collective buffer size overflows");
+  check_collective();
+  ++collectives_;
   if (wide > kMaxScratch)
     bad("a " + std::string(trace::mpi_name(op)) + " of " + bytes_text(b) + " per rank on " +
         std::to_string(ranks) + " ranks needs buffers larger than 16 GiB");
@@ -1035,7 +1090,21 @@ void Simulation::on_deadlock() {
 void Simulation::on_time_advance() {
   // One read of the monotonic clock (vDSO, no system call) per time step: a step costs at
   // least one simcall per rank that moves in it, far more than that.
-  progress(false);
+  const auto now = std::chrono::steady_clock::now();
+  watch_memory(now);
+  if (options_.progress && progress_fd_ >= 0) progress(false);
+}
+
+// Every 2 s: the resident memory, against what was available when the run started.
+void Simulation::watch_memory(std::chrono::steady_clock::time_point now) {
+  if (memory_warned_ || progress_fd_ < 0 || watch_.limit == 0) return;
+  if (std::chrono::duration<double>(now - last_memory_check_).count() < 2.0) return;
+  last_memory_check_ = now;
+  const std::string warning = memory_warning(resident_bytes(), watch_);
+  if (warning.empty()) return;
+  memory_warned_ = true;
+  const std::string line = (tty_ && printed_ ? "\n" : "") + ("waitlab: warning: " + warning) + "\n";
+  if (write(progress_fd_, line.data(), line.size()) < 0) progress_fd_ = -1;
 }
 
 void Simulation::progress(bool final) {
@@ -1056,7 +1125,8 @@ void Simulation::progress(bool final) {
   const double fraction = known ? sum / static_cast<double>(runners_.size()) : -1.0;
   // On a terminal the line is rewritten in place (and cleared to its end: it may get shorter).
   const std::string line = (tty_ ? "\r" : "") +
-                           progress_text(sg4::Engine::get_clock(), fraction, finished_, ranks(), wall, final) +
+                           progress_text(sg4::Engine::get_clock(), fraction, finished_, ranks(), wall, final,
+                                         resident_bytes()) +
                            (tty_ ? "\033[K" : "") + (tty_ && !final ? "" : "\n");
   if (write(progress_fd_, line.data(), line.size()) < 0) {
     progress_fd_ = -1;  // nowhere to report to; the run goes on
@@ -1174,7 +1244,7 @@ RunResult Simulation::run() {
     actor->start([this, runner] {
       try {
         runner->run();
-        rank_finished();
+        rank_finished(*runner);
       } catch (const InputError& e) {
         fail(e.what(), true);
       } catch (const std::exception& e) {
@@ -1185,9 +1255,9 @@ RunResult Simulation::run() {
 
   if (heap_stacks) mallopt(M_TOP_PAD, kDefaultTopPad);
   sg4::Engine::on_deadlock_cb([this] { on_deadlock(); });
-  if (options_.progress && progress_fd_ >= 0) {
-    tty_ = isatty(progress_fd_) != 0;
-    start_ = last_print_ = std::chrono::steady_clock::now();
+  if (progress_fd_ >= 0 && (options_.progress || watch_.limit > 0)) {
+    tty_ = options_.progress && isatty(progress_fd_) != 0;
+    start_ = last_print_ = last_memory_check_ = std::chrono::steady_clock::now();
     sg4::Engine::on_time_advance_cb([this](double) { on_time_advance(); });
   }
 
@@ -1269,7 +1339,16 @@ bool unguarded_stacks(int ranks, long max_map_count) {
   return 2L * ranks + kMappingHeadroom > max_map_count;
 }
 
-std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final) {
+std::string memory_warning(std::uint64_t resident, const MemoryWatch& watch) {
+  const std::uint64_t own = resident > watch.base ? resident - watch.base : 0;
+  if (watch.limit == 0 || own < watch.limit / 10 * 9) return "";
+  return "the simulation has grown to " + human_bytes(own) + " of memory, 90 % of the " + human_bytes(watch.limit) +
+         " available when it started (estimated need: " + human_bytes(watch.estimate) +
+         "); it may swap or be killed by the out-of-memory killer";
+}
+
+std::string progress_text(double simulated, double fraction, int finished, int ranks, double wall, bool final,
+                          std::uint64_t resident) {
   std::string done;
   if (fraction >= 0) {
     const double f = std::min(fraction, 1.0);
@@ -1282,8 +1361,8 @@ std::string progress_text(double simulated, double fraction, int finished, int r
     else
       done = fmt::format("{:.1f} % done, ", 100 * f);
   }
-  return fmt::format("simulated {:.6f} s, {}{}/{} ranks finished, {:.1f} s wall", simulated, done, finished, ranks,
-                     wall);
+  return fmt::format("simulated {:.6f} s, {}{}/{} ranks finished, {:.1f} s wall{}", simulated, done, finished, ranks,
+                     wall, resident > 0 ? ", " + human_bytes(resident) + " memory" : std::string());
 }
 
 const CollectiveSet& effective_collectives(const RunOptions& options) {
@@ -1342,8 +1421,8 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
 
 RunResult run_here(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-                   const std::function<void(const char*)>& phase) {
-  Simulation sim(platform, workload, perturbations, options, progress_fd, phase);
+                   const std::function<void(const char*)>& phase, const MemoryWatch& watch) {
+  Simulation sim(platform, workload, perturbations, options, progress_fd, phase, watch);
   return sim.run();
 }
 

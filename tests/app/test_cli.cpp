@@ -151,27 +151,28 @@ const char* kSmall =
     "workload: {type: heat1d, ranks: 4, iterations: 3}\n"
     "run: {baseline: true}\n";
 
-TEST_F(Cli, FailedTraceWriteLeavesNoSummary) {
+TEST_F(Cli, FailedTraceWriteChangesNothing) {
   const auto f = write("small.yaml", kSmall);
   const std::string out = (dir_ / "o").string();
   Result r = waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_TRUE(fs::exists(dir_ / "o" / "summary.json"));
-  // Now trace.wlt cannot be replaced (a non-empty directory is in the way): the run fails,
-  // and the summary of the earlier run is gone rather than left beside a trace it does not
-  // describe.
+  // Now trace.wlt cannot be replaced (a non-empty directory is in the way): the run fails
+  // before it changes anything, and the earlier run's files stay as they were, together
+  // (tests/app/test_outputs_safety.cpp has the other late failures).
   fs::remove(dir_ / "o" / "trace.wlt");
   fs::create_directories(dir_ / "o" / "trace.wlt" / "blocker");
+  const std::string summary = slurp(dir_ / "o" / "summary.json");
   r = waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err.rfind("waitlab: error: cannot write " + out + "/trace.wlt: cannot rename " + out +
-                            "/trace.wlt.tmp to it: ",
-                        0),
-            0u)
-      << r.err;
-  EXPECT_FALSE(fs::exists(dir_ / "o" / "summary.json"));
+  EXPECT_EQ(r.err, "waitlab: error: cannot write " + out +
+                       "/trace.wlt: a directory of that name is in the way (nothing was changed)\n");
+  EXPECT_EQ(slurp(dir_ / "o" / "summary.json"), summary);
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "trace.wlt" / "blocker"));
   for (const auto& e : fs::directory_iterator(dir_ / "o"))
     EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find(".o.waitlab-"), std::string::npos) << e.path();
   // Once the way is clear, a run writes everything again.
   fs::remove_all(dir_ / "o" / "trace.wlt");
   r = waitlab("run '" + f.string() + "' --no-progress --out '" + out + "'");

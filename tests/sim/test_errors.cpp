@@ -78,6 +78,46 @@ TEST(BadActions, AreReportedWithRankAndAction) {
             "(MPI_ERR_TRUNCATE)");
 }
 
+// A message to a rank whose actor has ended made SMPI abort ("Actor pid=2 is gone??" and a
+// backtrace: an internal failure); a finished rank can never receive it: bad input, named.
+TEST(FinishedRank, AMessageToItIsAnInputErrorNamingSenderActionAndDestination) {
+  const std::string gone =
+      "rank 0, action 1 (send): destination rank 1 has already finished (at t=0 s, after its last action): "
+      "the message can never be received";
+  for (const auto sem : {Semantics::Waitlab, Semantics::SmpiDefault}) {
+    // Eager (8 B) and rendezvous (1 MiB) sends, after rank 1 ended at t=0.
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Send, 1, 8, 5)}, {}}), options(sem)), gone);
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Send, 1, 1 << 20, 5)}, {}}), options(sem)),
+              gone);
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Isend, 1, 8, 5, 0), wait(0)}, {}}), options(sem)),
+              "rank 0, action 1 (isend): destination rank 1 has already finished (at t=0 s, after its last "
+              "action): the message can never be received");
+    Action sr = p2p(ActionKind::Sendrecv, 1, 8, 5);
+    sr.peer2 = 1;
+    sr.bytes2 = 8;
+    EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), sr}, {}}), options(sem)),
+              "rank 0, action 1 (sendrecv): destination rank 1 has already finished (at t=0 s, after its last "
+              "action): the message can never be received");
+  }
+  // Its time is the one it ended at; the check is exact, not a timeout: a message that
+  // reached rank 1 before it ended is fine, one sent after is not.
+  EXPECT_EQ(error_of(ListWorkload({{compute(1e-3), p2p(ActionKind::Send, 1, 8, 5), compute(1e-3),
+                                    p2p(ActionKind::Send, 1, 8, 5)},
+                                   {p2p(ActionKind::Recv, 0, 8, 5), compute(5e-4)}})),
+            "rank 0, action 3 (send): destination rank 1 has already finished (at t=0.00150405889 s, after its last "
+            "action): the message can never be received");
+}
+
+TEST(FinishedRank, ACollectiveItNeverEntersIsAnInputError) {
+  // Rank 1 ends after one barrier; rank 0's second collective can never complete.
+  for (const auto sem : {Semantics::Waitlab, Semantics::SmpiDefault})
+    EXPECT_EQ(error_of(ListWorkload({{coll(ActionKind::Barrier), compute(1e-3), coll(ActionKind::Bcast, 8, 0)},
+                                     {coll(ActionKind::Barrier)}}),
+                       options(sem)),
+              "rank 0, action 2 (bcast): rank 1 has already finished (at t=8.09808479e-06 s) after 1 collective "
+              "call(s): this one, rank 0's collective call 2, can never complete");
+}
+
 TEST(BadOptions, AreRejectedBeforeTheRun) {
   ListWorkload w({{}, {}});
   auto o = options();
@@ -105,9 +145,15 @@ TEST(Progress, ReportsSimulatedTimeAndFinishedRanksOnStderr) {
   testing::internal::CaptureStderr();
   const auto r = simulate(cluster(2), w, {}, o);
   const std::string err = testing::internal::GetCapturedStderr();
-  // Not a terminal: one line per report; the last one when the run ends.
-  EXPECT_EQ(err, "simulated 0.002000 s, 100 % done, 2/2 ranks finished, " + err.substr(err.rfind(", ") + 2));
-  EXPECT_NE(err.find(" s wall\n"), std::string::npos);
+  // Not a terminal: one line per report; the last one when the run ends, with the wall time
+  // and the simulation process's resident memory (host-dependent).
+  const std::string start = "simulated 0.002000 s, 100 % done, 2/2 ranks finished, ";
+  EXPECT_EQ(err.rfind(start, 0), 0u) << err;
+  EXPECT_NE(err.find(" s wall, "), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+  EXPECT_TRUE(err.size() > 8 && (err.compare(err.size() - 12, 12, " MiB memory\n") == 0 ||
+                                 err.compare(err.size() - 12, 12, " GiB memory\n") == 0))
+      << err;
   o.progress = false;
   testing::internal::CaptureStderr();
   simulate(cluster(2), w, {}, o);
@@ -127,6 +173,11 @@ TEST(Progress, PercentageAndTimeLeft) {
   EXPECT_EQ(progress_text(0.001, 0.5, 0, 8, 0.5, false), "simulated 0.001000 s, 50.0 % done, 0/8 ranks finished, 0.5 s wall");
   EXPECT_EQ(progress_text(0.1, 1.0, 8, 8, 12.34, true), "simulated 0.100000 s, 100 % done, 8/8 ranks finished, 12.3 s wall");
   EXPECT_EQ(progress_text(0.1, -1, 3, 8, 2, false), "simulated 0.100000 s, 3/8 ranks finished, 2.0 s wall");
+  // The simulation process's resident memory, when known.
+  EXPECT_EQ(progress_text(0.1, -1, 3, 8, 2, false, 652ull << 20),
+            "simulated 0.100000 s, 3/8 ranks finished, 2.0 s wall, 652 MiB memory");
+  EXPECT_EQ(progress_text(0.1, 1.0, 8, 8, 45, true, 1932735283ull),
+            "simulated 0.100000 s, 100 % done, 8/8 ranks finished, 45.0 s wall, 1.8 GiB memory");
 }
 
 }  // namespace

@@ -1,0 +1,274 @@
+#include "sim/resources.hpp"
+
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <numeric>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "analysis/trace/error.hpp"
+#include "sim/simulation.hpp"
+
+namespace waitlab::sim {
+
+namespace {
+
+// A /proc/meminfo field ("MemAvailable:   20353964 kB"), bytes; 0 if absent.
+std::uint64_t meminfo(const std::string& text, const std::string& key) {
+  const auto at = text.find("\n" + key + ":");
+  const auto start = at == std::string::npos ? (text.rfind(key + ":", 0) == 0 ? 0 : std::string::npos) : at + 1;
+  if (start == std::string::npos) return 0;
+  std::istringstream in(text.substr(start + key.size() + 1, 64));
+  std::uint64_t kib = 0;
+  in >> kib;
+  return kib * 1024;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A number in a file ("max" or absent: 0).
+std::uint64_t read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::uint64_t v = 0;
+  return in >> v ? v : 0;
+}
+
+// The memory cgroup's room: limit − usage, v2 (memory.max) or v1 (memory.limit_in_bytes);
+// 0 when there is no limit (v1 writes a huge number for "none").
+std::uint64_t cgroup_room() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string v2_path, v1_path;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("0::", 0) == 0) v2_path = line.substr(3);
+    const auto c = line.find(":memory:");
+    if (c != std::string::npos) v1_path = line.substr(c + 8);
+  }
+  const auto room = [](std::uint64_t limit, std::uint64_t usage) -> std::uint64_t {
+    if (limit == 0 || limit >= (1ull << 60)) return 0;
+    return limit > usage ? limit - usage : 1;  // at (or over) its limit: 1 byte of room
+  };
+  for (const std::string& base : {"/sys/fs/cgroup" + v2_path, std::string("/sys/fs/cgroup")}) {
+    const std::uint64_t limit = read_number(base + "/memory.max");
+    if (limit > 0) return room(limit, read_number(base + "/memory.current"));
+  }
+  for (const std::string& base : {"/sys/fs/cgroup/memory" + v1_path, std::string("/sys/fs/cgroup/memory")}) {
+    const std::uint64_t limit = read_number(base + "/memory.limit_in_bytes");
+    if (limit > 0) return room(limit, read_number(base + "/memory.usage_in_bytes"));
+  }
+  return 0;
+}
+
+std::uint64_t soft_limit(int resource) {
+  struct rlimit rl = {};
+  if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<std::uint64_t>(rl.rlim_cur);
+}
+
+std::uint64_t statm_field(int index) {
+  std::ifstream in("/proc/self/statm");
+  std::uint64_t v[2] = {};
+  in >> v[0] >> v[1];
+  return v[index] * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Events the engine records for one action (docs/engine.md §7), an Isend/Irecv's completion
+// event (recorded by its wait) counted with it.
+double events_of(models::ActionKind k) {
+  using K = models::ActionKind;
+  switch (k) {
+    case K::Enter:
+    case K::Leave:
+      return 1;
+    case K::Compute:
+      return 0;
+    case K::Send:
+    case K::Ssend:
+    case K::Recv:
+      return 3;
+    case K::Isend:
+    case K::Irecv:
+      return 4;
+    case K::Wait:
+    case K::Waitall:
+      return 2;
+    default:  // Sendrecv and the collectives
+      return 4;
+  }
+}
+
+std::string count_text(double n) {
+  if (n >= 1e9) return fmt::format("{:.1f} billion", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:.1f} million", n / 1e6);
+  return fmt::format("{:.0f}", n);
+}
+
+}  // namespace
+
+std::uint64_t HostLimits::memory_limit() const {
+  if (mem_available == 0) return cgroup_free;
+  if (cgroup_free == 0) return mem_available;
+  return std::min(mem_available, cgroup_free);
+}
+
+HostLimits read_host_limits() {
+  HostLimits h;
+  const std::string info = read_text("/proc/meminfo");
+  h.mem_available = meminfo(info, "MemAvailable");
+  h.swap_free = meminfo(info, "SwapFree");
+  if (read_number("/proc/sys/vm/overcommit_memory") == 2) {
+    const std::uint64_t limit = meminfo(info, "CommitLimit");
+    const std::uint64_t used = meminfo(info, "Committed_AS");
+    h.commit_free = limit > used ? limit - used : 1;
+  }
+  h.cgroup_free = cgroup_room();
+  h.address_space = soft_limit(RLIMIT_AS);
+  h.data = soft_limit(RLIMIT_DATA);
+  h.max_map_count = static_cast<long>(read_number("/proc/sys/vm/max_map_count"));
+  h.self_rss = resident_bytes();
+  h.self_vsz = virtual_bytes();
+  const char* tmp = std::getenv("TMPDIR");
+  h.temp_dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  struct statvfs fs = {};
+  if (statvfs(h.temp_dir.c_str(), &fs) == 0) h.temp_free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  h.file_size = soft_limit(RLIMIT_FSIZE);
+  return h;
+}
+
+MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks) {
+  MemoryNeed m;
+  m.ranks = ranks;
+  m.events = events;
+  m.truths = truths;
+  m.heap_stacks = heap_stacks;
+  const double bytes = events * sizeof(trace::Event) + truths * sizeof(trace::ComputeTruth);
+  m.resident = kBaseBytes + static_cast<std::uint64_t>(ranks) * kRankBytes + static_cast<std::uint64_t>(bytes * kGrowth);
+  m.result_bytes = static_cast<std::uint64_t>(bytes);
+  // Every actor's stack is a mapping of its own (with a guard page) or a piece of the heap;
+  // untouched, it costs address space, not memory.
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  m.address_space = m.resident + static_cast<std::uint64_t>(ranks) * (kStackBytes + (heap_stacks ? 0 : page));
+  return m;
+}
+
+std::string MemoryNeed::breakdown() const {
+  return fmt::format("{} ranks × {} + {} events × {} B and {} compute intervals × {} B as recorded", ranks,
+                     human_bytes(kRankBytes), count_text(events), sizeof(trace::Event), count_text(truths),
+                     sizeof(trace::ComputeTruth));
+}
+
+MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& options, const HostLimits& limits,
+                           std::uint64_t budget) {
+  const int n = workload.ranks();
+  // Every rank's stream is generated (lazily, far cheaper than simulating it) and its actions
+  // counted, up to `budget` actions; beyond that the ranks counted so far stand for all. They
+  // are visited in a scattered order (stride ≈ 0.618 n, coprime with n), so that a partial
+  // count is not all first rows or all boundary columns of a grid.
+  long long stride = std::max<long long>(1, static_cast<long long>(0.6180339887 * n));
+  while (std::gcd(stride, static_cast<long long>(n)) != 1) --stride;
+  double events = 0;
+  double truths = 0;
+  std::uint64_t actions = 0;
+  int counted = 0;
+  for (long long k = 0; k < n && (counted == 0 || actions < budget); ++k, ++counted) {
+    const int r = static_cast<int>(k * stride % n);
+    auto stream = workload.stream(r);
+    models::Action a;
+    events += 4;  // MPI_Init and MPI_Finalize: Enter and Leave each
+    while (stream->next(a)) {
+      events += events_of(a.kind);
+      if (a.kind == models::ActionKind::Compute) ++truths;
+      ++actions;
+    }
+  }
+  const double scale = counted > 0 ? static_cast<double>(n) / counted : 0;
+  const long maps = options.max_map_count > 0 ? options.max_map_count
+                    : limits.max_map_count > 0 ? limits.max_map_count
+                                               : 65530;
+  return memory_need(n, events * scale, truths * scale, detail::unguarded_stacks(n, maps));
+}
+
+std::string check_memory(const MemoryNeed& need, const HostLimits& limits) {
+  const char* mode = std::getenv("WAITLAB_MEMORY_CHECK");
+  const std::string how = mode != nullptr ? mode : "";
+  if (how == "off") return "";
+  const bool refuse = how != "warn";
+  std::string warning;
+  const auto problem = [&](const std::string& text) {
+    if (refuse) throw InputError(text + " (WAITLAB_MEMORY_CHECK=warn runs it anyway)");
+    if (warning.empty()) warning = text;
+  };
+  const std::string what = fmt::format("this simulation of {} ranks needs about {} of memory ({})", need.ranks,
+                                       human_bytes(need.resident), need.breakdown());
+  const std::string fewer = "simulate fewer ranks or iterations";
+  // Address space: the stacks, 8 MiB per rank, whatever part of them is touched.
+  const std::uint64_t space = limits.self_vsz + need.address_space;
+  if (limits.address_space > 0 && space > limits.address_space)
+    problem(fmt::format("this simulation of {} ranks needs about {} of address space ({} of stack per rank) but the "
+                        "address-space limit (ulimit -v) is {}: raise it (ulimit -v unlimited) or {}",
+                        need.ranks, human_bytes(space), human_bytes(kStackBytes), human_bytes(limits.address_space),
+                        fewer));
+  if (limits.data > 0 && need.address_space > limits.data)
+    problem(fmt::format("this simulation of {} ranks needs about {} of data segment ({} of stack per rank) but the "
+                        "data limit (ulimit -d) is {}: raise it (ulimit -d unlimited) or {}",
+                        need.ranks, human_bytes(need.address_space), human_bytes(kStackBytes), human_bytes(limits.data),
+                        fewer));
+  if (limits.commit_free > 0 && need.address_space > limits.commit_free)
+    problem(fmt::format("this simulation of {} ranks commits about {} of memory ({} of stack per rank) but with "
+                        "vm.overcommit_memory=2 only {} can still be committed: {}, or allow overcommit "
+                        "(sysctl vm.overcommit_memory=0)",
+                        need.ranks, human_bytes(need.address_space), human_bytes(kStackBytes),
+                        human_bytes(limits.commit_free), fewer));
+  // The result file: the trace, written by the simulation process into $TMPDIR.
+  const std::string trace_size = fmt::format("its trace of about {} ({} events)", human_bytes(need.result_bytes),
+                                             count_text(need.events));
+  if (limits.file_size > 0 && need.result_bytes > limits.file_size)
+    problem(fmt::format("this simulation of {} ranks writes {} into one file, but the file-size limit (ulimit -f) is "
+                        "{}: raise it (ulimit -f unlimited) or {}",
+                        need.ranks, trace_size, human_bytes(limits.file_size), fewer));
+  if (limits.temp_free > 0 && need.result_bytes > limits.temp_free)
+    problem(fmt::format("this simulation of {} ranks writes {} into {} (TMPDIR), which has {} free: set TMPDIR to a "
+                        "directory with more room, or {}",
+                        need.ranks, trace_size, limits.temp_dir, human_bytes(limits.temp_free), fewer));
+  const std::uint64_t limit = limits.memory_limit();
+  if (limit == 0) return warning;
+  const std::string source = limits.cgroup_free > 0 && limits.cgroup_free <= limits.mem_available
+                                 ? "left under this cgroup's memory limit"
+                                 : "available (MemAvailable)";
+  if (need.resident > limit + limits.swap_free)
+    problem(fmt::format("{}, but only {} are {}{}: {}, or free memory", what, human_bytes(limit), source,
+                        limits.swap_free > 0 ? fmt::format(" and {} of swap", human_bytes(limits.swap_free)) : "",
+                        fewer));
+  else if (need.resident > limit / 10 * 8 && warning.empty())
+    warning = fmt::format("{}, close to the {} {}: it may swap or be killed by the out-of-memory killer", what,
+                          human_bytes(limit), source);
+  return warning;
+}
+
+std::uint64_t resident_bytes() {
+  return statm_field(1);
+}
+
+std::uint64_t virtual_bytes() {
+  return statm_field(0);
+}
+
+std::string human_bytes(std::uint64_t b) {
+  const double v = static_cast<double>(b);
+  if (b >= (1ull << 30)) return fmt::format("{:.1f} GiB", v / (1ull << 30));
+  if (b >= (1ull << 20)) return fmt::format("{:.0f} MiB", v / (1ull << 20));
+  if (b >= (1ull << 10)) return fmt::format("{:.0f} KiB", v / (1ull << 10));
+  return fmt::format("{} B", b);
+}
+
+}  // namespace waitlab::sim

@@ -1,0 +1,555 @@
+// Hostile endings (issue 19), end to end with the waitlab binary: a signal stops every
+// simulation and discards what was unfinished; a command that fails late changes nothing in
+// its output directory and leaves no directory it created behind; a message to a rank that
+// has finished is bad input (exit 2, one line); a run too large for the host's limits is
+// refused before it starts.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace waitlab::app {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string kSource = WAITLAB_SOURCE_DIR;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every file (with its content) and directory under `root`, by relative path.
+std::map<std::string, std::string> tree(const fs::path& root) {
+  std::map<std::string, std::string> t;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string rel = fs::relative(it->path(), root).string();
+    t[rel] = it->is_directory() ? std::string("<dir>") : slurp(it->path());
+  }
+  return t;
+}
+
+std::set<std::string> names(const fs::path& dir) {
+  std::set<std::string> n;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    n.insert(it->path().filename().string());
+  return n;
+}
+
+// /proc/PID/stat: "PID (comm) STATE PPID ...": the state and the parent (comm may hold spaces).
+bool proc_stat(pid_t pid, char& state, pid_t& ppid) {
+  const std::string s = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = s.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream in(s.substr(close + 1));
+  return static_cast<bool>(in >> state >> ppid);
+}
+
+// Running (not a zombie: an orphan's zombie may never be reaped in a container).
+bool alive(pid_t pid) {
+  char state = 0;
+  pid_t ppid = 0;
+  return proc_stat(pid, state, ppid) && state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> kids;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    char state = 0;
+    pid_t ppid = 0;
+    if (proc_stat(pid, state, ppid) && ppid == parent && state != 'Z') kids.push_back(pid);
+  }
+  return kids;
+}
+
+std::vector<pid_t> descendants(pid_t root) {
+  std::vector<pid_t> all;
+  for (const pid_t c : children_of(root)) {
+    all.push_back(c);
+    for (const pid_t g : descendants(c)) all.push_back(g);
+  }
+  return all;
+}
+
+// Polls `done` every 20 ms until it holds or `seconds` have passed; true if it held.
+template <class F>
+bool eventually(double seconds, F done) {
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+struct Result {
+  int status = -1;  // as from waitpid
+  std::string out;
+  std::string err;
+  int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+  bool one_line() const { return !err.empty() && err.find('\n') == err.size() - 1; }
+};
+
+class OutputsSafety : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
+    for (char& c : name)
+      if (c == '/') c = '_';
+    dir_ = fs::temp_directory_path() / ("waitlab_safety_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "tmp");
+  }
+  void TearDown() override {
+    for (const pid_t p : strays_)
+      if (alive(p)) ::kill(p, SIGKILL);
+    fs::remove_all(dir_);
+  }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return dir_ / name;
+  }
+
+  // Starts waitlab ARGS as from a terminal: default signal dispositions, nothing blocked,
+  // TMPDIR = DIR/tmp (the simulation's temporary directories go there), output to files.
+  // `limit`: a resource limit (setrlimit) of the process, e.g. {RLIMIT_AS, 2 GiB} for ulimit -v.
+  using Limit = std::optional<std::pair<int, rlim_t>>;
+  pid_t start(const std::vector<std::string>& args, Limit limit = std::nullopt) {
+    std::vector<std::string> argv_s = {WAITLAB_BINARY};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    const std::string out = (dir_ / "stdout.txt").string();
+    const std::string err = (dir_ / "stderr.txt").string();
+    const std::string tmp = (dir_ / "tmp").string();
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      for (const int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(o, STDOUT_FILENO);
+      ::dup2(e, STDERR_FILENO);
+      ::setenv("TMPDIR", tmp.c_str(), 1);
+      ::unsetenv("WAITLAB_MEMORY_CHECK");
+      if (limit) {
+        struct rlimit rl = {limit->second, limit->second};
+        ::setrlimit(limit->first, &rl);
+      }
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+
+  Result finish(pid_t pid) const {
+    Result r;
+    while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
+    }
+    r.out = slurp(dir_ / "stdout.txt");
+    r.err = slurp(dir_ / "stderr.txt");
+    return r;
+  }
+
+  Result waitlab(const std::vector<std::string>& args, Limit limit = std::nullopt) {
+    return finish(start(args, limit));
+  }
+
+  // An output directory with the files of an earlier run and one of the user's.
+  fs::path populated(const std::string& name, const std::vector<std::string>& files) const {
+    for (const auto& f : files) write(name + "/" + f, "old " + f + "\n");
+    write(name + "/notes.txt", "the user's own notes\n");
+    return dir_ / name;
+  }
+
+  // The entries of DIR besides the ones a test made: a staging directory left behind shows here.
+  std::set<std::string> leftovers(const std::set<std::string>& expected) const {
+    std::set<std::string> extra;
+    for (const auto& n : names(dir_))
+      if (!expected.count(n) && n != "tmp" && n != "stdout.txt" && n != "stderr.txt") extra.insert(n);
+    return extra;
+  }
+
+  fs::path dir_;
+  std::vector<pid_t> strays_;  // killed at the end if a test failed to stop them
+};
+
+// A run of many seconds whose memory grows slowly: heat1d, 4096 ranks × 300 iterations.
+const char* kLong =
+    "name: long\n"
+    "platform: {type: cluster, nodes: 256, cores: 16}\n"
+    "workload: {type: heat1d, ranks: 4096, iterations: 300}\n";
+
+const char* kTiGone =  // rank 0 sends to rank 1 after rank 1 has finished
+    "0 init\n0 compute 1000\n0 send 1 1 8\n0 finalize\n1 init\n1 finalize\n";
+const char* kTiGood = "0 init\n0 compute 1000\n0 send 1 1 8\n0 finalize\n1 init\n1 recv 0 1 8\n1 finalize\n";
+
+// ---- signals ----------------------------------------------------------------------------
+
+class Interrupt : public OutputsSafety, public ::testing::WithParamInterface<int> {};
+
+TEST_P(Interrupt, StopsTheSimulationDiscardsItsOutputsAndKeepsTheOldOnes) {
+  const int sig = GetParam();
+  const fs::path scenario = write("long.yaml", kLong);
+  const fs::path out = populated("out", {"summary.json", "report.html", "trace.wlt"});
+  const auto before = tree(out);
+  const pid_t parent = start({"run", scenario.string(), "--no-progress", "--out", out.string()});
+  strays_.push_back(parent);
+  // The simulation process appears once the scenario is loaded and checked.
+  pid_t child = 0;
+  ASSERT_TRUE(eventually(60, [&] {
+    const auto kids = children_of(parent);
+    if (!kids.empty()) child = kids.front();
+    return child != 0 || !alive(parent);
+  }));
+  ASSERT_NE(child, 0) << "waitlab ended before simulating: " << slurp(dir_ / "stderr.txt");
+  strays_.push_back(child);
+  ASSERT_TRUE(eventually(30, [&] { return !names(dir_ / "tmp").empty(); }));  // its temporary directory
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));                  // well into the run
+  ASSERT_TRUE(alive(child));
+
+  ASSERT_EQ(::kill(parent, sig), 0);
+  const Result r = finish(parent);
+  EXPECT_TRUE(eventually(10, [&] { return !alive(child); })) << "the simulation process outlived waitlab";
+  if (sig == SIGKILL) {
+    EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
+  } else {
+    EXPECT_EQ(r.code(), 128 + sig);
+    EXPECT_EQ(r.err, std::string("waitlab: interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                         "; unfinished outputs were discarded\n");
+  }
+  EXPECT_EQ(r.out, "");
+  // Nothing half-written anywhere: the old outputs unchanged, no staging directory, and the
+  // simulation's temporary directory removed (after SIGKILL by the child itself).
+  EXPECT_EQ(tree(out), before);
+  EXPECT_EQ(leftovers({"long.yaml", "out"}), std::set<std::string>{});
+  EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGKILL),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return std::string(i.param == SIGINT ? "SIGINT" : i.param == SIGTERM ? "SIGTERM" : "SIGKILL");
+                         });
+
+// A study: the signal reaches every job and every job's simulation; the study directory stays
+// as it was. SIGKILL of waitlab: the jobs die with it, stop their simulations and remove the
+// study's staging directory themselves.
+class InterruptStudy : public OutputsSafety, public ::testing::WithParamInterface<int> {};
+
+TEST_P(InterruptStudy, StopsEveryJobAndKeepsTheOldStudy) {
+  const int sig = GetParam();
+  const fs::path scenario = write("long.yaml", kLong);
+  const fs::path out = populated("study", {"sweep.csv", "sweep.json", "point_0000/summary.json"});
+  const auto before = tree(out);
+  const pid_t parent = start({"sweep", scenario.string(), "--grid", "run.seed=1,2", "-j", "2", "--out", out.string()});
+  strays_.push_back(parent);
+  // Two jobs, each with its simulation process.
+  std::vector<pid_t> all;
+  ASSERT_TRUE(eventually(90, [&] {
+    all = descendants(parent);
+    return all.size() >= 4 || !alive(parent);
+  })) << slurp(dir_ / "stderr.txt");
+  ASSERT_GE(all.size(), 4u) << "waitlab ended early: " << slurp(dir_ / "stdout.txt") << slurp(dir_ / "stderr.txt");
+  for (const pid_t p : all) strays_.push_back(p);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+
+  ASSERT_EQ(::kill(parent, sig), 0);
+  const Result r = finish(parent);
+  for (const pid_t p : all) EXPECT_TRUE(eventually(10, [&] { return !alive(p); })) << "process " << p << " outlived waitlab";
+  if (sig == SIGKILL) {
+    EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
+  } else {
+    EXPECT_EQ(r.code(), 143);
+    EXPECT_EQ(r.err, "waitlab: interrupted by SIGTERM; unfinished outputs were discarded\n");
+  }
+  EXPECT_EQ(tree(out), before);
+  EXPECT_TRUE(eventually(10, [&] { return leftovers({"long.yaml", "study"}).empty(); }))
+      << *leftovers({"long.yaml", "study"}).begin();
+  EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, InterruptStudy, ::testing::Values(SIGTERM, SIGKILL),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return std::string(i.param == SIGTERM ? "SIGTERM" : "SIGKILL");
+                         });
+
+// ---- failures late in a command ----------------------------------------------------------
+
+const char* kSmall =
+    "name: small\n"
+    "platform: {type: cluster, nodes: 4}\n"
+    "workload: {type: heat1d, ranks: 4, iterations: 3}\n"
+    "outputs: {analyses: [waitstate]}\n";
+
+TEST_F(OutputsSafety, RunAndReplayThatFailChangeNothing) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path gone = write("gone.ti", kTiGone);
+  // A real earlier run, and a file of the user's beside it.
+  const fs::path out = dir_ / "out";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", out.string()}).code(), 0);
+  write("out/notes.txt", "the user's own notes\n");
+  const auto before = tree(out);
+  ASSERT_TRUE(before.count("summary.json") && before.count("report.html") && before.count("waitstates.csv"));
+
+  // Bad input found by the simulation (a message to a finished rank).
+  Result r = waitlab({"replay", gone.string(), "--no-progress", "--out", out.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(tree(out), before);
+  // A failure when the outputs are put in place, after the simulation and the analyses: an
+  // output name taken by a directory.
+  fs::remove(out / "waitstates.csv");
+  fs::create_directories(out / "waitstates.csv" / "x");
+  const auto blocked = tree(out);
+  r = waitlab({"run", scenario.string(), "--no-progress", "--out", out.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: cannot write " + out.string() +
+                       "/waitstates.csv: a directory of that name is in the way (nothing was changed)\n");
+  EXPECT_EQ(tree(out), blocked);
+  // Into directories that do not exist: none is left behind.
+  r = waitlab({"replay", gone.string(), "--no-progress", "--out", (dir_ / "new" / "deep" / "er").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(leftovers({"small.yaml", "gone.ti", "out"}), std::set<std::string>{});
+  // A scenario that deadlocks.
+  write("ring.ti", "0 init\n0 recv 1 1 8\n0 finalize\n1 init\n1 recv 0 1 8\n1 finalize\n");
+  r = waitlab({"replay", (dir_ / "ring.ti").string(), "--no-progress", "--out", (dir_ / "new").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: deadlock at t=0 s: 2 of 2 ranks can never finish", 0), 0u) << r.err;
+  EXPECT_EQ(leftovers({"small.yaml", "gone.ti", "ring.ti", "out"}), std::set<std::string>{});
+  EXPECT_TRUE(names(dir_ / "tmp").empty());
+}
+
+TEST_F(OutputsSafety, ASuccessfulRunReplacesItsOutputsAndKeepsTheUsersFiles) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path out = populated("out", {"summary.json", "baseline.wlt", "delay.csv"});
+  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", out.string()});
+  ASSERT_EQ(r.code(), 0) << r.err;
+  const auto after = tree(out);
+  EXPECT_NE(after.at("summary.json"), "old summary.json\n");
+  EXPECT_EQ(after.count("baseline.wlt"), 0u);  // outputs this run does not write are removed
+  EXPECT_EQ(after.count("delay.csv"), 0u);
+  EXPECT_EQ(after.at("notes.txt"), "the user's own notes\n");
+  EXPECT_TRUE(after.count("trace.wlt") && after.count("host.json") && after.count("waitstates.csv"));
+  EXPECT_EQ(leftovers({"small.yaml", "out"}), std::set<std::string>{});
+  // The terminal names the outputs where they are, not where they were prepared.
+  EXPECT_NE(r.out.find("results         " + out.string() + "/summary.json, "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(".waitlab-"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(out / "host.json").find(".waitlab-"), std::string::npos);
+  // A new directory gets the usual permissions, not mkdtemp's 0700.
+  const Result again = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "fresh").string()});
+  ASSERT_EQ(again.code(), 0) << again.err;
+  const auto perms = fs::status(dir_ / "fresh").permissions();
+  EXPECT_NE(perms & fs::perms::others_read, fs::perms::none);
+}
+
+TEST_F(OutputsSafety, AnalyzeThatFailsChangesNothing) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "r").string()}).code(), 0);
+  const fs::path ana = dir_ / "ana";
+  ASSERT_EQ(waitlab({"analyze", (dir_ / "r" / "trace.wlt").string(), "--out", ana.string()}).code(), 0);
+  write("ana/notes.txt", "mine\n");
+  fs::remove(ana / "delay.csv");
+  fs::create_directories(ana / "delay.csv" / "x");
+  const auto before = tree(ana);
+  Result r = waitlab({"analyze", (dir_ / "r" / "trace.wlt").string(), "--out", ana.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: cannot write " + ana.string() +
+                       "/delay.csv: a directory of that name is in the way (nothing was changed)\n");
+  EXPECT_EQ(tree(ana), before);
+  // An unreadable trace: no output directory is made.
+  write("bad.wlt", "not a trace");
+  r = waitlab({"analyze", (dir_ / "bad.wlt").string(), "--out", (dir_ / "new" / "ana").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(leftovers({"small.yaml", "r", "ana", "bad.wlt"}), std::set<std::string>{});
+}
+
+TEST_F(OutputsSafety, ConvertRefusesToOverwriteItsInputAndLeavesNothingWhenItFails) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path run = dir_ / "r";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", run.string()}).code(), 0);
+  const auto before = tree(run);
+  const std::string in = (run / "trace.wlt").string();
+  // The run directory as an OTF2 archive directory would replace the run, its input included.
+  Result r = waitlab({"convert", in, run.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + run.string() + ": the output would replace a directory holding the input " +
+                       in + "; write it elsewhere\n");
+  r = waitlab({"convert", in, in});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + in + ": the output would overwrite the input " + in + "; write it elsewhere\n");
+  r = waitlab({"convert", in, dir_.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(tree(run), before);
+  // Into the input's own OTF2 archive.
+  ASSERT_EQ(waitlab({"convert", in, (dir_ / "otf").string()}).code(), 0);
+  r = waitlab({"convert", (dir_ / "otf").string(), (dir_ / "otf" / "x.wlt").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "otf" / "x.wlt"));
+  // A TI trace that cannot be replayed (an MPI_ANY_SOURCE receive no send is left for), into
+  // a directory that does not exist: nothing is made.
+  write("any.ti", "0 init\n0 recv -333 1 8\n0 finalize\n1 init\n1 finalize\n");
+  r = waitlab({"convert", (dir_ / "any.ti").string(), (dir_ / "new" / "x.wlt").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(leftovers({"small.yaml", "r", "otf", "any.ti"}), std::set<std::string>{});
+  // A successful conversion over an older archive replaces it whole.
+  ASSERT_EQ(waitlab({"convert", in, (dir_ / "otf").string()}).code(), 0);
+  EXPECT_EQ(leftovers({"small.yaml", "r", "otf", "any.ti"}), std::set<std::string>{});
+  EXPECT_TRUE(fs::exists(dir_ / "otf" / "traces.otf2"));
+}
+
+TEST_F(OutputsSafety, ReportWithoutSummaryChangesNothing) {
+  const fs::path out = populated("out", {"report.html", "waitstates.csv"});
+  const auto before = tree(out);
+  Result r = waitlab({"report", out.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(tree(out), before);
+  r = waitlab({"report", (dir_ / "none").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(leftovers({"out"}), std::set<std::string>{});
+}
+
+TEST_F(OutputsSafety, AStudyWithAFailingJobChangesNothing) {
+  write("good.ti", kTiGood);
+  write("gone.ti", kTiGone);
+  const fs::path scenario = write("trace.yaml",
+                                  "name: tr\n"
+                                  "platform: {type: cluster, nodes: 2}\n"
+                                  "workload: {trace: good.ti}\n");
+  const fs::path out = populated("sweep", {"sweep.csv", "sweep.json", "point_0000/summary.json"});
+  const auto before = tree(out);
+  // Point 0 succeeds, point 1 sends to a finished rank: the study fails and replaces nothing.
+  Result r = waitlab({"sweep", scenario.string(), "--grid",
+                       "workload.trace=" + (dir_ / "good.ti").string() + "," + (dir_ / "gone.ti").string(), "--out",
+                       out.string()});
+  EXPECT_EQ(r.code(), 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAILED: rank 0, action 2 (send): destination rank 1 has already finished"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(tree(out), before);
+  EXPECT_EQ(leftovers({"good.ti", "gone.ti", "trace.yaml", "sweep"}), std::set<std::string>{});
+  // All points succeed: the study is replaced, each point's run directory whole, with its
+  // run.log (the terminal summary).
+  r = waitlab({"sweep", scenario.string(), "--grid", "run.seed=1,2", "--out", out.string()});
+  ASSERT_EQ(r.code(), 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(" " + (out / "point_0000").string() + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + (out / "sweep.csv").string() + "\n"), std::string::npos) << r.out;
+  const auto after = tree(out);
+  EXPECT_NE(after.at("sweep.csv"), "old sweep.csv\n");
+  EXPECT_EQ(after.at("notes.txt"), "the user's own notes\n");
+  EXPECT_TRUE(after.count("point_0001/summary.json") && after.count("point_0000/run.log"));
+  EXPECT_EQ(after.at("point_0000/run.log").find(".waitlab-"), std::string::npos);
+  EXPECT_EQ(leftovers({"good.ti", "gone.ti", "trace.yaml", "sweep"}), std::set<std::string>{});
+}
+
+TEST_F(OutputsSafety, WhatifAndValidateThatFailLateChangeNothing) {
+  const fs::path scenario = write("small.yaml", std::string(kSmall) + "variants:\n  - {name: ideal, network: ideal}\n");
+  // whatif: every run succeeds, then the study's table cannot be put in place.
+  const fs::path w = populated("whatif", {"whatif.html", "baseline/summary.json"});
+  fs::create_directories(w / "whatif.csv" / "x");
+  auto before = tree(w);
+  Result r = waitlab({"whatif", scenario.string(), "--out", w.string()});
+  EXPECT_EQ(r.code(), 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "waitlab: error: cannot write " + w.string() +
+                       "/whatif.csv: a directory of that name is in the way (nothing was changed)\n");
+  EXPECT_EQ(tree(w), before);
+  // validate: likewise with its table.
+  const fs::path v = populated("validation", {"validation.json", "small/waitstates.csv"});
+  fs::create_directories(v / "validation.csv" / "x");
+  before = tree(v);
+  r = waitlab({"validate", scenario.string(), "--no-plot", "--out", v.string()});
+  EXPECT_EQ(r.code(), 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "waitlab: error: cannot write " + v.string() +
+                       "/validation.csv: a directory of that name is in the way (nothing was changed)\n");
+  EXPECT_EQ(tree(v), before);
+  EXPECT_EQ(leftovers({"small.yaml", "whatif", "validation"}), std::set<std::string>{});
+}
+
+// ---- bad input found by the simulation, and the host's limits -----------------------------
+
+TEST_F(OutputsSafety, ReplayOfATraceSendingToAFinishedRankIsBadInput) {
+  // SMPI aborted here ("Actor pid=2 is gone??", a backtrace, exit 1).
+  const fs::path gone = write("gone.ti", kTiGone);
+  for (const char* semantics : {"waitlab", "smpi-default"}) {
+    const Result r = waitlab({"replay", gone.string(), "--no-progress", "--set", std::string("run.semantics=") + semantics,
+                              "--out", (dir_ / "o").string()});
+    EXPECT_EQ(r.code(), 2) << semantics;
+    EXPECT_EQ(r.err,
+              "waitlab: error: rank 0, action 2 (send): destination rank 1 has already finished (at t=0 s, after its "
+              "last action): the message can never be received\n")
+        << semantics;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+TEST_F(OutputsSafety, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
+  // 1024 ranks need 8 GiB of address space for their stacks; ulimit -v 2 GiB.
+  const fs::path scenario = write("k.yaml",
+                                  "name: k\n"
+                                  "platform: {type: cluster, nodes: 64, cores: 16}\n"
+                                  "workload: {type: heat1d, ranks: 1024, iterations: 10}\n");
+  const auto t0 = Clock::now();
+  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()},
+                           std::make_pair(static_cast<int>(RLIMIT_AS), rlim_t{2} << 30));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(r.err.rfind("waitlab: error: this simulation of 1024 ranks needs about ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(" of address space (8 MiB of stack per rank) but the address-space limit (ulimit -v) is 2.0 "
+                       "GiB: raise it (ulimit -v unlimited) or simulate fewer ranks or iterations"),
+            std::string::npos)
+      << r.err;
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 30.0);
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+TEST_F(OutputsSafety, ARunWhoseTraceExceedsTheFileSizeLimitIsRefusedBeforeItStarts) {
+  // The simulation hands its trace over in one file (about 70 MB here); ulimit -f 10 MB made
+  // the simulation process die of SIGXFSZ at the very end.
+  const fs::path scenario = write("k.yaml",
+                                  "name: k\n"
+                                  "platform: {type: cluster, nodes: 64, cores: 16}\n"
+                                  "workload: {type: heat1d, ranks: 1024, iterations: 100}\n");
+  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()},
+                           std::make_pair(static_cast<int>(RLIMIT_FSIZE), rlim_t{10} << 20));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err,
+            "waitlab: error: this simulation of 1024 ranks writes its trace of about 68 MiB (1.6 million events) into "
+            "one file, but the file-size limit (ulimit -f) is 10 MiB: raise it (ulimit -f unlimited) or simulate "
+            "fewer ranks or iterations (WAITLAB_MEMORY_CHECK=warn runs it anyway)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+}  // namespace
+}  // namespace waitlab::app
