@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <numeric>
 #include <cstdlib>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -21,13 +21,15 @@ namespace {
 
 // A /proc/meminfo field ("MemAvailable:   20353964 kB"), bytes; 0 if absent.
 std::uint64_t meminfo(const std::string& text, const std::string& key) {
-  const auto at = text.find("\n" + key + ":");
-  const auto start = at == std::string::npos ? (text.rfind(key + ":", 0) == 0 ? 0 : std::string::npos) : at + 1;
-  if (start == std::string::npos) return 0;
-  std::istringstream in(text.substr(start + key.size() + 1, 64));
-  std::uint64_t kib = 0;
-  in >> kib;
-  return kib * 1024;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::istringstream value(line.substr(key.size() + 1));
+    std::uint64_t kib = 0;
+    value >> kib;
+    return kib * 1024;
+  }
+  return 0;
 }
 
 std::string read_text(const std::string& path) {
@@ -44,8 +46,19 @@ std::uint64_t read_number(const std::string& path) {
   return in >> v ? v : 0;
 }
 
-// The memory cgroup's room: limit − usage, v2 (memory.max) or v1 (memory.limit_in_bytes);
-// 0 when there is no limit (v1 writes a huge number for "none").
+// A field of a cgroup's memory.stat ("inactive_file 123"); 0 if absent.
+std::uint64_t stat_field(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string k;
+  std::uint64_t v = 0;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return 0;
+}
+
+// The memory cgroup's room: limit − usage, v2 (memory.max) or v1 (memory.limit_in_bytes),
+// the usage without the inactive page cache (reclaimed before anything is killed); 0 when
+// there is no limit (v1 writes a huge number for "none").
 std::uint64_t cgroup_room() {
   std::ifstream in("/proc/self/cgroup");
   std::string v2_path, v1_path;
@@ -58,13 +71,17 @@ std::uint64_t cgroup_room() {
     if (limit == 0 || limit >= (1ull << 60)) return 0;
     return limit > usage ? limit - usage : 1;  // at (or over) its limit: 1 byte of room
   };
+  const auto used = [](std::uint64_t usage, std::uint64_t inactive) { return usage > inactive ? usage - inactive : 0; };
   for (const std::string& base : {"/sys/fs/cgroup" + v2_path, std::string("/sys/fs/cgroup")}) {
     const std::uint64_t limit = read_number(base + "/memory.max");
-    if (limit > 0) return room(limit, read_number(base + "/memory.current"));
+    if (limit > 0)
+      return room(limit, used(read_number(base + "/memory.current"), stat_field(base + "/memory.stat", "inactive_file")));
   }
   for (const std::string& base : {"/sys/fs/cgroup/memory" + v1_path, std::string("/sys/fs/cgroup/memory")}) {
     const std::uint64_t limit = read_number(base + "/memory.limit_in_bytes");
-    if (limit > 0) return room(limit, read_number(base + "/memory.usage_in_bytes"));
+    if (limit > 0)
+      return room(limit, used(read_number(base + "/memory.usage_in_bytes"),
+                              stat_field(base + "/memory.stat", "total_inactive_file")));
   }
   return 0;
 }

@@ -166,14 +166,15 @@ extern "C" void on_signal(int sig) {
   errno = saved_errno;
 }
 
-void set_handlers(bool keep_ignored_hangup) {
+// SIGHUP stays ignored when it is (nohup), in waitlab and in its children alike.
+void set_handlers() {
   struct sigaction sa = {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   for (const int sig : kHandled) sigaddset(&sa.sa_mask, sig);  // one handler at a time
   sa.sa_flags = SA_RESTART;
   for (const int sig : kHandled) {
-    if (sig == SIGHUP && keep_ignored_hangup) {
+    if (sig == SIGHUP) {
       struct sigaction old = {};
       if (sigaction(SIGHUP, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup
     }
@@ -184,7 +185,7 @@ void set_handlers(bool keep_ignored_hangup) {
 }  // namespace
 
 void install_signal_handlers() {
-  set_handlers(true);
+  set_handlers();
 }
 
 pid_t fork_process(int death_signal, bool quiet) {
@@ -204,7 +205,7 @@ pid_t fork_process(int death_signal, bool quiet) {
     for (auto& c : g_children) c = 0;
     g_signal = 0;
     g_quiet = quiet;
-    set_handlers(false);
+    set_handlers();
     prctl(PR_SET_PDEATHSIG, death_signal);
     // The parent may have died before prctl: then nobody would ever tell us.
     if (getppid() != parent) raise(death_signal);  // pending until the block ends

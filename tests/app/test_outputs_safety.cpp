@@ -141,7 +141,8 @@ class OutputsSafety : public ::testing::Test {
   // TMPDIR = DIR/tmp (the simulation's temporary directories go there), output to files.
   // `limit`: a resource limit (setrlimit) of the process, e.g. {RLIMIT_AS, 2 GiB} for ulimit -v.
   using Limit = std::optional<std::pair<int, rlim_t>>;
-  pid_t start(const std::vector<std::string>& args, Limit limit = std::nullopt) {
+  // `sigint_ignored`: as a background job of a script (`waitlab ... &`) starts.
+  pid_t start(const std::vector<std::string>& args, Limit limit = std::nullopt, bool sigint_ignored = false) {
     std::vector<std::string> argv_s = {WAITLAB_BINARY};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     const std::string out = (dir_ / "stdout.txt").string();
@@ -153,6 +154,7 @@ class OutputsSafety : public ::testing::Test {
     const pid_t pid = ::fork();
     if (pid == 0) {
       for (const int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+      if (sigint_ignored) ::signal(SIGINT, SIG_IGN);
       sigset_t none;
       sigemptyset(&none);
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -253,6 +255,30 @@ TEST_P(Interrupt, StopsTheSimulationDiscardsItsOutputsAndKeepsTheOldOnes) {
   // simulation's temporary directory removed (after SIGKILL by the child itself).
   EXPECT_EQ(tree(out), before);
   EXPECT_EQ(leftovers({"long.yaml", "out"}), std::set<std::string>{});
+  EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
+}
+
+// `waitlab run ... &` in a script starts with SIGINT ignored: `kill -INT` did nothing, and
+// the run went on. It stops now, as from a terminal.
+TEST_F(OutputsSafety, SigintStopsARunStartedWithSigintIgnored) {
+  const fs::path scenario = write("long.yaml", kLong);
+  const pid_t parent = start({"run", scenario.string(), "--no-progress", "--out", (dir_ / "out").string()},
+                             std::nullopt, true);
+  strays_.push_back(parent);
+  pid_t child = 0;
+  ASSERT_TRUE(eventually(60, [&] {
+    const auto kids = children_of(parent);
+    if (!kids.empty()) child = kids.front();
+    return child != 0 || !alive(parent);
+  }));
+  ASSERT_NE(child, 0) << slurp(dir_ / "stderr.txt");
+  strays_.push_back(child);
+  ASSERT_EQ(::kill(parent, SIGINT), 0);
+  const Result r = finish(parent);
+  EXPECT_EQ(r.code(), 130);
+  EXPECT_EQ(r.err, "waitlab: interrupted by SIGINT; unfinished outputs were discarded\n");
+  EXPECT_TRUE(eventually(10, [&] { return !alive(child); }));
+  EXPECT_EQ(leftovers({"long.yaml"}), std::set<std::string>{});
   EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
 }
 
