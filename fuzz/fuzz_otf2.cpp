@@ -5,7 +5,8 @@
 // the rest replaces that file's content. Files in sorted order (byte % 6):
 //   0 traces.def (global definitions)   1 traces.otf2 (anchor)
 //   2 traces/0.def  3 traces/0.evt  4 traces/1.def  5 traces/1.evt (local definitions, events)
-// With the byte's high bit set (>= 0x80) the chosen file is deleted instead. Every input is
+// With the byte's high bit set (>= 0x80) the chosen file is deleted instead
+// (WAITLAB_FUZZ_OTF2_KEEP_ANCHOR=1: inputs that would change the anchor are skipped). Every input is
 // read from a fresh copy of the archive in an empty directory. Contract: a Trace that holds the event
 // model's invariants (trace_check.hpp) or an InputError (fuzz_common.hpp).
 #include <algorithm>
@@ -61,6 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::size_t chosen = (data[0] & 0x7f) % g_files.size();
   const bool remove = (data[0] & 0x80) != 0;
+  // WAITLAB_FUZZ_OTF2_KEEP_ANCHOR=1 leaves the anchor alone: to explore the definitions and
+  // events while a finding in the anchor's reading (OTF2's own) is open.
+  static const bool keep_anchor = [] {
+    const char* v = std::getenv("WAITLAB_FUZZ_OTF2_KEEP_ANCHOR");
+    return v && *v && *v != '0';
+  }();
+  if (keep_anchor && g_files[chosen].first == "traces.otf2") return -1;  // -1: not added to the corpus
   const auto& dir = fuzz::scratch().fresh();
   for (std::size_t i = 0; i < g_files.size(); ++i) {
     const fs::path p = dir / g_files[i].first;

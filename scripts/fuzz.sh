@@ -79,6 +79,7 @@ export TMPDIR="$(mktemp -d "$TMP_BASE/waitlab-fuzz.XXXXXX")"
 trap 'rm -rf "$TMPDIR"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/fuzz/lsan.supp}"
 
 failures=()
 # Runs one committed input; a finding is reported with its path.
