@@ -78,8 +78,15 @@ inline void check_location(const char* what, const trace::Trace& t, const trace:
 
 }  // namespace detail
 
+// WAITLAB_FUZZ_CONTRACT_ONLY=1 skips these checks (only the exception contract holds): to explore
+// past an open finding of this kind, or to calibrate a budget while one is open.
 inline void check_trace(const char* what, const trace::Trace& t) {
   using detail::broken;
+  static const bool skip = [] {
+    const char* v = std::getenv("WAITLAB_FUZZ_CONTRACT_ONLY");
+    return v && *v && *v != '0';
+  }();
+  if (skip) return;
   const std::size_t ranks = t.locations.size();
   for (std::size_t i = 0; i < ranks; ++i) {
     if (t.locations[i].rank != static_cast<trace::Rank>(i) || t.locations[i].thread != 0)

@@ -7,7 +7,8 @@
 #   scripts/fuzz.sh                    CI: a fixed budget per target (-seed=1, -runs=N, about
 #                                      60 s each here), reproducible
 #   scripts/fuzz.sh SECONDS            fuzz each target for SECONDS of wall time (exploration;
-#                                      new inputs kept in build-fuzz/fuzz-work/<target>/corpus)
+#                                      new inputs kept in build-fuzz/fuzz-work/<target>/corpus;
+#                                      WAITLAB_FUZZ_ARGS adds libFuzzer flags)
 #   --target NAME                      only this target (repeatable; scenario ti paraver otf2 wlt)
 #   --replay-only                      build and replay the committed inputs, no fuzzing
 #   --findings                         also replay fuzz/findings/<target>/ (open findings: they
@@ -20,12 +21,12 @@
 # (WAITLAB_FUZZ_VERBOSE=1 prints what the reader said).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${WAITLAB_FUZZ_BUILD:-$ROOT/build-fuzz}"
+BUILD="$(realpath -m "${WAITLAB_FUZZ_BUILD:-$ROOT/build-fuzz}")"
 JOBS="${WAITLAB_JOBS:-2}"
 ALL_TARGETS=(scenario ti paraver otf2 wlt)
-# Runs per target for CI, calibrated to about 60 s each on the project's 2-core machine with
+# Runs per target for CI, calibrated to about 50 s of CPU each on the project's 2-core machine with
 # -seed=1 (fuzz/README.md, "Budget"). Fixed counts, not time: the same inputs every time.
-declare -A CI_RUNS=([scenario]=60000 [ti]=150000 [paraver]=60000 [otf2]=40000 [wlt]=300000)
+declare -A CI_RUNS=([scenario]=110000 [ti]=150000 [paraver]=15000 [otf2]=16000 [wlt]=140000)
 # What every run gets: a finding is a crash, a sanitizer report, a leak, a run longer than
 # 10 s or above 2 GiB of memory.
 LIMITS=(-timeout=10 -rss_limit_mb=2048)
@@ -73,6 +74,8 @@ fi
 
 WORK="$BUILD/fuzz-work"
 mkdir -p "$WORK"
+# The TI reader also looks for rank files in the working directory: not the repository's.
+cd "$WORK"
 # Temporary files of the targets (each input is written to disk): in memory when possible.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then TMP_BASE=/dev/shm; else TMP_BASE="$WORK"; fi
 export TMPDIR="$(mktemp -d "$TMP_BASE/waitlab-fuzz.XXXXXX")"
@@ -116,16 +119,23 @@ if [ "$replay_only" = 0 ]; then
   printf '%-10s %10s %8s %8s  %s\n' target runs exec/s seconds result >"$WORK/summary.txt"
   for t in "${targets[@]}"; do
     dir="$WORK/$t"
-    rm -rf "$dir"
+    if [ -n "$seconds" ]; then
+      # Exploration goes on from the inputs earlier explorations found.
+      budget=("-max_total_time=$seconds" "-seed=${WAITLAB_FUZZ_SEED:-0}")
+    else
+      rm -rf "$dir"  # CI: the same start every time
+      budget=(-seed=1 "-runs=${runs_override:-${CI_RUNS[$t]}}")
+    fi
+    rm -rf "$dir/artifacts"
     mkdir -p "$dir/corpus" "$dir/artifacts"
-    budget=(-seed=1 "-runs=${runs_override:-${CI_RUNS[$t]}}")
-    [ -n "$seconds" ] && budget=("-max_total_time=$seconds" "-seed=${WAITLAB_FUZZ_SEED:-0}")
+    # Extra libFuzzer flags, e.g. WAITLAB_FUZZ_ARGS="-fork=1 -ignore_crashes=1" to go on after a finding.
+    read -r -a extra <<<"${WAITLAB_FUZZ_ARGS:-}"
     dict=()
     [ -f "$ROOT/fuzz/dict/$t.dict" ] && dict=("-dict=$ROOT/fuzz/dict/$t.dict")
     echo "== fuzz_$t (${budget[*]}) =="
     start=$(date +%s)
     status=0
-    "$BUILD/fuzz/fuzz_$t" "${budget[@]}" "${LIMITS[@]}" "${dict[@]}" -print_final_stats=1 \
+    "$BUILD/fuzz/fuzz_$t" "${budget[@]}" "${LIMITS[@]}" "${dict[@]}" "${extra[@]}" -print_final_stats=1 \
       -artifact_prefix="$dir/artifacts/" "$dir/corpus" "$ROOT/fuzz/corpus/$t" >"$dir/log" 2>&1 || status=$?
     secs=$(( $(date +%s) - start ))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
