@@ -55,6 +55,7 @@ for t in "${targets[@]}"; do
   [ -n "${CI_RUNS[$t]:-}" ] || { echo "fuzz.sh: unknown target '$t' (targets: ${ALL_TARGETS[*]})" >&2; exit 2; }
 done
 
+T0=$SECONDS
 if [ "$build" = 1 ]; then
   CC_BIN="$(command -v clang-14 || command -v clang || true)"
   CXX_BIN="$(command -v clang++-14 || command -v clang++ || true)"
@@ -70,6 +71,7 @@ if [ "$build" = 1 ]; then
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DWAITLAB_BUILD_TESTS=OFF -DWAITLAB_BUILD_BENCH=OFF "${WAITLAB_FUZZ_CMAKE_ARGS[@]}" >/dev/null
   cmake --build "$BUILD" -j"$JOBS" --target "${targets[@]/#/fuzz_}"
+  echo "fuzz build: $((SECONDS - T0)) s"
 fi
 
 WORK="$BUILD/fuzz-work"
@@ -101,6 +103,7 @@ replay() {  # target file
 }
 
 echo "== replay of the committed inputs =="
+T1=$SECONDS
 for t in "${targets[@]}"; do
   dirs=("$ROOT/fuzz/corpus/$t" "$ROOT/fuzz/regressions/$t")
   [ "$with_findings" = 1 ] && dirs+=("$ROOT/fuzz/findings/$t")
@@ -114,6 +117,7 @@ for t in "${targets[@]}"; do
   done
   echo "fuzz_$t: $n inputs replayed, $bad findings"
 done
+echo "replay: $((SECONDS - T1)) s"
 
 if [ "$replay_only" = 0 ]; then
   printf '%-10s %10s %8s %8s  %s\n' target runs exec/s seconds result >"$WORK/summary.txt"
@@ -156,6 +160,7 @@ if [ "$replay_only" = 0 ]; then
   cat "$WORK/summary.txt"
 fi
 
+echo "fuzz.sh: $((SECONDS - T0)) s in all"
 if [ ${#failures[@]} -gt 0 ]; then
   echo "fuzz.sh: ${#failures[@]} finding(s):"
   printf '  %s\n' "${failures[@]}"
