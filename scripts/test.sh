@@ -3,6 +3,8 @@
 # test suite; then build the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer
 # and run them again (all but the 1024-rank validation suite, label validation_suite, and the
 # idle-wave study's simulations, label idlewave, which the first pass runs). Set WAITLAB_SKIP_SANITIZE=1 to skip the second pass locally.
+# Third: the fuzz pass (scripts/fuzz.sh): the readers' fuzz targets built with clang, every committed
+# input replayed and a fixed budget of runs per target. Set WAITLAB_SKIP_FUZZ=1 to skip it locally.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${WAITLAB_JOBS:-2}"
@@ -21,4 +23,9 @@ if [ "${WAITLAB_SKIP_SANITIZE:-0}" != "1" ]; then
   ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:abort_on_error=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     ctest --test-dir "$ROOT/build-asan" -j"$JOBS" --output-on-failure --timeout 900 -LE 'validation_suite|idlewave'
+fi
+
+if [ "${WAITLAB_SKIP_FUZZ:-0}" != "1" ]; then
+  echo "== fuzz (libFuzzer + ASan + UBSan: committed inputs, then a fixed budget per target) =="
+  "$ROOT/scripts/fuzz.sh"
 fi
