@@ -514,10 +514,8 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
     // describe another analysis.
     fs::remove(d / "report.html", rm);
     staged.commit();
-  } catch (const InputError& e) {
-    throw InputError(staged.final_text(e.what()));
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(staged.final_text(e.what()));
+  } catch (...) {
+    staged.rethrow_final();
   }
   for (auto& f : files) f = staged.final_text(f);
 

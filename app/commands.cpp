@@ -234,10 +234,8 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     if (std::string report_path = try_write_report(staged.path(), &staged); !report_path.empty())
       files.push_back(std::move(report_path));
     staged.commit();
-  } catch (const InputError& e) {
-    throw InputError(staged.final_text(e.what()));
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(staged.final_text(e.what()));
+  } catch (...) {
+    staged.rethrow_final();
   }
   for (auto& f : files) f = staged.final_text(f);
   print_run_summary(s, o, files, report, out);
@@ -359,10 +357,8 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
     staged.commit();
     out << staged.final_text(said.str());
     return lost;
-  } catch (const InputError& e) {
-    throw InputError(staged.final_text(e.what()));
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(staged.final_text(e.what()));
+  } catch (...) {
+    staged.rethrow_final();
   }
 }
 

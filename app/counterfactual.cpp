@@ -269,8 +269,8 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
     trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.csv").string(), csv);
     trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), j.dump(2) + "\n");
     staged.commit();
-  } catch (const InputError& e) {
-    throw InputError(staged.final_text(e.what()));
+  } catch (...) {
+    staged.rethrow_final();
   }
   const std::string csv_path = (fs::path(args.out_dir) / "counterfactual.csv").string();
   const std::string json_path = (fs::path(args.out_dir) / "counterfactual.json").string();

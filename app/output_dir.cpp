@@ -153,6 +153,16 @@ std::string OutputDir::shown(const std::string& name) const {
   return (fs::path(given_) / name).string();
 }
 
+void OutputDir::rethrow_final() const {
+  try {
+    throw;
+  } catch (const InputError& e) {
+    throw InputError(final_text(e.what()));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(final_text(e.what()));
+  }
+}
+
 std::string OutputDir::final_text(const std::string& text) const {
   std::string out = text;
   const std::string to = fs::path(given_).lexically_normal().string();

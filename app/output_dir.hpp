@@ -47,6 +47,9 @@ class OutputDir {
   std::string shown(const std::string& name) const;
   // `text` with the staging directory replaced by DIR as the user gave it.
   std::string final_text(const std::string& text) const;
+  // Called in a catch block: rethrows the exception being handled, an InputError or a
+  // std::runtime_error with its message through final_text() (any other as it is).
+  [[noreturn]] void rethrow_final() const;
   // Puts the outputs in place. Throws InputError (nothing changed) when it cannot.
   void commit();
 

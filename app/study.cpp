@@ -377,8 +377,8 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
     try {
       write_outputs(plan, records, staged, said);
       staged.commit();
-    } catch (const InputError& e) {
-      throw InputError(staged.final_text(e.what()));
+    } catch (...) {
+      staged.rethrow_final();
     }
     out << said.str();
     return 0;
@@ -417,8 +417,8 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
     }
     if (args.records.empty()) write_outputs(plan, records, staged, said);
     staged.commit();
-  } catch (const InputError& e) {
-    throw InputError(staged.final_text(e.what()));
+  } catch (...) {
+    staged.rethrow_final();
   }
   if (!args.records.empty()) {
     write_records(args.records, records);

@@ -331,8 +331,8 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
       }
     }
     staged.commit();
-  } catch (const InputError& e) {
-    throw InputError(staged.final_text(e.what()));
+  } catch (...) {
+    staged.rethrow_final();
   }
   for (auto& f : files) f = staged.final_text(f);
   if (!args.expected.empty()) {
