@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 
+#include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
 #include "fuzz/fuzz_common.hpp"
 
@@ -110,6 +111,21 @@ inline void check_trace(const char* what, const trace::Trace& t) {
                          std::to_string(ranks) + " ranks");
   if (t.has_declared_span() && (!std::isfinite(t.span_begin) || !std::isfinite(t.span_end)))
     broken(what, "declared span not finite");
+  // WAITLAB_FUZZ_MATCH=1: also build the one matcher every analysis uses (match.hpp promises
+  // not to throw on a trace that holds these invariants), so that a crash, a sanitizer report
+  // or a hang there is a finding too. Off by default: the CI budget was calibrated without it.
+  static const bool match = [] {
+    const char* v = std::getenv("WAITLAB_FUZZ_MATCH");
+    return v && *v && *v != '0';
+  }();
+  if (match) {
+    try {
+      const trace::Matching m = trace::Matching::build(t);
+      (void)m;
+    } catch (const std::exception& e) {
+      broken(what, std::string("Matching::build threw on it: ") + e.what());
+    }
+  }
 }
 
 }  // namespace waitlab::fuzz
