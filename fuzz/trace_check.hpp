@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 
+#include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
 #include "fuzz/fuzz_common.hpp"
 
@@ -29,6 +30,12 @@ namespace detail {
   std::abort();
 }
 
+inline std::string num(double v) {  // every digit: "backwards" may be one ulp
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
 inline std::string loc_name(const trace::Location& l) {
   return "rank " + std::to_string(l.rank) + " thread " + std::to_string(l.thread);
 }
@@ -39,8 +46,8 @@ inline void check_location(const char* what, const trace::Trace& t, const trace:
     const auto& ev = l.events[e];
     if (!std::isfinite(ev.time)) broken(what, who + ", event " + std::to_string(e) + ": time not finite");
     if (e > 0 && ev.time < l.events[e - 1].time)
-      broken(what, who + ", event " + std::to_string(e) + ": time goes backwards (" +
-                       std::to_string(ev.time) + " after " + std::to_string(l.events[e - 1].time) + ")");
+      broken(what, who + ", event " + std::to_string(e) + ": time goes backwards (" + num(ev.time) +
+                       " after " + num(l.events[e - 1].time) + ")");
     if (static_cast<unsigned>(ev.kind) > static_cast<unsigned>(trace::EventKind::CollEnd) ||
         static_cast<unsigned>(ev.op) >= static_cast<unsigned>(trace::MpiOp::Count_))
       broken(what, who + ", event " + std::to_string(e) + ": unknown kind or MPI op");
@@ -78,15 +85,8 @@ inline void check_location(const char* what, const trace::Trace& t, const trace:
 
 }  // namespace detail
 
-// WAITLAB_FUZZ_CONTRACT_ONLY=1 skips these checks (only the exception contract holds): to explore
-// past an open finding of this kind, or to calibrate a budget while one is open.
-inline void check_trace(const char* what, const trace::Trace& t) {
+inline void check_invariants(const char* what, const trace::Trace& t) {
   using detail::broken;
-  static const bool skip = [] {
-    const char* v = std::getenv("WAITLAB_FUZZ_CONTRACT_ONLY");
-    return v && *v && *v != '0';
-  }();
-  if (skip) return;
   const std::size_t ranks = t.locations.size();
   for (std::size_t i = 0; i < ranks; ++i) {
     if (t.locations[i].rank != static_cast<trace::Rank>(i) || t.locations[i].thread != 0)
@@ -110,6 +110,31 @@ inline void check_trace(const char* what, const trace::Trace& t) {
                          std::to_string(ranks) + " ranks");
   if (t.has_declared_span() && (!std::isfinite(t.span_begin) || !std::isfinite(t.span_end)))
     broken(what, "declared span not finite");
+}
+
+// WAITLAB_FUZZ_CONTRACT_ONLY=1 skips the invariants (only the exception contract holds): to
+// explore past an open finding of this kind, or to calibrate a budget while one is open.
+inline void check_trace(const char* what, const trace::Trace& t) {
+  static const bool skip = [] {
+    const char* v = std::getenv("WAITLAB_FUZZ_CONTRACT_ONLY");
+    return v && *v && *v != '0';
+  }();
+  if (!skip) check_invariants(what, t);
+  // WAITLAB_FUZZ_MATCH=1: also build the one matcher every analysis uses (match.hpp promises
+  // not to throw on a trace that holds these invariants), so that a crash, a sanitizer report
+  // or a hang there is a finding too. Off by default: the CI budget was calibrated without it.
+  static const bool match = [] {
+    const char* v = std::getenv("WAITLAB_FUZZ_MATCH");
+    return v && *v && *v != '0';
+  }();
+  if (match) {
+    try {
+      const trace::Matching m = trace::Matching::build(t);
+      (void)m;
+    } catch (const std::exception& e) {
+      detail::broken(what, std::string("Matching::build threw on it: ") + e.what());
+    }
+  }
 }
 
 }  // namespace waitlab::fuzz
