@@ -154,6 +154,37 @@ std::string try_write_report(const std::string& dir, const OutputDir* staged = n
   }
 }
 
+// `waitlab plot DIR`: the pictures drawn again and report.html rewritten aside, then put in
+// place together (app/output_dir.hpp): an interrupted or failed drawing leaves DIR as it was.
+void plot_command(const std::string& dir, std::ostream& out) {
+  const bool idle = fs::exists(fs::path(dir) / "idlewave.json");
+  const bool windows = fs::exists(fs::path(dir) / "timeresolved.json");
+  if (!idle && !windows)
+    throw InputError(dir + ": no idlewave.json and no timeresolved.json (run the idlewave or timeresolved "
+                     "analysis first: outputs.analyses or `waitlab analyze TRACE -a idlewave,timeresolved`)");
+  OutputDir staged(dir);
+  std::vector<std::string> drawn;
+  std::string report_path;
+  try {
+    const fs::path d(staged.path());
+    if (idle) {
+      if (const std::string why = draw_idlewave(staged.path()); !why.empty()) throw InputError(why);
+      for (const char* base : kIdlewavePictures)
+        if (fs::exists(d / (std::string(base) + ".png"))) drawn.push_back((d / base).string());
+    }
+    if (windows) {
+      if (const std::string why = draw_timeresolved(staged.path()); !why.empty()) throw InputError(why);
+      drawn.push_back((d / kTimeresolvedPicture).string());
+    }
+    report_path = try_write_report(staged.path(), &staged);
+    staged.commit();
+  } catch (...) {
+    staged.rethrow_final();
+  }
+  for (const auto& p : drawn) out << "drew " << staged.final_text(p) << ".png, .svg\n";
+  if (!report_path.empty()) out << "wrote " << staged.final_text(report_path) << "\n";
+}
+
 }  // namespace
 
 namespace {
@@ -837,25 +868,10 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       const ValidateResult r = validate(validate_args, out);
       if (r.compared && !r.differences.empty()) return 3;
     } else if (report_cmd->parsed()) {
-      out << "wrote " << write_report(report_dir) << "\n";
+      const std::string written = write_report(report_dir);  // nothing on the terminal before it is
+      out << "wrote " << written << "\n";
     } else if (plot_cmd->parsed()) {
-      const bool idle = fs::exists(fs::path(plot_dir) / "idlewave.json");
-      const bool windows = fs::exists(fs::path(plot_dir) / "timeresolved.json");
-      if (!idle && !windows)
-        throw InputError(plot_dir + ": no idlewave.json and no timeresolved.json (run the idlewave or timeresolved "
-                         "analysis first: outputs.analyses or `waitlab analyze TRACE -a idlewave,timeresolved`)");
-      if (idle) {
-        if (const std::string why = draw_idlewave(plot_dir); !why.empty()) throw InputError(why);
-        for (const char* base : kIdlewavePictures)
-          if (fs::exists(fs::path(plot_dir) / (std::string(base) + ".png")))
-            out << "drew " << (fs::path(plot_dir) / base).string() << ".png, .svg\n";
-      }
-      if (windows) {
-        if (const std::string why = draw_timeresolved(plot_dir); !why.empty()) throw InputError(why);
-        out << "drew " << (fs::path(plot_dir) / kTimeresolvedPicture).string() << ".png, .svg\n";
-      }
-      if (const std::string report_path = try_write_report(plot_dir); !report_path.empty())
-        out << "wrote " << report_path << "\n";
+      plot_command(plot_dir, out);
     } else if (whatif_cmd->parsed()) {
       return whatif_command(whatif_args, out);
     } else if (sweep_cmd->parsed()) {

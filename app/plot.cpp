@@ -1,21 +1,22 @@
 #include "app/plot.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "app/plots_embedded.hpp"
-
-extern char** environ;
+#include "sim/signals.hpp"
 
 namespace waitlab::app {
 
@@ -58,29 +59,49 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  // The interpreter dies with us and receives our SIGINT/SIGTERM/SIGHUP (sim/signals.hpp); an
+  // interrupted drawing stops the command as an interrupted simulation does.
+  std::cout.flush();
+  std::fflush(nullptr);
+  const std::string exec_failed = "cannot run " + exe + ": ";  // made before the fork: the child only execs
+  pid_t pid = -1;
+  try {
+    pid = sim::fork_process(SIGTERM, true);
+  } catch (...) {
+    close(log);
+    std::remove(log_name);
+    throw;
+  }
+  if (pid == 0) {
+    const int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) dup2(null, STDIN_FILENO);
+    dup2(log, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    execvp(exe.c_str(), argv.data());
+    const char* reason = std::strerror(errno);
+    if (write(STDERR_FILENO, exec_failed.data(), exec_failed.size()) >= 0) {
+      if (write(STDERR_FILENO, reason, std::strlen(reason)) < 0) _exit(127);
+    }
+    _exit(127);
+  }
   close(log);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sim::child_ended(pid);
+  if (sim::interruption() != 0) {
+    std::remove(log_name);
+    sim::exit_interrupted();
+  }
   std::string why;
-  if (rc != 0) {
-    why = "cannot run " + exe + ": " + std::strerror(rc) + " (install python3-matplotlib: scripts/setup.sh)";
-  } else {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::ifstream in(log_name);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      why = exe + " failed drawing " + script + ": " + last_lines(text, 2);
-      if (text.find("No module named 'matplotlib'") != std::string::npos)
-        why = exe + " has no matplotlib (install python3-matplotlib: scripts/setup.sh, or set WAITLAB_PYTHON)";
-    }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(log_name);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    why = exe + " failed drawing " + script + ": " + last_lines(text, 2);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && text.rfind(exec_failed, 0) == 0)
+      why = text + " (install python3-matplotlib: scripts/setup.sh)";
+    if (text.find("No module named 'matplotlib'") != std::string::npos)
+      why = exe + " has no matplotlib (install python3-matplotlib: scripts/setup.sh, or set WAITLAB_PYTHON)";
   }
   std::remove(log_name);
   return why;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "analysis/pop/pop.hpp"
 #include "analysis/timeresolved/timeresolved.hpp"
@@ -16,6 +17,7 @@
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/ideal_replay.hpp"
+#include "app/output_dir.hpp"
 #include "app/plot.hpp"
 #include "app/report.hpp"
 #include "app/timeresolved_output.hpp"
@@ -205,67 +207,78 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   const analysis::PopTable table = analysis::pop_model(pr, scaling);
   const std::vector<analysis::PopFactors>& factors = table.runs;
 
-  std::error_code ec;
-  fs::create_directories(args.out_dir, ec);
-  if (ec || !fs::is_directory(args.out_dir))
-    throw InputError(args.out_dir + ": cannot create the output directory: " + ec.message());
-  const fs::path d(args.out_dir);
-
-  // pop.csv: one row per run, in the order of the factors (by units).
-  std::string csv = "run,origin,convention,ranks,units";
-  for (const auto& c : columns()) csv += std::string(",") + c.key;
-  csv += "\n";
-  nlohmann::ordered_json jruns = nlohmann::ordered_json::array();
-  for (std::size_t k = 0; k < factors.size(); ++k) {
-    const auto& f = factors[k];
-    const Analysed& a = runs[order[k]];
-    csv += fmt::format("{},{},{},{},{}", f.name, a.origin, analysis::convention_name(a.tr.convention), f.ranks, f.units);
-    nlohmann::ordered_json jr;
-    jr["run"] = f.name;
-    jr["trace"] = inputs[order[k]].path;
-    jr["origin"] = a.origin;
-    jr["convention"] = convention_json(a.tr);
-    jr["ideal"] = a.tr.source;
-    jr["ranks"] = f.ranks;
-    jr["units"] = f.units;
-    for (const auto& c : columns()) {
-      csv += "," + num(c.get(f));
-      jr[c.key] = jnum(c.get(f));
-    }
-    jr["warnings"] = a.warnings;
-    csv += "\n";
-    jruns.push_back(jr);
-  }
-  nlohmann::ordered_json j;
-  j["schema"] = "waitlab.pop";
-  j["schema_version"] = 1;
-  j["generator"] = std::string("waitlab ") + kVersion;
-  j["scaling"] = args.scaling;
-  j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
-  j["runs"] = jruns;
-  const std::string text = j.dump(2) + "\n";
-  trace::write_file_atomic((d / "pop.csv").string(), csv);
-  trace::write_file_atomic((d / "pop.json").string(), text);
-  nlohmann::ordered_json summary;
-  summary["schema"] = "waitlab.pop";
-  summary["schema_version"] = 1;
-  summary["generator"] = j["generator"];
-  summary["pop"] = j;
-  trace::write_file_atomic((d / "summary.json").string(), summary.dump(2) + "\n");
-  std::vector<std::string> files = {(d / "pop.csv").string(), (d / "pop.json").string()};
-  for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("pop") + ext), ec);
-  if (const std::string why = draw("pop", {args.out_dir}); !why.empty())
-    std::cerr << "waitlab: the POP picture was not drawn: " << why << "\n";
-  else
-    files.push_back((d / "pop.png").string());
+  // Written aside and put in place when complete (app/output_dir.hpp): a failure leaves the
+  // directory as it was.
+  OutputDir staged(args.out_dir);
+  const fs::path d(staged.path());
+  std::vector<std::string> files;
+  std::ostringstream problems;  // on standard error once the outputs are in place
+  std::string reference;
   try {
-    files.push_back(write_report(args.out_dir));
-  } catch (const std::exception& e) {
-    std::cerr << "waitlab: report.html was not written: " << e.what() << "\n";
+    // pop.csv: one row per run, in the order of the factors (by units).
+    std::string csv = "run,origin,convention,ranks,units";
+    for (const auto& c : columns()) csv += std::string(",") + c.key;
+    csv += "\n";
+    nlohmann::ordered_json jruns = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < factors.size(); ++k) {
+      const auto& f = factors[k];
+      const Analysed& a = runs[order[k]];
+      csv += fmt::format("{},{},{},{},{}", f.name, a.origin, analysis::convention_name(a.tr.convention), f.ranks, f.units);
+      nlohmann::ordered_json jr;
+      jr["run"] = f.name;
+      jr["trace"] = inputs[order[k]].path;
+      jr["origin"] = a.origin;
+      jr["convention"] = convention_json(a.tr);
+      jr["ideal"] = a.tr.source;
+      jr["ranks"] = f.ranks;
+      jr["units"] = f.units;
+      for (const auto& c : columns()) {
+        csv += "," + num(c.get(f));
+        jr[c.key] = jnum(c.get(f));
+      }
+      jr["warnings"] = a.warnings;
+      csv += "\n";
+      jruns.push_back(jr);
+    }
+    nlohmann::ordered_json j;
+    j["schema"] = "waitlab.pop";
+    j["schema_version"] = 1;
+    j["generator"] = std::string("waitlab ") + kVersion;
+    j["scaling"] = args.scaling;
+    j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
+    j["runs"] = jruns;
+    const std::string text = j.dump(2) + "\n";
+    trace::write_file_atomic((d / "pop.csv").string(), csv);
+    trace::write_file_atomic((d / "pop.json").string(), text);
+    nlohmann::ordered_json summary;
+    summary["schema"] = "waitlab.pop";
+    summary["schema_version"] = 1;
+    summary["generator"] = j["generator"];
+    summary["pop"] = j;
+    trace::write_file_atomic((d / "summary.json").string(), summary.dump(2) + "\n");
+    files = {(d / "pop.csv").string(), (d / "pop.json").string()};
+    std::error_code ec;
+    for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("pop") + ext), ec);  // another study's
+    if (const std::string why = draw("pop", {staged.path()}); !why.empty())
+      problems << "waitlab: the POP picture was not drawn: " << staged.final_text(why) << "\n";
+    else
+      files.push_back((d / "pop.png").string());
+    fs::remove(d / "report.html", ec);
+    try {
+      files.push_back(write_report(staged.path()));
+    } catch (const std::exception& e) {
+      problems << "waitlab: report.html was not written: " << staged.final_text(e.what()) << "\n";
+    }
+    reference = j["reference"].get<std::string>();
+    staged.commit();
+  } catch (...) {
+    staged.rethrow_final();
   }
+  for (auto& f : files) f = staged.final_text(f);
+  std::cerr << problems.str();
 
   // The table on the terminal: factors as rows, runs as columns (as POP reports print it).
-  out << fmt::format("POP model factors, {} scaling, reference {} ({} runs)\n", args.scaling, j["reference"].get<std::string>(),
+  out << fmt::format("POP model factors, {} scaling, reference {} ({} runs)\n", args.scaling, reference,
                      factors.size());
   std::string head = fmt::format("{:<34}", "");
   for (const auto& f : factors) head += fmt::format(" {:>12}", f.units == f.ranks ? fmt::format("{} ranks", f.ranks)

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <iostream>
 #include <sstream>
 
 #include "analysis/trace/atomic_file.hpp"
@@ -404,7 +405,9 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
   int code = 0;
   for (std::size_t k = 0; k < outcomes.size(); ++k)
     if (outcomes[k].exit_code != 0) {
-      out << "waitlab: error: " << mine[k].name << ": " << outcomes[k].error << "\n";
+      // On standard error, as every error of waitlab; already on one line (run_jobs).
+      out.flush();
+      std::cerr << "waitlab: error: " << mine[k].name << ": " << outcomes[k].error << "\n";
       code = std::max(code, outcomes[k].exit_code);
     }
   if (code != 0) return code;

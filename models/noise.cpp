@@ -159,6 +159,7 @@ std::string pct(double fraction) {
 // interval is visited, so 1 THz of zero-length detours would hang the run in the noise model.
 // OS noise is in the Hz to kHz range.
 constexpr double kMaxDetourRate = 1e6;
+constexpr double kDefaultParetoShape = 2.5;  // the shape when a pareto random_noise gives none
 
 double detour_rate(const Reader& rd, std::string_view name) {
   const double f = rd.positive(name, Quantity::Frequency);
@@ -204,11 +205,14 @@ std::unique_ptr<Perturbation> make_random(const Options& o, const ModelContext& 
   const Law law = law_name == "exponential" ? Law::Exponential
                   : law_name == "pareto"    ? Law::Pareto
                                             : Law::Fixed;
-  // `shape` belongs to the Pareto law only; with the other laws it is ignored, not checked.
+  // `shape` belongs to the Pareto law only: given with another law it would do nothing.
   double shape = 0;
   double mean = dur;
+  if (law != Law::Pareto && rd.has("shape"))
+    rd.fail("shape", "belongs to the pareto distribution only (this one is " + law_name +
+                         "): remove it, or set distribution: pareto");
   if (law == Law::Pareto) {
-    shape = rd.positive("shape");
+    shape = rd.has("shape") ? rd.positive("shape") : kDefaultParetoShape;
     if (shape <= 1) rd.fail("shape", "must be greater than 1 (the mean detour is infinite otherwise)");
     mean = shape * dur / (shape - 1);
   }
@@ -268,8 +272,10 @@ void add_noise_models(std::vector<PerturbationEntry>& out) {
                 "detour length: the fixed length, the mean (exponential) or the minimum (pareto)"),
             choice_option("distribution", {"fixed", "exponential", "pareto"}, "fixed",
                           "law of the detour lengths"),
-            quantity_option("shape", Quantity::Number, "2.5",
-                            "Pareto shape alpha > 1 (smaller = heavier tail); ignored by the other laws"),
+            quantity_option("shape", Quantity::Number, "",
+                            "Pareto shape alpha > 1 (smaller = heavier tail; default 2.5); only with distribution: "
+                            "pareto",
+                            true),
             scope(), stream_option()}),
        make_random});
 }

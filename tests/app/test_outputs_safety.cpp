@@ -462,6 +462,7 @@ TEST_F(OutputsSafety, ReportWithoutSummaryChangesNothing) {
   Result r = waitlab({"report", out.string()});
   EXPECT_EQ(r.code(), 2);
   EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(r.out, "");  // no "wrote " before the error
   EXPECT_EQ(tree(out), before);
   r = waitlab({"report", (dir_ / "none").string()});
   EXPECT_EQ(r.code(), 2);
@@ -486,6 +487,24 @@ TEST_F(OutputsSafety, AStudyWithAFailingJobChangesNothing) {
       << r.out;
   EXPECT_EQ(tree(out), before);
   EXPECT_EQ(leftovers({"good.ti", "gone.ti", "trace.yaml", "sweep"}), std::set<std::string>{});
+  // A job's error is shown on one line, its control characters escaped, on standard error as
+  // every error of waitlab.
+  write("ctrl.ti", "0 init\n0 frob\x1b[31mnicate\n0 finalize\n1 init\n1 finalize\n");
+  r = waitlab({"sweep", scenario.string(), "--grid",
+               "workload.trace=" + (dir_ / "good.ti").string() + "," + (dir_ / "ctrl.ti").string(), "--out",
+               out.string()});
+  EXPECT_EQ(r.code(), 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAILED: " + (dir_ / "ctrl.ti").string() + ":2: unknown action 'frob\\x1b[31mnicate'"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err.rfind("waitlab: error: point_0001: " + (dir_ / "ctrl.ti").string() +
+                            ":2: unknown action 'frob\\x1b[31mnicate'",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(tree(out), before);
   // All points succeed: the study is replaced, each point's run directory whole, with its
   // run.log (the terminal summary).
   r = waitlab({"sweep", scenario.string(), "--grid", "run.seed=1,2", "--out", out.string()});
@@ -497,7 +516,7 @@ TEST_F(OutputsSafety, AStudyWithAFailingJobChangesNothing) {
   EXPECT_EQ(after.at("notes.txt"), "the user's own notes\n");
   EXPECT_TRUE(after.count("point_0001/summary.json") && after.count("point_0000/run.log"));
   EXPECT_EQ(after.at("point_0000/run.log").find(".waitlab-"), std::string::npos);
-  EXPECT_EQ(leftovers({"good.ti", "gone.ti", "trace.yaml", "sweep"}), std::set<std::string>{});
+  EXPECT_EQ(leftovers({"good.ti", "gone.ti", "ctrl.ti", "trace.yaml", "sweep"}), std::set<std::string>{});
 }
 
 TEST_F(OutputsSafety, WhatifAndValidateThatFailLateChangeNothing) {
@@ -579,6 +598,101 @@ TEST_F(OutputsSafety, ARunWhoseTraceExceedsTheFileSizeLimitIsRefusedBeforeItStar
             "one file, but the file-size limit (ulimit -f) is 10 MiB: raise it (ulimit -f unlimited) or simulate "
             "fewer ranks or iterations (WAITLAB_MEMORY_CHECK=warn runs it anyway)\n");
   EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+// The pictures of `waitlab plot` and `waitlab pop` are drawn by a Python child: it dies with
+// waitlab, and the directory keeps its old pictures and report until the new ones are complete.
+// A stand-in interpreter (WAITLAB_PYTHON) that never finishes stands for a long drawing.
+class Drawing : public OutputsSafety {
+ protected:
+  void SetUp() override {
+    OutputsSafety::SetUp();
+    const fs::path py = write("slow-python", "#!/bin/sh\nexec sleep 60\n");
+    fs::permissions(py, fs::perms::owner_all);
+    ::setenv("WAITLAB_PYTHON", py.c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("WAITLAB_PYTHON");
+    OutputsSafety::TearDown();
+  }
+  // Starts `args`, waits for the stand-in interpreter, sends `sig` to waitlab.
+  Result interrupt(const std::vector<std::string>& args, int sig) {
+    const pid_t parent = start(args);
+    strays_.push_back(parent);
+    pid_t child = 0;
+    EXPECT_TRUE(eventually(60, [&] {
+      const auto kids = children_of(parent);
+      if (!kids.empty()) child = kids.front();
+      return child != 0 || !alive(parent);
+    }));
+    EXPECT_NE(child, 0) << "waitlab ended before drawing: " << slurp(dir_ / "stderr.txt");
+    if (child == 0) return finish(parent);
+    strays_.push_back(child);
+    EXPECT_EQ(::kill(parent, sig), 0);
+    const Result r = finish(parent);
+    EXPECT_TRUE(eventually(10, [&] { return !alive(child); })) << "the drawing outlived waitlab";
+    return r;
+  }
+};
+
+TEST_F(Drawing, PlotInterruptedStopsPythonAndKeepsThePictures) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path out = dir_ / "out";
+  {
+    ::unsetenv("WAITLAB_PYTHON");  // the real pictures first
+    const Result made = waitlab({"run", scenario.string(), "--no-progress", "--out", out.string(), "--set",
+                                 "outputs.analyses=[waitstate,idlewave]"});
+    ::setenv("WAITLAB_PYTHON", (dir_ / "slow-python").c_str(), 1);
+    ASSERT_EQ(made.code(), 0) << made.err;
+  }
+  ASSERT_TRUE(fs::exists(out / "idlewave_heatmap.png"));
+  ASSERT_TRUE(fs::exists(out / "report.html"));
+  const auto before = tree(out);
+  const Result r = interrupt({"plot", out.string()}, SIGINT);
+  EXPECT_EQ(r.code(), 130);
+  EXPECT_EQ(r.err, "waitlab: interrupted by SIGINT; unfinished outputs were discarded\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(tree(out), before);
+  EXPECT_EQ(leftovers({"small.yaml", "out", "slow-python"}), std::set<std::string>{});
+
+  // A drawing that fails is an error and changes nothing either.
+  ::setenv("WAITLAB_PYTHON", "/bin/false", 1);
+  const Result failed = waitlab({"plot", out.string()});
+  EXPECT_EQ(failed.code(), 2);
+  EXPECT_TRUE(failed.one_line()) << failed.err;
+  EXPECT_NE(failed.err.find("/bin/false failed drawing idlewave"), std::string::npos) << failed.err;
+  EXPECT_EQ(tree(out), before);
+  EXPECT_EQ(leftovers({"small.yaml", "out", "slow-python"}), std::set<std::string>{});
+}
+
+TEST_F(Drawing, PopInterruptedStopsPythonAndKeepsTheOldTable) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  ::unsetenv("WAITLAB_PYTHON");
+  for (const char* n : {"2", "4"})
+    ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / (std::string("r") + n)).string(),
+                       "--set", std::string("workload.ranks=") + n})
+                  .code(),
+              0);
+  ::setenv("WAITLAB_PYTHON", (dir_ / "slow-python").c_str(), 1);
+  const fs::path out = populated("pop", {"pop.csv", "pop.json", "summary.json", "pop.png", "report.html"});
+  const auto before = tree(out);
+  const Result r = interrupt({"pop", (dir_ / "r2").string(), (dir_ / "r4").string(), "-o", out.string()}, SIGTERM);
+  EXPECT_EQ(r.code(), 143);
+  EXPECT_EQ(r.err, "waitlab: interrupted by SIGTERM; unfinished outputs were discarded\n");
+  EXPECT_EQ(tree(out), before);
+  EXPECT_EQ(leftovers({"small.yaml", "r2", "r4", "pop", "slow-python"}), std::set<std::string>{});
+
+  // Completed (the picture fails: a warning), the table replaces the old one and the user's
+  // file stays.
+  ::setenv("WAITLAB_PYTHON", "/bin/false", 1);
+  const Result done = waitlab({"pop", (dir_ / "r2").string(), (dir_ / "r4").string(), "-o", out.string()});
+  EXPECT_EQ(done.code(), 0) << done.err;
+  EXPECT_NE(done.err.find("the POP picture was not drawn"), std::string::npos) << done.err;
+  EXPECT_EQ(done.err.find(".waitlab-"), std::string::npos) << done.err;  // DIR named, not the staging directory
+  EXPECT_EQ(slurp(out / "notes.txt"), "the user's own notes\n");
+  EXPECT_FALSE(fs::exists(out / "pop.png"));  // the old picture described other runs
+  EXPECT_NE(slurp(out / "pop.csv").find("run,origin,convention,ranks,units"), std::string::npos);
+  EXPECT_EQ(leftovers({"small.yaml", "r2", "r4", "pop", "slow-python"}), std::set<std::string>{});
 }
 
 }  // namespace

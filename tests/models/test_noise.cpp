@@ -272,9 +272,17 @@ TEST(Noise, Errors) {
             "t.yaml:5:3: option 'duration' of perturbation random_noise: the mean detour 2ms is not shorter "
             "than the "
             "mean time 1ms between detours: the CPU would never run");
-  // `shape` is ignored (and so not checked) unless the distribution is pareto.
-  EXPECT_EQ(error_of("random_noise", {{"rate", "1kHz"}, {"duration", "1us"}, {"shape", "0"}}, c.ctx),
-            "no error");
+  // `shape` belongs to the pareto law: with another it would do nothing, and is an error.
+  EXPECT_EQ(error_of("random_noise", {{"rate", "1kHz"}, {"duration", "1us"}, {"shape", "3"}}, c.ctx),
+            "t.yaml:5:3: option 'shape' of perturbation random_noise: belongs to the pareto distribution only "
+            "(this one is fixed): remove it, or set distribution: pareto");
+  EXPECT_EQ(error_of("random_noise",
+                     {{"rate", "1kHz"}, {"duration", "1us"}, {"distribution", "exponential"}, {"shape", "3"}},
+                     c.ctx),
+            "t.yaml:5:3: option 'shape' of perturbation random_noise: belongs to the pareto distribution only "
+            "(this one is exponential): remove it, or set distribution: pareto");
+  EXPECT_EQ(error_of("random_noise", {{"rate", "1kHz"}, {"duration", "1us"}, {"distribution", "pareto"}}, c.ctx),
+            "no error");  // shape 2.5
   EXPECT_EQ(
       error_of("random_noise",
                {{"rate", "1kHz"}, {"duration", "1us"}, {"distribution", "pareto"}, {"shape", "0"}}, c.ctx),
