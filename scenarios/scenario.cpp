@@ -1227,7 +1227,14 @@ std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, cons
   models::ReplayReport report;
   std::unique_ptr<models::Workload> workload;
   const std::string name = std::filesystem::path(path).filename().string();
-  if (trace::format_of_input(path) == trace::TraceFormat::Ti)
+  const bool ti = trace::format_of_input(path) == trace::TraceFormat::Ti;
+  // A TI trace's compute is already flops, replayed at the platform's core speed: a speed
+  // for converting seconds would change nothing.
+  if (ti && o.speed > 0)
+    throw InputError(option_where(w, "speed") + ": option 'speed' of workload trace: the TI trace " + name +
+                     " gives its compute in flops already (replayed at the platform's core speed, "
+                     "platform.speed); speed converts the seconds of OTF2, Paraver and .wlt traces");
+  if (ti)
     workload = models::replay_ti(trace::read_ti(path), name, o, &report);
   else
     workload = models::replay_trace(trace::read_trace(path), name, o, &report);

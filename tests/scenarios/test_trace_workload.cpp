@@ -114,6 +114,10 @@ TEST_F(TraceWorkload, OptionsMustNameWhatTheTraceHas) {
                 "regions: main)");
   EXPECT_EQ(error("{trace: traces/pp.txt, speed: 0.5f}"),
             f + ":2:34: option 'speed' of workload trace: must be at least 1f (one flop per second), got 0.5f");
+  EXPECT_EQ(error("{trace: traces/pp.txt, speed: 2Gf}"),
+            f + ":2:34: option 'speed' of workload trace: the TI trace pp.txt gives its compute in flops already "
+                "(replayed at the platform's core speed, platform.speed); speed converts the seconds of OTF2, "
+                "Paraver and .wlt traces");
   EXPECT_EQ(error("{trace: traces/pp.txt, compute_scale: \"main@1=2\", iterations_from: main}"), "no error");
   // A delay in an iteration the replay does not have (each compute interval is one: 0 only).
   EXPECT_EQ(error("{trace: traces/pp.txt}\nperturbations: [{type: delay, rank: 0, iteration: 5, duration: 1ms}]"),
