@@ -694,7 +694,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   replay->add_option("--iterations-from", replay_args.iterations_from,
                      "Region whose n-th entry starts iteration n (for perturbations that name iterations)");
   replay->add_option("--speed", replay_args.speed,
-                     "Replay compute as flops at this speed (e.g. 2Gf), run at the platform's core speed");
+                     "Replay compute as flops at this speed (e.g. 2Gf), run at the platform's core speed (OTF2, Paraver, "
+                     ".wlt: a TI trace's compute is flops already)");
   replay->add_option("--set,-s", replay_args.sets, "Override one scenario value (as for run; repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis/trace/error.hpp"
+#include "models/loops.hpp"
 
 namespace waitlab::models {
 
@@ -842,6 +843,35 @@ ComputeScale parse_compute_scale(const std::string& text, const std::string& whe
   return s;
 }
 
+namespace {
+
+// Without an iteration region, iterations follow the loop structure of the calls
+// (models/loops.hpp); the replay notes say what was found.
+int loop_iterations(std::vector<std::vector<Action>>& actions, int per_interval, ReplayReport* report) {
+  const Loop loop = find_loop(actions);
+  if (loop.period == 0) {
+    if (report)
+      report->notes.push_back("iterations: no repeating pattern of calls found (on " +
+                              std::to_string(loop.ranks_sampled) +
+                              " sampled ranks): each compute interval is taken as an iteration; analyses "
+                              "that need iterations (idlewave) may not find the program's");
+    return per_interval;
+  }
+  int uneven = 0;
+  const int iterations = number_iterations(actions, loop.iterations, &uneven);
+  if (report && (loop.period > 1 || uneven > 0))
+    report->notes.push_back("iterations: the calls repeat every " + std::to_string(loop.period) +
+                            " compute interval(s) (" + std::to_string(loop.ranks_agreeing) + " of " +
+                            std::to_string(loop.ranks_sampled) + " sampled ranks): " + std::to_string(iterations) +
+                            " iterations, each rank's compute intervals split evenly among them" +
+                            (uneven > 0 ? " (" + std::to_string(uneven) +
+                                              " rank(s) with intervals left over, put in their last iteration)"
+                                        : std::string()));
+  return iterations;
+}
+
+}  // namespace
+
 std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string& name, const ReplayOptions& o,
                                        ReplayReport* report) {
   if (t.ranks() == 0) throw InputError(name + ": the trace has no ranks to replay");
@@ -854,7 +884,8 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string&
   }
   c.notes.flush(report);
   if (report) report->actions = n;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations);
+  const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations);
 }
 
 std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name, const ReplayOptions& o,
@@ -869,7 +900,8 @@ std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string&
   }
   c.notes.flush(report);
   if (report) report->actions = n;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations);
+  const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations);
 }
 
 trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std::string>* lost) {

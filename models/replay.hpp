@@ -18,7 +18,9 @@
 // rank and the event or file:line.
 // Compute scales (`--compute-scale`) multiply the compute of a region and/or a rank range.
 // Iterations: the n-th instance of `iteration_region` on a rank is iteration n; without it,
-// the n-th compute interval of a rank is iteration n (so a delay perturbation can target it).
+// iterations follow the loop structure of the calls (models/loops.hpp: the period after which
+// a rank's steps repeat), and where none is found the n-th compute interval of a rank is
+// iteration n (so a delay perturbation can target it); the notes say which.
 // ti_from_workload() writes any workload's actions as TI records (regions dropped, compute
 // as flops at `speed`); logical_trace() gives a workload logical times (compute takes its
 // seconds, or flops at `speed`; MPI calls take no time), for converting TI to timed formats.

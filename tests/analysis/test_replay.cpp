@@ -14,6 +14,7 @@
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
+#include "models/loops.hpp"
 #include "models/replay.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"
@@ -174,6 +175,58 @@ TEST_F(Replay, ReplayedTiKeepsItsComputationOnTheCallPaths) {
   }
 }
 
+// A TI trace names no iterations: they come from the loop structure of the calls. A sweep
+// (four corner sweeps of four blocks per iteration: 16 compute intervals, the calls of
+// consecutive blocks alike; corner rank 3 has 15, two of its blocks meeting with no call
+// between them, where one sweep ends at its corner and the next starts there) and a heat code (one interval per iteration) replay with the iterations of
+// the workload that made them: each iteration holds exactly that iteration's computation.
+TEST_F(Replay, TiIterationsFollowTheLoopOfTheCalls) {
+  struct Case {
+    std::string workload;
+    int period;
+  };
+  for (const Case& c : {Case{"{type: sweep2d, ranks: 16, iterations: 6, blocks: 4}", 16},
+                        Case{"{type: heat1d, ranks: 16, iterations: 6, mode: nonblocking}", 1}}) {
+    SCOPED_TRACE(c.workload);
+    const SimulatedHeat run = simulate_heat("platform: {type: cluster, nodes: 16, cores: 1}\nworkload: " + c.workload +
+                                            "\n");
+    const std::string index = (dir_ / "loop.ti").string();
+    const double speed = 1e9;
+    ASSERT_TRUE(trace::write_ti(models::ti_from_workload(*run.replay, speed), index).empty());
+    models::ReplayReport rep;
+    const auto from_ti = models::replay_ti(trace::read_ti(index), "loop", {}, &rep);
+    EXPECT_EQ(from_ti->iterations(), 6);
+    std::vector<std::vector<Action>> all(16);
+    Action x;
+    for (trace::Rank r = 0; r < 16; ++r)
+      for (auto st = from_ti->stream(r); st->next(x);) all[static_cast<std::size_t>(r)].push_back(x);
+    const models::Loop loop = models::find_loop(all);
+    EXPECT_EQ(loop.period, c.period);
+    EXPECT_EQ(loop.iterations, 6);
+    EXPECT_EQ(loop.ranks_sampled, 8);
+    EXPECT_EQ(loop.ranks_agreeing, 8);  // ranks 0, 2, ..., 12 and 15 (rank 3 is not sampled)
+    std::size_t rank3 = 0;
+    for (const Action& a : all[3]) rank3 += a.kind == ActionKind::Compute;
+    EXPECT_EQ(rank3, c.period > 1 ? 90u : 6u);
+    if (c.period > 1) {
+      ASSERT_EQ(rep.notes.size(), 1u);
+      EXPECT_EQ(rep.notes[0], "iterations: the calls repeat every 16 compute interval(s) (8 of 8 sampled ranks): 6 "
+                              "iterations, each rank's compute intervals split evenly among them");
+    } else {
+      EXPECT_TRUE(rep.notes.empty()) << rep.notes[0];
+    }
+    // Iteration by iteration, each rank's compute is the workload's.
+    for (trace::Rank r = 0; r < 16; ++r) {
+      std::vector<double> want(6, 0.0), got(6, 0.0);
+      for (auto st = run.run.workload->stream(r); st->next(x);)
+        if (x.kind == ActionKind::Compute) want.at(static_cast<std::size_t>(x.iteration)) += x.amount * speed;
+      for (const Action& a : all[static_cast<std::size_t>(r)])
+        if (a.kind == ActionKind::Compute) got.at(static_cast<std::size_t>(a.iteration)) += a.amount;
+      for (std::size_t i = 0; i < 6; ++i) EXPECT_NEAR(got[i], want[i], 1e-6 * want[i]) << "rank " << r << " iteration " << i;
+    }
+  }
+}
+
 TEST_F(Replay, ComputeScalesByRegionAndRank) {
   TraceBuilder b(2, 1e-6);
   for (trace::Rank r = 0; r < 2; ++r) {
@@ -189,8 +242,12 @@ TEST_F(Replay, ComputeScalesByRegionAndRank) {
   o.scales.push_back(models::parse_compute_scale("@1=3", "test"));
   models::ReplayReport rep;
   const auto w = models::replay_trace(b.trace(), "t", o, &rep);
-  ASSERT_EQ(rep.notes.size(), 1u);
+  ASSERT_EQ(rep.notes.size(), 2u);
   EXPECT_EQ(rep.notes[0], "2 × MPI_Barrier calls without their communication record skipped");
+  // Three different steps per rank repeat nothing: no loop, one iteration per interval.
+  EXPECT_EQ(rep.notes[1],
+            "iterations: no repeating pattern of calls found (on 2 sampled ranks): each compute interval is taken as "
+            "an iteration; analyses that need iterations (idlewave) may not find the program's");
   std::vector<std::pair<std::string, double>> got;
   Action x;
   for (trace::Rank r = 0; r < 2; ++r)
