@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "analysis/trace/error.hpp"
+#include "analysis/trace/otf2_check.hpp"
 
 namespace waitlab::trace {
 
@@ -1193,12 +1194,12 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   const std::function<void(const std::string&)> fail = [&](const std::string& what) {
     throw InputError(anchor + ": " + what + (quiet.first().empty() ? std::string() : " (" + quiet.first() + ")"));
   };
-  {
-    // libotf2 leaks what it allocated when it fails on an empty anchor: say so first.
-    std::error_code ec;
-    if (fs::is_regular_file(anchor, ec) && fs::file_size(anchor, ec) == 0 && !ec)
-      fail("cannot open as an OTF2 archive: the anchor file is empty");
-  }
+  // libotf2 allocates what the counts in the files announce before it reads what they count
+  // (and leaks what it allocated when it fails on an empty anchor): each file is checked
+  // before libotf2 reads it (otf2_check.hpp).
+  otf2_check::Layout layout;
+  if (const std::string bad = otf2_check::check_anchor(anchor, layout); !bad.empty())
+    fail("cannot open as an OTF2 archive: " + bad);
   OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
   if (!reader) fail("cannot open as an OTF2 archive");
   struct Close {
@@ -1215,6 +1216,10 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     const fs::path global = fs::path(archive_dir).replace_extension(".def");
     std::error_code ec;
     if (!fs::exists(global, ec)) fail(global.filename().string() + ": missing (the global definitions)");
+    if (const std::string bad =
+            otf2_check::check_records(global.string(), otf2_check::FileKind::GlobalDefinitions, layout);
+        !bad.empty())
+      fail(global.filename().string() + ": corrupt or truncated global definitions: " + bad);
     read_global_definitions(reader, d, [&](const std::string& what) { fail(global.filename().string() + ": " + what); });
   }
   if (!d.have_clock) fail("the global definitions hold no clock properties");
@@ -1451,6 +1456,10 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
         if (any_defs) fail(where(i, ".def") + ": the local definitions are missing (other locations have theirs)");
         continue;
       }
+      if (const std::string bad = otf2_check::check_records(file(reading[i].ref, ".def"),
+                                                            otf2_check::FileKind::LocalDefinitions, layout);
+          !bad.empty())
+        fail(where(i, ".def") + ": corrupt or truncated local definitions: " + bad);
       OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, reading[i].ref);
       if (!dr) fail(where(i, ".def") + ": cannot read the local definitions");
       std::uint64_t read = 0;
@@ -1479,6 +1488,11 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     std::error_code ec;
     const std::uintmax_t bytes = fs::file_size(file(loc, ".evt"), ec);
     if (!ec) events.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(announced, bytes)));
+    error = otf2_check::check_records(file(loc, ".evt"), otf2_check::FileKind::Events, layout);
+    if (!error.empty()) {
+      error = where(i, ".evt") + ": corrupt or truncated events: " + error;
+      break;
+    }
     OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader, loc);
     if (!er) {
       error = where(i, ".evt") + ": cannot read the events";

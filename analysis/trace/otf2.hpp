@@ -71,9 +71,14 @@
 // throws InputError naming the archive, the rank and file, and OTF2's reason; so do a timer
 // resolution of 0, a record before the global offset (a negative time) or before the
 // location's previous record (time going backwards), naming the record's index, and regions
-// nested deeper than kMaxRegionDepth: every time read is finite, ≥ 0 and in order.
-// Only otf2.cpp (and tests/trace/test_otf2_scorep.cpp, which writes Score-P-shaped archives)
-// includes OTF2's headers.
+// nested deeper than kMaxRegionDepth: every time read is finite, ≥ 0 and in order. Before
+// libotf2 reads a file, otf2_check.hpp walks it: a count that its bytes cannot hold (the
+// anchor's properties, a mapping table's ids, a Group's members, a ProgramBegin's arguments, an
+// attribute list's entries), which libotf2 would allocate for unchecked, or a record running
+// past its chunk or the file, is an InputError naming the file and the byte, in bounded time
+// and memory (one chunk, at most 16 MiB).
+// Only otf2.cpp and otf2_check.cpp (and the tests that write archives with the OTF2 API)
+// include OTF2's headers.
 #pragma once
 
 #include <cstdint>

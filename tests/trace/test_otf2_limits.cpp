@@ -20,21 +20,14 @@
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/otf2.hpp"
+#include "tests/trace/otf2_writing.hpp"
 
 namespace waitlab::trace {
 namespace {
 
 namespace fs = std::filesystem;
 
-OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
-  return OTF2_FLUSH;
-}
-OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
-  return 0;
-}
-OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, post_flush};
-
-#define OK(call) ASSERT_EQ((call), OTF2_SUCCESS) << #call
+using test::kFlushCallbacks;
 
 class Otf2Limits : public testing::Test {
  protected:

@@ -19,6 +19,7 @@
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/otf2.hpp"
+#include "tests/trace/otf2_writing.hpp"
 
 namespace waitlab::trace {
 namespace {
@@ -49,15 +50,7 @@ enum Reg : std::uint32_t {
 // Global communicator ids.
 enum Com : std::uint32_t { kWorld, kSelf, kEven, kOdd, kOddDup, kTeam, kInter, kComms };
 
-OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
-  return OTF2_FLUSH;
-}
-OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
-  return 0;
-}
-OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, post_flush};
-
-#define OK(call) ASSERT_EQ((call), OTF2_SUCCESS) << #call
+using test::kFlushCallbacks;
 
 // One location's event writer. Ranks 1 and 3 write local ids (reversed) and a mapping table,
 // as Score-P does for every location.
