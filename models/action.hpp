@@ -3,9 +3,11 @@
 // Promise: a workload (synthetic generator or replayed trace) yields, per rank, a lazy
 // stream of Actions; the engine executes each through the MPI API. Non-blocking calls
 // name a per-rank request slot; MPI_Wait names the slot; MPI_Waitall completes every
-// outstanding request of the rank. Compute is in seconds (nominal, before
-// perturbation) or flops; it always lies inside a user region (Enter/Leave actions),
-// and carries the iteration number so perturbations and ground truth can refer to it.
+// outstanding request of the rank, or only some: those named by the Wait actions marked
+// `in_waitall` just before it (an MPI_Waitall over part of the requests). Compute is in
+// seconds (nominal, before perturbation) or flops; it always lies inside a user region
+// (Enter/Leave actions), and carries the iteration number so perturbations and ground truth
+// can refer to it.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +30,8 @@ enum class ActionKind : std::uint8_t {
   Recv,      // peer, tag, bytes
   Isend,     // peer, tag, bytes, request
   Irecv,     // peer, tag, bytes, request
-  Wait,      // request
-  Waitall,   // all outstanding requests
+  Wait,      // request (in_waitall: one of the requests of the Waitall that follows)
+  Waitall,   // the requests of the in_waitall Waits just before it, else all outstanding requests
   Sendrecv,  // peer (dest), tag, bytes; peer2 (source), tag2, bytes2
   Barrier,
   Bcast,      // root, bytes
@@ -48,6 +50,9 @@ trace::MpiOp action_op(ActionKind k);
 struct Action {
   ActionKind kind = ActionKind::Compute;
   bool flops = false;           // Compute: `amount` is flops instead of seconds
+  // Wait: not a call of its own; the request is one of those the next action, a Waitall,
+  // completes (the actions between are in_waitall Waits only).
+  bool in_waitall = false;
   trace::RegionId region = 0;   // Enter/Leave/Compute: region id in the workload's definitions
   Rank peer = trace::kNoRank;   // p2p: destination (send kinds) or source (recv kinds); Sendrecv: dest
   Rank peer2 = trace::kNoRank;  // Sendrecv: source

@@ -912,6 +912,7 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
   for (Rank r = 0; r < w.ranks(); ++r) {
     auto& out = ti.ranks[static_cast<std::size_t>(r)];
     std::unordered_map<std::int32_t, Key> requests;  // slot -> (src, dst, tag)
+    std::vector<std::int32_t> joined;                  // slots of the Waitall to come (in_waitall)
     auto s = w.stream(r);
     Action a;
     while (s->next(a)) {
@@ -943,6 +944,10 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
           if (a.kind == ActionKind::Irecv) requests[a.request] = Key{a.peer, r, a.tag};
           break;
         case ActionKind::Wait: {
+          if (a.in_waitall) {  // part of the Waitall that follows
+            joined.push_back(a.request);
+            continue;
+          }
           rec.op = TiOp::Wait;
           const auto it = requests.find(a.request);
           if (it != requests.end()) {
@@ -955,8 +960,14 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
         }
         case ActionKind::Waitall:
           rec.op = TiOp::Waitall;
-          rec.count = static_cast<std::uint32_t>(requests.size());
-          requests.clear();
+          if (joined.empty()) {
+            rec.count = static_cast<std::uint32_t>(requests.size());
+            requests.clear();
+          } else {  // over some requests: the others are waited for later, as SMPI writes it
+            rec.count = static_cast<std::uint32_t>(joined.size());
+            for (auto slot : joined) requests.erase(slot);
+            joined.clear();
+          }
           break;
         case ActionKind::Sendrecv:
           rec.op = TiOp::Sendrecv;
@@ -1017,6 +1028,7 @@ trace::Trace logical_trace(const Workload& w, double speed) {
     double now = 0;
     std::uint64_t next_request = 0;
     std::unordered_map<std::int32_t, std::pair<std::uint64_t, Action>> open;  // slot -> (request id, posting)
+    std::vector<std::int32_t> joined;  // slots of the Waitall to come (in_waitall Waits)
     const auto call = [&](MpiOp op, auto&& body) {
       ev.push_back(trace::make_event(now, EventKind::Enter, op, t.defs.mpi_region(op)));
       body();
@@ -1069,15 +1081,22 @@ trace::Trace logical_trace(const Workload& w, double speed) {
           });
           break;
         case ActionKind::Wait:
+          if (a.in_waitall) {  // part of the Waitall that follows
+            joined.push_back(a.request);
+            break;
+          }
           call(op, [&] { complete(a.request); });
           break;
         case ActionKind::Waitall:
           call(op, [&] {
-            std::vector<std::pair<std::uint64_t, std::int32_t>> order;
-            for (const auto& [slot, v] : open) order.emplace_back(v.first, slot);
+            std::vector<std::pair<std::uint64_t, std::int32_t>> order;  // in posting order
+            for (const auto& [slot, v] : open)
+              if (joined.empty() || std::find(joined.begin(), joined.end(), slot) != joined.end())
+                order.emplace_back(v.first, slot);
             std::sort(order.begin(), order.end());
             for (const auto& [id, slot] : order) complete(slot);
           });
+          joined.clear();
           break;
         case ActionKind::Sendrecv:
           call(op, [&] {

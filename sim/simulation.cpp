@@ -21,6 +21,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <unordered_map>
 
@@ -220,6 +221,7 @@ class RankRunner {
   void isend(const Action& a);
   void irecv(const Action& a);
   void wait(const Action& a);
+  void join(const Action& a);  // an in_waitall Wait: its request is one of the next Waitall's
   void waitall();
   void sendrecv(const Action& a);
   void collective(const Action& a, MpiOp op);
@@ -228,7 +230,7 @@ class RankRunner {
   void complete(Outstanding& o);  // blocks until o completed (eager sends: at once)
   bool test_now(Outstanding& o);  // completes o if it is complete (no simulated time)
   void received_into(Outstanding& o, const MPI_Status& st);
-  void test_at_entry(std::vector<Outstanding>& reqs);  // the estimator's test (RunOptions::minprofile)
+  void test_at_entry(std::span<Outstanding> reqs);  // the estimator's test (RunOptions::minprofile)
   void record_completion(const Outstanding& o, double t, MpiOp op);
   void maybe_reap();
   bool waitlab() const;
@@ -261,6 +263,7 @@ class RankRunner {
   std::uint64_t ops_ = 0;
   std::uint64_t next_request_id_ = 0;
   std::vector<Outstanding> outstanding_;
+  std::vector<std::int32_t> joined_;  // slots of the in_waitall Waits before the coming Waitall
   std::vector<EagerSend> eager_;
   std::size_t calls_since_reap_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> send_seq_;
@@ -516,6 +519,10 @@ void RankRunner::run() {
     current_ = a;
     execute(a);
   }
+  if (!joined_.empty()) {
+    action_ = -1;
+    bad("the action stream ended after a Wait marked in_waitall: a Waitall must follow it");
+  }
   if (!outstanding_.empty()) {
     action_ = -1;
     std::string slots;
@@ -529,6 +536,10 @@ void RankRunner::run() {
 }
 
 void RankRunner::execute(const Action& a) {
+  if (a.kind == ActionKind::Wait && a.in_waitall) return join(a);
+  if (!joined_.empty() && a.kind != ActionKind::Waitall)
+    bad("a Wait marked in_waitall is followed by " + std::string(models::action_name(a.kind)) +
+        ", not by the Waitall it belongs to");
   switch (a.kind) {
     case ActionKind::Enter:
     case ActionKind::Leave:
@@ -751,7 +762,7 @@ bool RankRunner::test_now(Outstanding& o) {
 // What a profiler's MPI_Testall before MPI_Waitall reports: marks the Enter event (the last
 // event) and the call's facts when every request is already complete. smpi/test is 0: the
 // test costs no simulated time, so the run's timestamps do not change.
-void RankRunner::test_at_entry(std::vector<Outstanding>& reqs) {
+void RankRunner::test_at_entry(std::span<Outstanding> reqs) {
   if (profile_ == nullptr) return;
   bool all = true;
   for (auto& o : reqs) all = test_now(o) && all;
@@ -799,22 +810,43 @@ void RankRunner::wait(const Action& a) {
   leave(MpiOp::Wait, t);
 }
 
+void RankRunner::join(const Action& a) {
+  const bool open = std::any_of(outstanding_.begin(), outstanding_.end(),
+                                [&](const Outstanding& o) { return o.slot == a.request; });
+  if (!open)
+    bad("MPI_Waitall on request slot " + std::to_string(a.request) + ", which has no outstanding request");
+  if (std::find(joined_.begin(), joined_.end(), a.request) != joined_.end())
+    bad("MPI_Waitall names request slot " + std::to_string(a.request) + " twice");
+  joined_.push_back(a.request);
+}
+
 void RankRunner::waitall() {
+  // The requests it completes, in posting order: those the in_waitall Waits before it named,
+  // moved to the back, or every outstanding request. They stay in outstanding_ until the call
+  // returns: forget_channel_if_idle must still see the sends among them.
+  auto first = outstanding_.begin();
+  if (!joined_.empty()) {
+    first = std::stable_partition(outstanding_.begin(), outstanding_.end(), [&](const Outstanding& o) {
+      return std::find(joined_.begin(), joined_.end(), o.slot) == joined_.end();
+    });
+    joined_.clear();
+  }
+  const std::span<Outstanding> reqs(first, outstanding_.end());
   enter(MpiOp::Waitall, now());
-  test_at_entry(outstanding_);
+  test_at_entry(reqs);
   if (waitlab()) {
     // Sequential waits end at the same time as MPI_Waitall, without SMPI's loop of waitany
     // (quadratic in the number of requests).
-    for (auto& o : outstanding_) complete(o);
-  } else if (!outstanding_.empty()) {
-    std::vector<MPI_Request> reqs;
-    std::vector<MPI_Status> st(outstanding_.size());
-    for (const auto& o : outstanding_) reqs.push_back(o.req);
+    for (auto& o : reqs) complete(o);
+  } else if (!reqs.empty()) {
+    std::vector<MPI_Request> handles;
+    std::vector<MPI_Status> st(reqs.size());
+    for (const auto& o : reqs) handles.push_back(o.req);
     block_ = Block::Call;
-    check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), st.data()), "MPI_Waitall");
+    check(MPI_Waitall(static_cast<int>(handles.size()), handles.data(), st.data()), "MPI_Waitall");
     block_ = Block::None;
-    for (std::size_t i = 0; i < outstanding_.size(); ++i) {
-      auto& o = outstanding_[i];
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      auto& o = reqs[i];
       if (!o.send && !o.done) {
         int got = 0;
         MPI_Get_count(&st[i], MPI_BYTE, &got);
@@ -824,8 +856,8 @@ void RankRunner::waitall() {
     }
   }
   const double t = now();
-  for (const auto& o : outstanding_) record_completion(o, t, MpiOp::Waitall);
-  outstanding_.clear();
+  for (const auto& o : reqs) record_completion(o, t, MpiOp::Waitall);
+  outstanding_.erase(first, outstanding_.end());
   leave(MpiOp::Waitall, t);
 }
 

@@ -62,6 +62,12 @@ inline Action wait(int request) {
   a.request = request;
   return a;
 }
+// A Wait that is not a call of its own: its request is one of the next Waitall's.
+inline Action in_waitall(int request) {
+  Action a = wait(request);
+  a.in_waitall = true;
+  return a;
+}
 inline Action waitall() {
   Action a;
   a.kind = ActionKind::Waitall;

@@ -65,6 +65,20 @@ TEST(BadActions, AreReportedWithRankAndAction) {
       error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 4)}, {p2p(ActionKind::Recv, 0, 8)}})),
       "rank 0: the action stream ended with 1 request(s) never completed (slots 4); end with MPI_Wait or "
       "MPI_Waitall");
+  // Waits marked in_waitall name requests of the Waitall that must follow them at once.
+  EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(1), waitall()},
+                                   {p2p(ActionKind::Recv, 0, 8)}})),
+            "rank 0, action 1 (wait): MPI_Waitall on request slot 1, which has no outstanding request");
+  EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(0), in_waitall(0), waitall()},
+                                   {p2p(ActionKind::Recv, 0, 8)}})),
+            "rank 0, action 2 (wait): MPI_Waitall names request slot 0 twice");
+  EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(0), compute(1), waitall()},
+                                   {p2p(ActionKind::Recv, 0, 8)}})),
+            "rank 0, action 2 (compute): a Wait marked in_waitall is followed by compute, not by the Waitall it "
+            "belongs to");
+  EXPECT_EQ(
+      error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(0)}, {p2p(ActionKind::Recv, 0, 8)}})),
+            "rank 0: the action stream ended after a Wait marked in_waitall: a Waitall must follow it");
   EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Send, 1, 8, -2)}, {}})),
             "rank 0, action 0 (send): tag must not be negative, got -2");
   EXPECT_EQ(

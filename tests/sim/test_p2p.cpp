@@ -1,6 +1,8 @@
 // Point-to-point timing: hand-computed late-sender times and eager semantics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim_util.hpp"
 
 namespace waitlab::sim::test {
@@ -118,6 +120,35 @@ TEST(Eager, IsendWaitReturnsAtOnceForSmallMessages) {
   EXPECT_EQ(nth(t, 0, EventKind::IsendComplete, MpiOp::Waitall).time, call(t, 0, MpiOp::Waitall).second);
   const auto d = simulate(cluster(2), w, {}, options(Semantics::SmpiDefault)).trace;
   for (std::size_t r = 0; r < 2; ++r) EXPECT_EQ(t.locations[r].events, d.locations[r].events);
+}
+
+// MPI_Waitall over some of the requests (LULESH's over its sends while its receives are
+// pending): the Wait actions marked in_waitall name them; the receive stays outstanding and
+// completes at its own MPI_Wait, after the rank computed. Same timestamps under both semantics.
+TEST(Waitall, OverSomeRequestsLeavesTheOthersOutstanding) {
+  ListWorkload w({{p2p(ActionKind::Irecv, 1, 8, 1, 0), p2p(ActionKind::Isend, 1, 1 << 20, 2, 1), in_waitall(1),
+                   waitall(), compute(1e-3), wait(0)},
+                  {p2p(ActionKind::Recv, 0, 1 << 20, 2), compute(3e-3), p2p(ActionKind::Send, 0, 8, 1)}});
+  for (Semantics s : {Semantics::Waitlab, Semantics::SmpiDefault}) {
+    const auto t = simulate(cluster(2), w, {}, options(s)).trace;
+    const double large_done = call(t, 1, MpiOp::Recv).second;
+    EXPECT_GT(large_done, 1e-3);
+    EXPECT_LT(large_done, 2e-3);
+    // The Waitall ends when its send is done, not when the receive is.
+    EXPECT_NEAR(call(t, 0, MpiOp::Waitall).second, large_done, 1e-12);
+    const auto& events = t.locations[0].events;
+    EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                            [](const auto& e) { return e.kind == EventKind::IsendComplete; }),
+              1);
+    EXPECT_EQ(nth(t, 0, EventKind::IsendComplete, MpiOp::Waitall).time, call(t, 0, MpiOp::Waitall).second);
+    // The receive completes in the MPI_Wait that follows the compute.
+    const auto [wait_in, wait_out] = call(t, 0, MpiOp::Wait);
+    EXPECT_NEAR(wait_in, large_done + 1e-3, 1e-12);
+    EXPECT_NEAR(wait_out, large_done + 3e-3 + smpi_transfer_time(8, kLat, kBw), 1e-12);
+    EXPECT_EQ(nth(t, 0, EventKind::IrecvComplete, MpiOp::Wait).time, wait_out);
+    EXPECT_THROW((void)nth(t, 0, EventKind::Enter, MpiOp::Wait, 1), std::runtime_error);  // one MPI_Wait
+    EXPECT_THROW((void)nth(t, 0, EventKind::Enter, MpiOp::Waitall, 1), std::runtime_error);
+  }
 }
 
 TEST(Eager, SendrecvWithSmallSendPart) {
