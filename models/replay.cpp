@@ -498,6 +498,105 @@ struct Key {
   std::int32_t tag;
   bool operator==(const Key&) const = default;
 };
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    const auto a = static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 32 |
+                   static_cast<std::uint32_t>(k.dst);
+    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint32_t>(k.tag));
+  }
+};
+
+// The look-ahead of a TI `waitall N`: which of a rank's requests a later record names.
+// SMPI records for MPI_Waitall only the count the application passed (null requests
+// included), not which requests; the `wait SRC DST TAG` records that follow name the requests
+// they complete, which were therefore still pending at the waitall and are not its. Fed the
+// rank's records in order, this numbers the postings (isend, Issend, irecv) from 0 and marks
+// those a later record completes: a `wait` names the oldest pending posting with its key (a
+// `wait` without a key, and a `waitAny`/`waitsome`, the oldest pending posting, as the replay
+// then completes it). A posting still pending at a waitall that no record has named yet stays
+// nameable until its key is posted again: then the waitall completed it (an application that
+// re-posts a request of the same peer and tag has finished the old one). Bounded: one bit per
+// posting is kept; the working state is the pending postings, and once more than kMaxPending
+// are pending, the oldest that crossed a waitall is given to that waitall (counted in
+// `bounded`). Time: amortised O(1) per record.
+class WaitLookahead {
+ public:
+  static constexpr std::size_t kMaxPending = std::size_t{1} << 16;
+
+  void post(const Key& k) {
+    auto& q = by_key_[k];
+    while (!q.empty() && q.front() < boundary_) {  // crossed a waitall, key posted again
+      finish(q.front());
+      q.pop_front();
+    }
+    const std::uint64_t n = named_.size();
+    named_.push_back(false);
+    done_.push_back(false);
+    q.push_back(n);
+    order_.emplace_back(n, k);
+    ++pending_;
+    while (pending_ > kMaxPending) {
+      drop_stale();
+      const auto [o, key] = order_.front();
+      if (o >= boundary_) break;  // every pending posting came after the last waitall
+      pop_front_of(key);          // the oldest pending posting is the oldest of its key
+      finish(o);
+      ++bounded;
+    }
+  }
+  // A `wait` naming `k` (null: a wait without a key, or a waitAny).
+  void wait(const Key* k) {
+    if (k == nullptr) {
+      drop_stale();
+      if (order_.empty()) return;
+      const auto [o, key] = order_.front();
+      pop_front_of(key);
+      name(o);
+      return;
+    }
+    const auto it = by_key_.find(*k);
+    if (it == by_key_.end()) return;
+    const std::uint64_t o = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) by_key_.erase(it);
+    name(o);
+  }
+  void waitall() { boundary_ = named_.size(); }
+  // Whether a later record completes posting `n` (then a waitall before it does not).
+  bool named(std::uint64_t n) const { return n < named_.size() && named_[n]; }
+
+  std::uint64_t bounded = 0;  // postings given to their waitall by the kMaxPending bound
+
+ private:
+  void finish(std::uint64_t o) {
+    done_[o] = true;
+    --pending_;
+  }
+  void name(std::uint64_t o) {
+    named_[o] = true;
+    finish(o);
+  }
+  void pop_front_of(const Key& key) {
+    const auto it = by_key_.find(key);
+    it->second.pop_front();
+    if (it->second.empty()) by_key_.erase(it);
+  }
+  // Drops finished postings from the front of order_, and compacts it when finished ones
+  // behind a long-pending front outnumber the pending ones.
+  void drop_stale() {
+    while (!order_.empty() && done_[order_.front().first]) order_.pop_front();
+    if (order_.size() > 2 * pending_ + 1024)
+      std::erase_if(order_, [&](const auto& e) { return done_[e.first]; });
+  }
+
+  std::vector<bool> named_;  // per posting
+  std::vector<bool> done_;   // per posting: named, or given to a waitall
+  // Pending postings per key, oldest first; and all of them (and some finished ones) in order.
+  std::unordered_map<Key, std::deque<std::uint64_t>, KeyHash> by_key_;
+  std::deque<std::pair<std::uint64_t, Key>> order_;
+  std::uint64_t boundary_ = 0;  // postings before the last waitall crossed it
+  std::size_t pending_ = 0;
+};
 
 // Every collective record of every rank, by instance: the k-th collective of each rank.
 bool is_ti_collective(TiOp op) {
@@ -612,12 +711,56 @@ struct TiConverter {
     }
   }
 
+  // The look-ahead of the rank's waitalls: its records read once before the conversion.
+  WaitLookahead lookahead(Rank r) {
+    WaitLookahead look;
+    for (const auto& rec : ti.ranks[static_cast<std::size_t>(r)]) {
+      switch (rec.op) {
+        case TiOp::Isend:
+        case TiOp::Issend:
+          look.post(Key{r, rec.peer, rec.tag});
+          break;
+        case TiOp::Irecv:
+          look.post(Key{rec.peer, r, rec.tag});
+          break;
+        case TiOp::Wait:
+          if (rec.peer2 != trace::kNoRank) {
+            const Key key{rec.peer, rec.peer2, rec.tag};
+            look.wait(&key);
+          } else {
+            look.wait(nullptr);
+          }
+          break;
+        case TiOp::Waitany:
+          look.wait(nullptr);
+          break;
+        case TiOp::Waitall:
+          look.waitall();
+          break;
+        default:
+          break;
+      }
+    }
+    if (look.bounded)
+      notes.add("requests pending at a waitall given to it without a look-ahead (more than " +
+                    std::to_string(WaitLookahead::kMaxPending) + " requests of the rank pending)",
+                look.bounded);
+    return look;
+  }
+
   std::vector<Action> rank(Rank r) {
     std::vector<Action> out;
     RankBuilder b(r, o, defs, out);
     const trace::RegionId main = defs.region("main");
     Slots slots;
-    std::vector<std::pair<Key, std::int32_t>> outstanding;  // in posting order
+    const WaitLookahead look = lookahead(r);
+    struct Pending {
+      Key key;
+      std::int32_t slot;
+      std::uint64_t posting;  // numbered as WaitLookahead numbers them
+    };
+    std::vector<Pending> outstanding;  // in posting order
+    std::uint64_t postings = 0;
     std::size_t instance = 0;
     auto& any = any_sources[static_cast<std::size_t>(r)];
     const auto source = [&](Rank peer) {
@@ -629,13 +772,13 @@ struct TiConverter {
     const auto post = [&](ActionKind k, Rank peer, const TiRecord& rec, Key key) {
       Action a = p2p(k, peer, rec.tag, rec.bytes);
       a.request = slots.take();
-      outstanding.emplace_back(key, a.request);
+      outstanding.push_back(Pending{key, a.request, postings++});
       b.push(a);
     };
     const auto complete = [&](std::size_t idx) {
       Action a;
       a.kind = ActionKind::Wait;
-      a.request = outstanding[idx].second;
+      a.request = outstanding[idx].slot;
       slots.give_back(a.request);
       outstanding.erase(outstanding.begin() + static_cast<std::ptrdiff_t>(idx));
       b.push(a);
@@ -676,7 +819,7 @@ struct TiConverter {
             const Key key{rec.peer, rec.peer2, rec.tag};
             idx = outstanding.size();
             for (std::size_t k = 0; k < outstanding.size(); ++k)
-              if (outstanding[k].first == key) {
+              if (outstanding[k].key == key) {
                 idx = k;
                 break;
               }
@@ -691,16 +834,30 @@ struct TiConverter {
         case TiOp::Test:
           notes.add("test records replayed as no-ops (a later wait or waitall completes the request)");
           break;
-        case TiOp::Waitall:
+        case TiOp::Waitall: {
           if (outstanding.empty()) break;
-          {
-            Action a;
-            a.kind = ActionKind::Waitall;
-            b.push(a);
-            for (auto& [k, s] : outstanding) slots.give_back(s);
-            outstanding.clear();
-          }
+          // The outstanding requests no later record names (look-ahead); all when none is named.
+          std::vector<Pending> mine, named;
+          for (const auto& p : outstanding) (look.named(p.posting) ? named : mine).push_back(p);
+          if (!named.empty())
+            notes.add("waitall records completing only the outstanding requests no later wait record names "
+                      "(SMPI's replay completes all)");
+          if (mine.empty()) break;
+          if (!named.empty())
+            for (const auto& p : mine) {
+              Action a;
+              a.kind = ActionKind::Wait;
+              a.request = p.slot;
+              a.in_waitall = true;
+              b.push(a);
+            }
+          Action a;
+          a.kind = ActionKind::Waitall;
+          b.push(a);
+          for (const auto& p : mine) slots.give_back(p.slot);
+          outstanding = std::move(named);
           break;
+        }
         case TiOp::Waitany:
           if (outstanding.empty()) break;
           notes.add("waitAny/waitsome records replayed as MPI_Wait on the oldest outstanding request");
@@ -912,7 +1069,7 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
   for (Rank r = 0; r < w.ranks(); ++r) {
     auto& out = ti.ranks[static_cast<std::size_t>(r)];
     std::unordered_map<std::int32_t, Key> requests;  // slot -> (src, dst, tag)
-    std::vector<std::int32_t> joined;                  // slots of the Waitall to come (in_waitall)
+    std::vector<std::int32_t> joined;                // slots of the Waitall to come (in_waitall)
     auto s = w.stream(r);
     Action a;
     while (s->next(a)) {

@@ -9,9 +9,10 @@
 // does not hold them). MPI_Init and MPI_Finalize are the engine's; time before MPI_Init's
 // end and after MPI_Finalize's start is not replayed. replay_ti() does the same for a TI
 // trace (compute in flops, sleep in seconds; requests found by (source, destination, tag)
-// as SMPI's replayer finds them; MPI_ANY_SOURCE receives resolved from the sends left
-// over for them; v-collectives, scans and reduce-scatter replayed as their nearest
-// collective with the largest per-rank size of the instance). What cannot be replayed
+// as SMPI's replayer finds them; a `waitall` completes the outstanding requests that no later
+// `wait` record of the rank names, all when none is named; MPI_ANY_SOURCE receives resolved
+// from the sends left over for them; v-collectives, scans and reduce-scatter replayed as their
+// nearest collective with the largest per-rank size of the instance). What cannot be replayed
 // exactly is listed in ReplayReport::notes (one line each, with counts); what cannot be
 // replayed at all (a collective on a sub-communicator: the engine runs every collective on
 // MPI_COMM_WORLD; ANY_SOURCE receives no send is left for) throws InputError naming the
