@@ -416,19 +416,25 @@ struct TraceConverter {
         slot_of.erase(it);
       }
       if (done.empty()) return;
-      // `done` are distinct outstanding slots: as many as outstanding means all of them.
-      if (done.size() > 1 && done.size() == outstanding.size()) {
+      if (op != MpiOp::Waitall && done.size() == 1) {
+        Action a;
+        a.kind = ActionKind::Wait;
+        a.request = done.front();
+        b.push(a);
+      } else {
+        // `done` are distinct outstanding slots: as many as outstanding means all of them;
+        // fewer, exactly those (in_waitall Waits name them), the others stay outstanding.
+        if (done.size() < outstanding.size())
+          for (auto s : done) {
+            Action a;
+            a.kind = ActionKind::Wait;
+            a.request = s;
+            a.in_waitall = true;
+            b.push(a);
+          }
         Action a;
         a.kind = ActionKind::Waitall;
         b.push(a);
-      } else {
-        if (done.size() > 1) notes.add("MPI_Waitall on some of the outstanding requests replayed as one MPI_Wait each");
-        for (auto s : done) {
-          Action a;
-          a.kind = ActionKind::Wait;
-          a.request = s;
-          b.push(a);
-        }
       }
       for (auto s : done) {
         outstanding.erase(std::find(outstanding.begin(), outstanding.end(), s));

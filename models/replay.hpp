@@ -6,7 +6,8 @@
 // user regions become Enter/Leave actions (so compute keeps its call path), and every MPI
 // call becomes the same call with the peers, tags, sizes, roots and requests the trace
 // recorded (an MPI_Irecv's source, tag and size come from its completion when its posting
-// does not hold them). MPI_Init and MPI_Finalize are the engine's; time before MPI_Init's
+// does not hold them; an MPI_Waitall that completed some of the outstanding requests is an
+// MPI_Waitall over those). MPI_Init and MPI_Finalize are the engine's; time before MPI_Init's
 // end and after MPI_Finalize's start is not replayed. replay_ti() does the same for a TI
 // trace (compute in flops, sleep in seconds; requests found by (source, destination, tag)
 // as SMPI's replayer finds them; a `waitall` completes the outstanding requests that no later

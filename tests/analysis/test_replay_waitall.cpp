@@ -1,21 +1,29 @@
 // MPI_Waitall over some of the requests in replayed traces (models/replay.hpp): a TI
 // `waitall N` completes the outstanding requests that no later `wait` record of the rank names
-// (the look-ahead), all of them when none is named.
+// (the look-ahead), all of them when none is named; an OTF2 or Paraver MPI_Waitall completes
+// exactly the requests the trace says it completed.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "analysis/trace/otf2.hpp"
+#include "analysis/trace/paraver.hpp"
 #include "analysis/trace/ti.hpp"
 #include "models/replay.hpp"
+#include "sim/engine.hpp"
 #include "tests/temp_dir.hpp"
+#include "trace_builder.hpp"
 
 namespace waitlab::analysis {
 namespace {
 
 using models::Action;
 using models::ActionKind;
+using test::TraceBuilder;
+using trace::EventKind;
+using trace::MpiOp;
 using trace::TiOp;
 using trace::TiRecord;
 
@@ -54,14 +62,15 @@ std::string joined(const std::vector<std::string>& v) {
 
 class TiText : public ReplayWaitall {
  protected:
-  // Replays a TI trace given as the text of one shared file; the notes go to notes_.
+  // Replays a TI trace given as the text of one shared file; the notes about waits go to notes_.
   std::unique_ptr<models::Workload> replay(const std::string& text) {
     const std::string path = (dir_ / "t.ti").string();
     std::ofstream(path) << text;
     models::ReplayReport rep;
     auto w = models::replay_ti(trace::read_ti(path), "t", {}, &rep);
     notes_.clear();
-    for (const auto& n : rep.notes) notes_ += n + "\n";
+    for (const auto& n : rep.notes)
+      if (n.find("wait") != std::string::npos) notes_ += n + "\n";
     return w;
   }
   std::string notes_;
@@ -172,6 +181,57 @@ TEST_F(TiText, MoreThanTheBoundOfPendingRequestsGivesTheOldestToItsWaitall) {
   EXPECT_EQ(c[1], "waitall");
   EXPECT_EQ(c[c.size() - 2], "irecv1#0");
   EXPECT_EQ(c.back(), "wait#0");
+}
+
+// A timed trace names the requests each call completed: rank 0's MPI_Waitall completes its
+// send only, while its receive (rank 1 sends 3 ms later) stays pending until its MPI_Wait.
+// Replayed from the trace, from its OTF2 archive and from its Paraver file: an MPI_Waitall
+// over the send alone, and the receive completes in its own MPI_Wait, after the compute.
+TEST_F(ReplayWaitall, TimedTraceWaitallOverASendLeavesTheReceiveToItsWait) {
+  TraceBuilder b(2, 1e-6);
+  for (trace::Rank r : {0, 1}) b.call(r, MpiOp::Init, 0, 10);
+  b.irecv(0, 10, 11, 1, 1, 7).isend(0, 11, 12, 1, 2, 8);
+  b.wait(0, 12, 20, 20, {{true, 8, 1, 2}}, MpiOp::Waitall);  // the send only
+  b.wait(0, 1020, 3030, 3030, {{false, 7, 1, 1}});            // after 1 ms of compute
+  b.recv(1, 10, 20, 20, 0, 2).send(1, 3020, 3025, 0, 1);     // 3 ms of compute between
+  b.call(0, MpiOp::Finalize, 3030, 3040).call(1, MpiOp::Finalize, 3025, 3040);
+
+  const std::string archive = (dir_ / "otf2").string();
+  trace::write_otf2(b.trace(), archive);
+  const std::string prv = (dir_ / "t.prv").string();
+  (void)trace::write_paraver(b.trace(), prv);  // (what it does not keep: the hand-made events' op fields)
+  const std::vector<std::pair<std::string, trace::Trace>> traces = {
+      {"trace", b.trace()}, {"OTF2", trace::read_otf2(archive + "/traces.otf2")}, {"Paraver", trace::read_paraver(prv)}};
+  for (const auto& [what, t] : traces) {
+    models::ReplayReport rep;
+    const auto w = models::replay_trace(t, "t", {}, &rep);
+    EXPECT_EQ(joined(calls(*w, 0)), "irecv1#0 isend1#1 +wait#1 waitall wait#0") << what;
+    for (const auto& n : rep.notes) EXPECT_EQ(n.find("wait"), std::string::npos) << what << ": " << n;
+
+    models::PlatformDesc p;
+    p.kind = models::PlatformKind::Cluster;
+    p.nodes = 2;
+    p.cores = 1;
+    p.speed = 1e9;
+    p.network_link = {1e9, 1e-6};
+    sim::RunOptions o;
+    o.semantics = sim::Semantics::SmpiDefault;
+    const auto replayed = sim::simulate(p, *w, {}, o).trace;
+    const auto& ev = replayed.locations[0].events;
+    double waitall_leave = -1, wait_enter = -1, recv_done = -1;
+    for (const auto& e : ev) {
+      if (e.kind == EventKind::Leave && e.op == MpiOp::Waitall) waitall_leave = e.time;
+      if (e.kind == EventKind::Enter && e.op == MpiOp::Wait) wait_enter = e.time;
+      if (e.kind == EventKind::IrecvComplete) {
+        EXPECT_EQ(e.op, MpiOp::Wait) << what;
+        recv_done = e.time;
+      }
+    }
+    EXPECT_LT(waitall_leave, 1e-4) << what;                             // the send's transfer, not the receive
+    EXPECT_NEAR(wait_enter, waitall_leave + 1e-3, 1e-9) << what;        // then the 1 ms of compute
+    EXPECT_GT(recv_done, 3e-3) << what;                                 // rank 1's 3 ms, then the message
+    EXPECT_LT(recv_done, 3.1e-3) << what;
+  }
 }
 
 }  // namespace

@@ -63,9 +63,10 @@ class TraceBuilder {
     Rank peer;  // receives: the source
     int tag;
   };
-  // MPI_Wait (one completion) or MPI_Waitall; completions are recorded at `at`.
-  TraceBuilder& wait(Rank r, double enter, double at, double leave, const std::vector<Completion>& done) {
-    const MpiOp op = done.size() == 1 ? MpiOp::Wait : MpiOp::Waitall;
+  // MPI_Wait (one completion) or MPI_Waitall, or the call `op`; completions are recorded at `at`.
+  TraceBuilder& wait(Rank r, double enter, double at, double leave, const std::vector<Completion>& done,
+                     MpiOp op = MpiOp::None) {
+    if (op == MpiOp::None) op = done.size() == 1 ? MpiOp::Wait : MpiOp::Waitall;
     mpi_enter(r, op, enter);
     for (const auto& c : done)
       ev(r, c.send ? trace::make_event(s(at), EventKind::IsendComplete, MpiOp::None, 0, trace::kNoRank, 0, 0, c.request)
