@@ -720,7 +720,12 @@ struct TiConverter {
   // The look-ahead of the rank's waitalls: its records read once before the conversion.
   WaitLookahead lookahead(Rank r) {
     WaitLookahead look;
-    for (const auto& rec : ti.ranks[static_cast<std::size_t>(r)]) {
+    const auto& recs = ti.ranks[static_cast<std::size_t>(r)];
+    // Without wait or waitAny records nothing is named later: every waitall completes all.
+    if (std::none_of(recs.begin(), recs.end(),
+                     [](const TiRecord& rec) { return rec.op == TiOp::Wait || rec.op == TiOp::Waitany; }))
+      return look;
+    for (const auto& rec : recs) {
       switch (rec.op) {
         case TiOp::Isend:
         case TiOp::Issend:
@@ -767,6 +772,7 @@ struct TiConverter {
     };
     std::vector<Pending> outstanding;  // in posting order
     std::uint64_t postings = 0;
+    std::uint64_t fewer = 0;  // waitalls completing fewer than all outstanding requests
     std::size_t instance = 0;
     auto& any = any_sources[static_cast<std::size_t>(r)];
     const auto source = [&](Rank peer) {
@@ -843,25 +849,29 @@ struct TiConverter {
         case TiOp::Waitall: {
           if (outstanding.empty()) break;
           // The outstanding requests no later record names (look-ahead); all when none is named.
-          std::vector<Pending> mine, named;
-          for (const auto& p : outstanding) (look.named(p.posting) ? named : mine).push_back(p);
-          if (!named.empty())
-            notes.add("waitall records completing only the outstanding requests no later wait record names "
-                      "(SMPI's replay completes all)");
-          if (mine.empty()) break;
-          if (!named.empty())
-            for (const auto& p : mine) {
-              Action a;
-              a.kind = ActionKind::Wait;
-              a.request = p.slot;
-              a.in_waitall = true;
-              b.push(a);
-            }
+          const auto mine = [&](const Pending& p) { return !look.named(p.posting); };
           Action a;
           a.kind = ActionKind::Waitall;
+          if (std::all_of(outstanding.begin(), outstanding.end(), mine)) {
+            b.push(a);
+            for (const auto& p : outstanding) slots.give_back(p.slot);
+            outstanding.clear();
+            break;
+          }
+          ++fewer;
+          // Its requests to the front, the named ones after them, each in posting order.
+          const auto end = std::stable_partition(outstanding.begin(), outstanding.end(), mine);
+          if (end == outstanding.begin()) break;  // every one is completed later: no call
+          for (auto it = outstanding.begin(); it != end; ++it) {
+            Action w;
+            w.kind = ActionKind::Wait;
+            w.request = it->slot;
+            w.in_waitall = true;
+            b.push(w);
+            slots.give_back(it->slot);
+          }
           b.push(a);
-          for (const auto& p : mine) slots.give_back(p.slot);
-          outstanding = std::move(named);
+          outstanding.erase(outstanding.begin(), end);
           break;
         }
         case TiOp::Waitany:
@@ -889,6 +899,10 @@ struct TiConverter {
         }
       }
     }
+    if (fewer)
+      notes.add("waitall records completing only the outstanding requests no later wait record names "
+                "(SMPI's replay completes all)",
+                fewer);
     if (!outstanding.empty()) {
       Action a;
       a.kind = ActionKind::Waitall;
