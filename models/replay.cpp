@@ -1205,7 +1205,7 @@ trace::Trace logical_trace(const Workload& w, double speed) {
     double now = 0;
     std::uint64_t next_request = 0;
     std::unordered_map<std::int32_t, std::pair<std::uint64_t, Action>> open;  // slot -> (request id, posting)
-    std::vector<std::int32_t> joined;  // slots of the Waitall to come (in_waitall Waits)
+    std::vector<std::int32_t> joined;  // slots of the Waitall to come (in_waitall Waits), sorted there
     const auto call = [&](MpiOp op, auto&& body) {
       ev.push_back(trace::make_event(now, EventKind::Enter, op, t.defs.mpi_region(op)));
       body();
@@ -1265,10 +1265,11 @@ trace::Trace logical_trace(const Workload& w, double speed) {
           call(op, [&] { complete(a.request); });
           break;
         case ActionKind::Waitall:
+          std::sort(joined.begin(), joined.end());
           call(op, [&] {
             std::vector<std::pair<std::uint64_t, std::int32_t>> order;  // in posting order
             for (const auto& [slot, v] : open)
-              if (joined.empty() || std::find(joined.begin(), joined.end(), slot) != joined.end())
+              if (joined.empty() || std::binary_search(joined.begin(), joined.end(), slot))
                 order.emplace_back(v.first, slot);
             std::sort(order.begin(), order.end());
             for (const auto& [id, slot] : order) complete(slot);

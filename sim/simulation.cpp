@@ -811,13 +811,7 @@ void RankRunner::wait(const Action& a) {
 }
 
 void RankRunner::join(const Action& a) {
-  const bool open = std::any_of(outstanding_.begin(), outstanding_.end(),
-                                [&](const Outstanding& o) { return o.slot == a.request; });
-  if (!open)
-    bad("MPI_Waitall on request slot " + std::to_string(a.request) + ", which has no outstanding request");
-  if (std::find(joined_.begin(), joined_.end(), a.request) != joined_.end())
-    bad("MPI_Waitall names request slot " + std::to_string(a.request) + " twice");
-  joined_.push_back(a.request);
+  joined_.push_back(a.request);  // checked by the Waitall
 }
 
 void RankRunner::waitall() {
@@ -826,9 +820,21 @@ void RankRunner::waitall() {
   // returns: forget_channel_if_idle must still see the sends among them.
   auto first = outstanding_.begin();
   if (!joined_.empty()) {
+    std::sort(joined_.begin(), joined_.end());
+    const auto twice = std::adjacent_find(joined_.begin(), joined_.end());
+    if (twice != joined_.end()) bad("MPI_Waitall names request slot " + std::to_string(*twice) + " twice");
     first = std::stable_partition(outstanding_.begin(), outstanding_.end(), [&](const Outstanding& o) {
-      return std::find(joined_.begin(), joined_.end(), o.slot) == joined_.end();
+      return !std::binary_search(joined_.begin(), joined_.end(), o.slot);
     });
+    if (static_cast<std::size_t>(outstanding_.end() - first) != joined_.size()) {
+      std::int32_t missing = joined_.front();
+      for (auto slot : joined_)
+        if (std::none_of(first, outstanding_.end(), [&](const Outstanding& o) { return o.slot == slot; })) {
+          missing = slot;
+          break;
+        }
+      bad("MPI_Waitall on request slot " + std::to_string(missing) + ", which has no outstanding request");
+    }
     joined_.clear();
   }
   const std::span<Outstanding> reqs(first, outstanding_.end());

@@ -68,10 +68,10 @@ TEST(BadActions, AreReportedWithRankAndAction) {
   // Waits marked in_waitall name requests of the Waitall that must follow them at once.
   EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(1), waitall()},
                                    {p2p(ActionKind::Recv, 0, 8)}})),
-            "rank 0, action 1 (wait): MPI_Waitall on request slot 1, which has no outstanding request");
+            "rank 0, action 2 (waitall): MPI_Waitall on request slot 1, which has no outstanding request");
   EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(0), in_waitall(0), waitall()},
                                    {p2p(ActionKind::Recv, 0, 8)}})),
-            "rank 0, action 2 (wait): MPI_Waitall names request slot 0 twice");
+            "rank 0, action 3 (waitall): MPI_Waitall names request slot 0 twice");
   EXPECT_EQ(error_of(ListWorkload({{p2p(ActionKind::Isend, 1, 8, 0, 0), in_waitall(0), compute(1), waitall()},
                                    {p2p(ActionKind::Recv, 0, 8)}})),
             "rank 0, action 2 (compute): a Wait marked in_waitall is followed by compute, not by the Waitall it "
