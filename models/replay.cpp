@@ -521,8 +521,8 @@ struct KeyHash {
 // `wait` without a key, and a `waitAny`/`waitsome`, the oldest pending posting, as the replay
 // then completes it). A posting still pending at a waitall that no record has named yet stays
 // nameable until its key is posted again: then the waitall completed it (an application that
-// re-posts a request of the same peer and tag has finished the old one). Bounded: one bit per
-// posting is kept; the working state is the pending postings, and once more than kMaxPending
+// re-posts a request of the same peer and tag has finished the old one). Bounded: two bits per
+// posting; the working state is the pending postings, and once more than kMaxPending
 // are pending, the oldest that crossed a waitall is given to that waitall (counted in
 // `bounded`). Time: amortised O(1) per record.
 class WaitLookahead {
