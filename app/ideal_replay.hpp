@@ -13,8 +13,9 @@
 // where T is the measured span of the convention and W the measured [min_p Init end, max_p
 // Finalize start]. The useful time of the ideal run is the measured useful time (each burst is
 // replayed with its measured length), so SerE = max_p U_p / T_ideal and TrfE = CommE / SerE
-// (analysis::make_estimate). A trace the replay cannot run (a collective on a sub-communicator,
-// no MPI calls) gives ok = false and the reason; it never fails the analysis.
+// (analysis::make_estimate). A trace the replay cannot run (a collective on a communicator
+// that does not hold its caller, no MPI calls) gives ok = false and the reason; it never fails
+// the analysis.
 #pragma once
 
 #include <string>

@@ -4,7 +4,9 @@
 // stream of Actions; the engine executes each through the MPI API. Non-blocking calls
 // name a per-rank request slot; MPI_Wait names the slot; MPI_Waitall completes every
 // outstanding request of the rank, or only some: those named by the Wait actions marked
-// `in_waitall` just before it (an MPI_Waitall over part of the requests). Compute is in
+// `in_waitall` just before it (an MPI_Waitall over part of the requests). Collectives name
+// their communicator (an index into the workload's Definitions::comms, 0 = MPI_COMM_WORLD)
+// and their root in its numbering; point-to-point peers are world ranks. Compute is in
 // seconds (nominal, before perturbation) or flops; it always lies inside a user region
 // (Enter/Leave actions), and carries the iteration number so perturbations and ground truth
 // can refer to it.
@@ -33,6 +35,7 @@ enum class ActionKind : std::uint8_t {
   Wait,      // request (in_waitall: one of the requests of the Waitall that follows)
   Waitall,   // the requests of the in_waitall Waits just before it, else all outstanding requests
   Sendrecv,  // peer (dest), tag, bytes; peer2 (source), tag2, bytes2
+  // Collectives run on `comm`; roots are ranks of that communicator.
   Barrier,
   Bcast,      // root, bytes
   Reduce,     // root, bytes
@@ -56,11 +59,12 @@ struct Action {
   trace::RegionId region = 0;   // Enter/Leave/Compute: region id in the workload's definitions
   Rank peer = trace::kNoRank;   // p2p: destination (send kinds) or source (recv kinds); Sendrecv: dest
   Rank peer2 = trace::kNoRank;  // Sendrecv: source
-  Rank root = 0;                // rooted collectives
+  Rank root = 0;                // rooted collectives: the root's rank in `comm` (= world rank on comm 0)
   std::int32_t tag = 0;
   std::int32_t tag2 = 0;        // Sendrecv: receive tag
   std::int32_t request = -1;    // Isend/Irecv/Wait: request slot
   std::int32_t iteration = -1;  // workload iteration this action belongs to (-1 = none)
+  std::uint32_t comm = 0;       // collectives: index into Definitions::comms (0 = MPI_COMM_WORLD)
   std::uint64_t bytes = 0;
   std::uint64_t bytes2 = 0;  // Sendrecv: receive bytes
   double amount = 0;         // Compute: seconds or flops

@@ -35,6 +35,7 @@ std::vector<std::uint64_t> step_signatures(const std::vector<Action>& actions) {
     h.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(a.peer)));
     h.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(a.peer2)));
     h.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(a.root)));
+    if (a.comm != 0) h.add(a.comm);  // a row's collective is not a column's (world-only hashes unchanged)
     h.add(a.bytes);
     h.add(a.bytes2);
     h.add(a.region);

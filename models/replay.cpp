@@ -156,11 +156,12 @@ Action p2p(ActionKind k, Rank peer, std::int32_t tag, std::uint64_t bytes) {
   return a;
 }
 
-Action coll(ActionKind k, std::uint64_t bytes, Rank root = 0) {
+Action coll(ActionKind k, std::uint64_t bytes, Rank root = 0, std::uint32_t comm = trace::kCommWorld) {
   Action a;
   a.kind = k;
   a.bytes = bytes;
   a.root = root < 0 ? 0 : root;
+  a.comm = comm;
   return a;
 }
 
@@ -179,8 +180,16 @@ std::string at(Rank r, std::size_t event) {
 struct TraceConverter {
   const trace::Trace& t;
   const ReplayOptions& o;
-  trace::Definitions defs;                 // the workload's user regions
+  trace::Definitions defs;                 // the workload's user regions and communicators
   std::vector<trace::RegionId> region_map; // trace region id -> workload region id (user regions)
+  // Trace communicator id -> workload communicator id (0: MPI_COMM_WORLD; kUnmapped until a
+  // collective uses it). The workload keeps the communicators its collectives use, with their
+  // names and members, in the order of their trace ids (renumber_comms(), at the end).
+  static constexpr std::uint32_t kUnmapped = 0xffffffffu;
+  std::vector<std::uint32_t> comm_map;
+  std::vector<std::uint32_t> trace_comm;  // per workload communicator: its trace id
+  // Per workload communicator: its members as (world rank, communicator rank), sorted.
+  std::vector<std::vector<std::pair<Rank, Rank>>> local_rank;
   Notes notes;
   int iterations = 0;
 
@@ -188,6 +197,81 @@ struct TraceConverter {
     region_map.assign(t.defs.regions.size(), 0);
     for (std::size_t i = 0; i < t.defs.regions.size(); ++i)
       if (t.defs.regions[i].op == MpiOp::None) region_map[i] = defs.region(t.defs.regions[i].name);
+    comm_map.assign(t.defs.comms.size(), kUnmapped);
+    if (!comm_map.empty()) comm_map[trace::kCommWorld] = trace::kCommWorld;
+  }
+
+  // The workload communicator of trace communicator `c`, on which rank r (event `enter`)
+  // calls `op`: checked on first use (members are distinct ranks of the trace) and for r's
+  // membership. Communicator 0 is MPI_COMM_WORLD.
+  std::uint32_t comm_of(Rank r, std::size_t enter, MpiOp op, std::uint32_t c) {
+    if (c == trace::kCommWorld) return trace::kCommWorld;
+    const auto call = [&] {
+      return at(r, enter) + ": " + std::string(trace::mpi_name(op)) + " on communicator ";
+    };
+    if (c >= t.defs.comms.size())
+      throw InputError(call() + std::to_string(c) + ", which the trace does not define");
+    const trace::Communicator& comm = t.defs.comms[c];
+    const std::string name = "'" + comm.name + "' (" + std::to_string(c) + ")";
+    if (comm_map[c] == kUnmapped) {
+      if (comm.members.empty())
+        throw InputError(call() + name + ", which has no members (MPI_COMM_SELF: every rank alone)");
+      std::vector<std::pair<Rank, Rank>> locals;
+      for (std::size_t i = 0; i < comm.members.size(); ++i) {
+        const Rank m = comm.members[i];
+        if (m < 0 || static_cast<std::size_t>(m) >= t.ranks())
+          throw InputError(call() + name + ": its member " + std::to_string(i) + " is " + std::to_string(m) +
+                           ", not a rank of the trace (" + std::to_string(t.ranks()) + " ranks)");
+        locals.emplace_back(m, static_cast<Rank>(i));
+      }
+      std::sort(locals.begin(), locals.end());
+      for (std::size_t i = 1; i < locals.size(); ++i)
+        if (locals[i].first == locals[i - 1].first)
+          throw InputError(call() + name + ": rank " + std::to_string(locals[i].first) +
+                           " is a member twice");
+      if (defs.comms.empty()) {
+        trace::Communicator world{"MPI_COMM_WORLD", {}};
+        for (std::size_t m = 0; m < t.ranks(); ++m) world.members.push_back(static_cast<Rank>(m));
+        defs.comms.push_back(std::move(world));
+        local_rank.emplace_back();  // MPI_COMM_WORLD: the communicator rank is the world rank
+        trace_comm.push_back(trace::kCommWorld);
+      }
+      comm_map[c] = static_cast<std::uint32_t>(defs.comms.size());
+      defs.comms.push_back(comm);
+      local_rank.push_back(std::move(locals));
+      trace_comm.push_back(c);
+    }
+    const std::uint32_t w = comm_map[c];
+    if (local(w, r) == trace::kNoRank)
+      throw InputError(call() + name + ", of which rank " + std::to_string(r) + " is not a member");
+    return w;
+  }
+  // The workload's communicators in the order of their trace ids (they were added in the order
+  // the ranks first used them), and the collectives' ids with them.
+  void renumber_comms(std::vector<std::vector<Action>>& actions) {
+    if (defs.comms.size() <= 2) return;
+    std::vector<std::uint32_t> order(defs.comms.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin() + 1, order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return trace_comm[a] < trace_comm[b]; });
+    std::vector<std::uint32_t> new_id(order.size());
+    std::vector<trace::Communicator> comms(order.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+      new_id[order[i]] = i;
+      comms[i] = std::move(defs.comms[order[i]]);
+    }
+    defs.comms = std::move(comms);
+    for (auto& rank : actions)
+      for (auto& a : rank)
+        if (trace::is_collective(action_op(a.kind))) a.comm = new_id[a.comm];
+  }
+
+  // Rank g's rank in workload communicator w, or kNoRank if it is not a member.
+  Rank local(std::uint32_t w, Rank g) const {
+    if (w == trace::kCommWorld) return g;
+    const auto& v = local_rank[w];
+    const auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(g, Rank{0}));
+    return it != v.end() && it->first == g ? it->second : trace::kNoRank;
   }
 
   // "main", for compute outside every region: added to the definitions on first use only.
@@ -444,43 +528,51 @@ struct TraceConverter {
     }
     if (trace::is_collective(op)) {
       if (!coll_end) return missing(op);
-      const auto& comm = t.defs.comms[coll_end->ref];
-      if (coll_end->ref != trace::kCommWorld && comm.members.size() != t.ranks())
-        throw InputError(at(r, enter) + ": " + std::string(trace::mpi_name(op)) + " on communicator '" + comm.name +
-                         "' (" + std::to_string(comm.members.size()) + " of " + std::to_string(t.ranks()) +
-                         " ranks): the engine replays collectives on MPI_COMM_WORLD only");
+      // On the same group: the trace's communicator (its members in communicator-rank
+      // order); the trace names the root by its world rank, MPI by its rank there.
+      const std::uint32_t w = comm_of(r, enter, op, coll_end->ref);
       const std::uint64_t sent = coll_end->bytes;
       const std::uint64_t got = coll_end->aux;
-      const Rank root = coll_end->peer;
+      const bool rooted =
+          op == MpiOp::Bcast || op == MpiOp::Reduce || op == MpiOp::Gather || op == MpiOp::Scatter;
+      Rank root = coll_end->peer;
+      if (rooted && root != trace::kNoRank && w != trace::kCommWorld) {
+        root = local(w, coll_end->peer);
+        if (root == trace::kNoRank)
+          throw InputError(at(r, enter) + ": " + std::string(trace::mpi_name(op)) + " with root " +
+                           std::to_string(coll_end->peer) + " on communicator '" + defs.comms[w].name +
+                           "', of which rank " + std::to_string(coll_end->peer) + " is not a member");
+      }
+      const auto& comm = t.defs.comms[coll_end->ref];
       const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
       switch (op) {
         case MpiOp::Barrier:
-          b.push(coll(ActionKind::Barrier, 0));
+          b.push(coll(ActionKind::Barrier, 0, 0, w));
           return;
         case MpiOp::Bcast:
-          b.push(coll(ActionKind::Bcast, std::max(sent, got), root));
+          b.push(coll(ActionKind::Bcast, std::max(sent, got), root, w));
           return;
         case MpiOp::Reduce:
-          b.push(coll(ActionKind::Reduce, sent, root));
+          b.push(coll(ActionKind::Reduce, sent, root, w));
           return;
         case MpiOp::Allreduce:
-          b.push(coll(ActionKind::Allreduce, sent));
+          b.push(coll(ActionKind::Allreduce, sent, 0, w));
           return;
         case MpiOp::Gather:
-          b.push(coll(ActionKind::Gather, sent, root));
+          b.push(coll(ActionKind::Gather, sent, root, w));
           return;
         case MpiOp::Scatter:
-          b.push(coll(ActionKind::Scatter, got, root));
+          b.push(coll(ActionKind::Scatter, got, root, w));
           return;
         case MpiOp::Allgather:
-          b.push(coll(ActionKind::Allgather, sent));
+          b.push(coll(ActionKind::Allgather, sent, 0, w));
           return;
         case MpiOp::Alltoall:
-          b.push(coll(ActionKind::Alltoall, sent / p));
+          b.push(coll(ActionKind::Alltoall, sent / p, 0, w));
           return;
         default:
           notes.add(std::string(trace::mpi_name(op)) + " calls replayed as MPI_Allreduce of their send size");
-          b.push(coll(ActionKind::Allreduce, sent));
+          b.push(coll(ActionKind::Allreduce, sent, 0, w));
           return;
       }
     }
@@ -883,6 +975,7 @@ struct TiConverter {
           notes.add("testany/testall/testsome records replayed as no-ops");
           break;
         case TiOp::CommNoop:
+          notes.add("comm_size/comm_split/comm_dup records replayed as no-ops (TI records no communicator)");
           break;
         case TiOp::Sendrecv: {
           Action a = p2p(ActionKind::Sendrecv, rec.peer, 0, rec.bytes);
@@ -894,6 +987,7 @@ struct TiConverter {
         }
         default: {
           const std::uint64_t common = instance_bytes[instance++];
+          notes.add("collectives assumed on MPI_COMM_WORLD (TI records no communicator)");
           collective(rec, common, b, main);
           break;
         }
@@ -1022,6 +1116,14 @@ ComputeScale parse_compute_scale(const std::string& text, const std::string& whe
 
 namespace {
 
+// The world rank of rank `local` of communicator `comm` of the definitions (itself on
+// MPI_COMM_WORLD, or when the definitions do not say).
+Rank world_rank(const trace::Definitions& d, std::uint32_t comm, Rank local) {
+  if (comm == trace::kCommWorld || comm >= d.comms.size() || local < 0) return local;
+  const auto& m = d.comms[comm].members;
+  return static_cast<std::size_t>(local) < m.size() ? m[static_cast<std::size_t>(local)] : local;
+}
+
 // Without an iteration region, iterations follow the loop structure of the calls
 // (models/loops.hpp); the replay notes say what was found.
 int loop_iterations(std::vector<std::vector<Action>>& actions, int per_interval, ReplayReport* report) {
@@ -1059,6 +1161,7 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string&
     actions[r] = c.rank(static_cast<Rank>(r));
     n += actions[r].size();
   }
+  c.renumber_comms(actions);
   c.notes.flush(report);
   if (report) report->actions = n;
   const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
@@ -1086,6 +1189,7 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
   ti.ranks.resize(static_cast<std::size_t>(w.ranks()));
   std::uint64_t regions = 0;
   std::uint64_t seconds = 0;
+  std::uint64_t sub_comm = 0;
   for (Rank r = 0; r < w.ranks(); ++r) {
     auto& out = ti.ranks[static_cast<std::size_t>(r)];
     std::unordered_map<std::int32_t, Key> requests;  // slot -> (src, dst, tag)
@@ -1178,11 +1282,19 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
           rec.bytes = rec.bytes2 = a.bytes;
           break;
       }
+      if (a.comm != trace::kCommWorld && trace::is_collective(action_op(a.kind))) {
+        ++sub_comm;
+        rec.root = world_rank(w.definitions(), a.comm, a.root);
+      }
       out.push_back(std::move(rec));
     }
   }
   if (lost) {
     if (regions) lost->push_back(std::to_string(regions) + " region entries and exits: TI has no regions");
+    if (sub_comm)
+      lost->push_back(std::to_string(sub_comm) +
+                      " collective calls on sub-communicators written as calls on MPI_COMM_WORLD (TI has no "
+                      "communicators; roots as world ranks)");
     if (seconds)
       lost->push_back(std::to_string(seconds) + " compute intervals in seconds written as flops at " +
                       number(speed) + " flop/s");
@@ -1195,9 +1307,15 @@ trace::Trace logical_trace(const Workload& w, double speed) {
   t.defs = w.definitions();
   trace::Communicator world{"MPI_COMM_WORLD", {}};
   for (Rank r = 0; r < w.ranks(); ++r) world.members.push_back(r);
-  t.defs.comms.push_back(world);
+  if (t.defs.comms.empty())
+    t.defs.comms.push_back(world);
+  else
+    t.defs.comms[trace::kCommWorld] = world;
   t.locations.resize(static_cast<std::size_t>(w.ranks()));
-  const auto ranks = static_cast<std::uint64_t>(w.ranks());
+  // The size of a collective's communicator (its members; MPI_COMM_WORLD: every rank).
+  const auto comm_size = [&](const Action& a) {
+    return static_cast<std::uint64_t>(a.comm < t.defs.comms.size() ? t.defs.comms[a.comm].members.size() : 0);
+  };
   for (Rank r = 0; r < w.ranks(); ++r) {
     auto& loc = t.locations[static_cast<std::size_t>(r)];
     loc.rank = r;
@@ -1286,7 +1404,9 @@ trace::Trace logical_trace(const Workload& w, double speed) {
           // The engine's byte convention for collectives (sim/simulation.cpp).
           const bool rooted = a.kind == ActionKind::Bcast || a.kind == ActionKind::Reduce ||
                               a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter;
-          const bool root = rooted && a.root == r;
+          const Rank root_rank = world_rank(t.defs, a.comm, a.root);  // the trace names roots by world rank
+          const bool root = rooted && root_rank == r;
+          const std::uint64_t ranks = comm_size(a);
           const std::uint64_t b = a.bytes;
           std::uint64_t sent = b, got = b;
           switch (a.kind) {
@@ -1316,9 +1436,9 @@ trace::Trace logical_trace(const Workload& w, double speed) {
               break;
           }
           call(op, [&] {
-            ev.push_back(trace::make_event(now, EventKind::CollBegin, op, trace::kCommWorld));
-            ev.push_back(trace::make_event(now, EventKind::CollEnd, op, trace::kCommWorld,
-                                           rooted ? a.root : trace::kNoRank, 0, sent, got));
+            ev.push_back(trace::make_event(now, EventKind::CollBegin, op, a.comm));
+            ev.push_back(trace::make_event(now, EventKind::CollEnd, op, a.comm,
+                                           rooted ? root_rank : trace::kNoRank, 0, sent, got));
           });
           break;
         }

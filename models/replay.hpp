@@ -15,17 +15,26 @@
 // from the sends left over for them; v-collectives, scans and reduce-scatter replayed as their
 // nearest collective with the largest per-rank size of the instance). What cannot be replayed
 // exactly is listed in ReplayReport::notes (one line each, with counts); what cannot be
-// replayed at all (a collective on a sub-communicator: the engine runs every collective on
-// MPI_COMM_WORLD; ANY_SOURCE receives no send is left for) throws InputError naming the
-// rank and the event or file:line.
+// replayed at all (ANY_SOURCE receives no send is left for, a collective on a communicator
+// that does not hold its caller) throws InputError naming the rank and the event or file:line.
+// Communicators: a collective on a sub-communicator of a timed trace runs on the same group —
+// the workload's definitions keep every communicator its collectives use (comms[0] is
+// MPI_COMM_WORLD, the others in the order of their trace ids, with names and members; the
+// engine creates them) and the action names it, with the root converted from the world rank
+// the trace records to its rank in the communicator. Point-to-point calls on any communicator
+// run on MPI_COMM_WORLD with the trace's peers, which are world ranks (a note counts them). A TI
+// trace records no communicator: its collectives are assumed on MPI_COMM_WORLD and comm_split/
+// comm_dup records are no-ops, as the notes say.
 // Compute scales (`--compute-scale`) multiply the compute of a region and/or a rank range.
 // Iterations: the n-th instance of `iteration_region` on a rank is iteration n; without it,
 // iterations follow the loop structure of the calls (models/loops.hpp: the period after which
 // a rank's steps repeat), and where none is found the n-th compute interval of a rank is
 // iteration n (so a delay perturbation can target it); the notes say which.
 // ti_from_workload() writes any workload's actions as TI records (regions dropped, compute
-// as flops at `speed`); logical_trace() gives a workload logical times (compute takes its
-// seconds, or flops at `speed`; MPI calls take no time), for converting TI to timed formats.
+// as flops at `speed`, collectives on sub-communicators as calls on MPI_COMM_WORLD with world-
+// rank roots: `lost` says so); logical_trace() gives a workload logical times (compute takes
+// its seconds, or flops at `speed`; MPI calls take no time; communicators kept), for
+// converting TI to timed formats.
 #pragma once
 
 #include <cstdint>

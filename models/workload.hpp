@@ -25,7 +25,9 @@ class Workload {
   virtual std::string name() const = 0;
   virtual int ranks() const = 0;
   virtual int iterations() const = 0;
-  // User regions (MpiOp::None); Action::region ids index defs.regions.
+  // User regions (MpiOp::None); Action::region ids index defs.regions. Communicators:
+  // Action::comm ids index defs.comms, members in communicator-rank order as world ranks;
+  // comms[0] is MPI_COMM_WORLD (the engine makes it so); empty when every collective is on it.
   virtual const trace::Definitions& definitions() const = 0;
   // Logical process grid, slowest dimension first; product == ranks(). 1-D by default.
   virtual std::vector<int> grid() const { return {ranks()}; }

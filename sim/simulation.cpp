@@ -193,10 +193,19 @@ class RankRunner {
   RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr<models::ActionStream> stream,
              std::unique_ptr<models::RankPerturber> perturber, trace::Location& loc);
 
+  // One communicator this rank is a member of (MPI_COMM_WORLD first, then by id).
+  struct RankComm {
+    std::uint32_t id = trace::kCommWorld;  // index into the workload's Definitions::comms
+    Rank local = 0;                        // this rank's rank in it
+    int size = 0;                          // its number of ranks
+    MPI_Comm handle = MPI_COMM_NULL;
+    std::uint64_t calls = 0;  // collective calls entered on it
+  };
+
   void run();  // the actor's body
   bool finished() const { return finished_; }
   double finished_at() const { return finished_at_; }
-  std::uint64_t collectives() const { return collectives_; }
+  const std::vector<RankComm>& comms() const { return comms_; }
   std::uint64_t operations() const { return ops_; }
   bool received(Rank src, std::int32_t tag, std::uint64_t seq) const {
     const auto it = recv_.find(channel(src, tag));
@@ -206,7 +215,7 @@ class RankRunner {
   std::string blocked() const;
 
  private:
-  static double now() { return sg4::Engine::get_clock(); }
+  double now() const;  // the simulated clock (0 until the communicators' creation ended)
   void event(EventKind k, MpiOp op, double t, std::uint32_t ref, Rank peer = trace::kNoRank,
              std::int32_t tag = 0, std::uint64_t bytes = 0, std::uint64_t aux = 0) {
     loc_.events.push_back(trace::make_event(t, k, op, ref, peer, tag, bytes, aux));
@@ -225,6 +234,9 @@ class RankRunner {
   void waitall();
   void sendrecv(const Action& a);
   void collective(const Action& a, MpiOp op);
+  void create_communicators();
+  RankComm& comm_of(const Action& a);
+  std::string comm_text(std::uint32_t id) const;  // " on communicator 'row 1'" ("" for MPI_COMM_WORLD)
   void finalize();
 
   void complete(Outstanding& o);  // blocks until o completed (eager sends: at once)
@@ -246,7 +258,7 @@ class RankRunner {
   void check(int rc, const char* call) const;
   void check_peer(Rank p, const char* what) const;
   void check_receiver(Rank dst) const;
-  void check_collective() const;
+  void check_collective(const RankComm& c) const;
   int count(std::uint64_t bytes) const;
 
   Simulation& sim_;
@@ -268,7 +280,7 @@ class RankRunner {
   std::size_t calls_since_reap_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> send_seq_;
   std::unordered_map<std::uint64_t, RecvChannel> recv_;
-  std::uint64_t collectives_ = 0;  // collective calls entered
+  std::vector<RankComm> comms_;  // sorted by id; comms_[0] is MPI_COMM_WORLD
   bool finished_ = false;
   double finished_at_ = 0;
 
@@ -321,14 +333,26 @@ class Simulation {
   void* recv_buffer(std::size_t bytes) { return recv_scratch_.get(bytes); }
 
   const RankRunner& runner(Rank r) const { return *runners_[static_cast<std::size_t>(r)]; }
-  // A rank that finished having entered the fewest collective calls (null: none finished):
-  // a collective call beyond that number can never complete.
-  const RankRunner* fewest_collectives() const { return fewest_collectives_; }
+  // Per communicator: the member that finished having entered the fewest collective calls on
+  // it (null: none finished) and that number: a call on it beyond that can never complete.
+  struct Fewest {
+    const RankRunner* rank = nullptr;
+    std::uint64_t calls = 0;
+  };
+  const Fewest& fewest_collectives(std::uint32_t comm) const { return fewest_[comm]; }
   void rank_finished(const RankRunner& r) {
     ++finished_;
-    if (fewest_collectives_ == nullptr || r.collectives() < fewest_collectives_->collectives())
-      fewest_collectives_ = &r;
+    for (const auto& c : r.comms()) {
+      Fewest& f = fewest_[c.id];
+      if (f.rank == nullptr || c.calls < f.calls) f = Fewest{&r, c.calls};
+    }
   }
+  // Sub-communicators (docs/engine.md §5): created by their members after MPI_Init, on a
+  // network made ideal for the purpose; the last rank to finish restores it, and every rank
+  // waits for that. The clock has then moved by a few 1e-299 s: origin().
+  bool creates_communicators() const { return creates_communicators_; }
+  void communicators_created();
+  double origin() const { return origin_; }
   void fail(const std::string& message, bool input_error);
   void on_deadlock();
   void on_time_advance();
@@ -337,6 +361,7 @@ class Simulation {
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
   void progress(bool final);
   void watch_memory(std::chrono::steady_clock::time_point now);
+  void set_up_communicators(const sg4::Engine& engine);
   std::string perturbations_text() const {
     std::string out;
     for (const auto& p : perturbations_.models()) out += (out.empty() ? "" : "; ") + p->describe();
@@ -360,7 +385,17 @@ class Simulation {
   trace::CallPaths paths_;                        // the online estimator's call paths
   std::vector<minprofile::RankProfile> profiles_;  // per rank, with RunOptions::minprofile
   int finished_ = 0;
-  const RankRunner* fewest_collectives_ = nullptr;
+  std::vector<Fewest> fewest_;  // per communicator
+  bool creates_communicators_ = false;
+  int created_ = 0;  // ranks done creating their communicators
+  sg4::BarrierPtr created_barrier_;
+  struct SavedLink {
+    sg4::Link* link;
+    double latency;
+    double bandwidth;
+  };
+  std::vector<SavedLink> saved_links_;  // the network as built, while it is ideal
+  double origin_ = 0;
   std::string error_;
   bool input_error_ = false;
   std::string deadlock_;
@@ -388,6 +423,14 @@ RankRunner::RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr
       stream_(std::move(stream)),
       perturber_(std::move(perturber)),
       loc_(loc) {}
+
+// The clock, with the few 1e-299 s that creating the communicators took counted as 0: the
+// timestamps are those of a creation that costs nothing (a duration d started then ends at
+// exactly d, the rounding of origin + d).
+double RankRunner::now() const {
+  const double t = sg4::Engine::get_clock();
+  return t > sim_.origin() ? t : 0.0;
+}
 
 bool RankRunner::waitlab() const {
   return sim_.options().semantics == Semantics::Waitlab;
@@ -448,17 +491,56 @@ void RankRunner::check_receiver(Rank dst) const {
       " s, after its last action): the message can never be received");
 }
 
-// Likewise every rank takes part in every collective call on MPI_COMM_WORLD: once a rank has
-// finished having entered k of them, the (k+1)-th can never complete.
-void RankRunner::check_collective() const {
-  const RankRunner* f = sim_.fewest_collectives();
-  if (f == nullptr || f->collectives() > collectives_) return;
+// Likewise every member takes part in every collective call on a communicator: once a member
+// has finished having entered k of them, the (k+1)-th can never complete.
+void RankRunner::check_collective(const RankComm& c) const {
+  const Simulation::Fewest& f = sim_.fewest_collectives(c.id);
+  if (f.rank == nullptr || f.calls > c.calls) return;
   std::ostringstream t;
   t.precision(9);
-  t << f->finished_at();
-  bad("rank " + std::to_string(f->rank_) + " has already finished (at t=" + t.str() + " s) after " +
-      std::to_string(f->collectives()) + " collective call(s): this one, rank " + std::to_string(rank_) +
-      "'s collective call " + std::to_string(collectives_ + 1) + ", can never complete");
+  t << f.rank->finished_at();
+  const std::string on = comm_text(c.id);
+  bad("rank " + std::to_string(f.rank->rank_) + " has already finished (at t=" + t.str() + " s) after " +
+      std::to_string(f.calls) + " collective call(s)" + on + ": this one, rank " + std::to_string(rank_) +
+      "'s collective call " + std::to_string(c.calls + 1) + (on.empty() ? "" : " there") +
+      ", can never complete");
+}
+
+std::string RankRunner::comm_text(std::uint32_t id) const {
+  if (id == trace::kCommWorld || id >= sim_.defs().comms.size()) return "";
+  return " on communicator '" + sim_.defs().comms[id].name + "'";
+}
+
+// The communicator of a collective action, of which this rank must be a member.
+RankRunner::RankComm& RankRunner::comm_of(const Action& a) {
+  const auto it = std::lower_bound(comms_.begin(), comms_.end(), a.comm,
+                                   [](const RankComm& c, std::uint32_t id) { return c.id < id; });
+  if (it != comms_.end() && it->id == a.comm) return *it;
+  const auto& comms = sim_.defs().comms;
+  if (a.comm >= comms.size())
+    bad("communicator " + std::to_string(a.comm) + " is not defined (the workload has " +
+        std::to_string(comms.size()) + ")");
+  bad("rank " + std::to_string(rank_) + " is not a member of communicator '" + comms[a.comm].name + "' (" +
+      std::to_string(a.comm) + ")");
+}
+
+// Every sub-communicator this rank is a member of, in the order of their ids on every rank
+// (MPI_Comm_create_group: only the members take part; SMPI's constructor agrees on the
+// communicator's id with a broadcast over it, which the ideal network makes free).
+void RankRunner::create_communicators() {
+  block_ = Block::Call;
+  MPI_Group world_group = MPI_GROUP_NULL;
+  check(MPI_Comm_group(world_, &world_group), "MPI_Comm_group");
+  for (RankComm& c : comms_) {
+    if (c.id == trace::kCommWorld) continue;
+    const auto& members = sim_.defs().comms[c.id].members;
+    MPI_Group group = MPI_GROUP_NULL;
+    check(MPI_Group_incl(world_group, c.size, members.data(), &group), "MPI_Group_incl");
+    check(MPI_Comm_create_group(world_, group, 0, &c.handle), "MPI_Comm_create_group");
+    check(MPI_Group_free(&group), "MPI_Group_free");
+  }
+  block_ = Block::None;
+  sim_.communicators_created();
 }
 
 int RankRunner::count(std::uint64_t bytes) const {
@@ -512,6 +594,8 @@ void RankRunner::run() {
   block_ = Block::None;
   leave(MpiOp::Init, now());
   world_ = MPI_COMM_WORLD;
+  comms_.front().handle = world_;
+  if (sim_.creates_communicators()) create_communicators();
 
   Action a;
   while (tell_asan_the_stack(stack_top_), stream_->next(a)) {
@@ -908,16 +992,22 @@ void RankRunner::sendrecv(const Action& a) {
 }
 
 void RankRunner::collective(const Action& a, MpiOp op) {
+  // On the action's communicator: ranks and root in its numbering.
+  RankComm& cm = comm_of(a);
+  const MPI_Comm comm = cm.handle;
   const bool rooted =
       op == MpiOp::Bcast || op == MpiOp::Reduce || op == MpiOp::Gather || op == MpiOp::Scatter;
-  if (rooted) check_peer(a.root, "root");
+  if (rooted && cm.id == trace::kCommWorld) check_peer(a.root, "root");
+  if (rooted && cm.id != trace::kCommWorld && (a.root < 0 || a.root >= cm.size))
+    bad("root " + std::to_string(a.root) + " is not a rank of communicator '" +
+        sim_.defs().comms[cm.id].name + "' (it has " + std::to_string(cm.size) + ")");
   const int n = op == MpiOp::Barrier ? 0 : count(a.bytes);
-  const auto ranks = static_cast<std::uint64_t>(sim_.ranks());
+  const auto ranks = static_cast<std::uint64_t>(cm.size);
   const std::uint64_t b = op == MpiOp::Barrier ? 0 : a.bytes;
   // Bytes this rank sends and receives, by the buffer arguments of the call.
   std::uint64_t sent = 0;
   std::uint64_t got = 0;
-  const bool root = rooted && a.root == rank_;
+  const bool root = rooted && a.root == cm.local;
   switch (op) {
     case MpiOp::Bcast:
       sent = root ? b : 0;
@@ -952,40 +1042,40 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   }
   const std::uint64_t wide = b * ranks;
   if (b != 0 && wide / ranks != b) bad("collective buffer size overflows");
-  check_collective();
-  ++collectives_;
+  check_collective(cm);
+  ++cm.calls;
   if (wide > kMaxScratch)
     bad("a " + std::string(trace::mpi_name(op)) + " of " + bytes_text(b) + " per rank on " +
         std::to_string(ranks) + " ranks needs buffers larger than 16 GiB");
   const double t0 = now();
   enter(op, t0);
-  event(EventKind::CollBegin, op, t0, trace::kCommWorld);
+  event(EventKind::CollBegin, op, t0, cm.id);
   block_ = Block::Call;
   int rc = MPI_SUCCESS;
   switch (op) {
     case MpiOp::Barrier:
-      rc = MPI_Barrier(world_);
+      rc = MPI_Barrier(comm);
       break;
     case MpiOp::Bcast:
-      rc = MPI_Bcast(sim_.recv_buffer(b), n, MPI_BYTE, a.root, world_);
+      rc = MPI_Bcast(sim_.recv_buffer(b), n, MPI_BYTE, a.root, comm);
       break;
     case MpiOp::Reduce:
-      rc = MPI_Reduce(sim_.send_buffer(b), sim_.recv_buffer(b), n, MPI_BYTE, MPI_BAND, a.root, world_);
+      rc = MPI_Reduce(sim_.send_buffer(b), sim_.recv_buffer(b), n, MPI_BYTE, MPI_BAND, a.root, comm);
       break;
     case MpiOp::Allreduce:
-      rc = MPI_Allreduce(sim_.send_buffer(b), sim_.recv_buffer(b), n, MPI_BYTE, MPI_BAND, world_);
+      rc = MPI_Allreduce(sim_.send_buffer(b), sim_.recv_buffer(b), n, MPI_BYTE, MPI_BAND, comm);
       break;
     case MpiOp::Gather:
-      rc = MPI_Gather(sim_.send_buffer(b), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, a.root, world_);
+      rc = MPI_Gather(sim_.send_buffer(b), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, a.root, comm);
       break;
     case MpiOp::Scatter:
-      rc = MPI_Scatter(sim_.send_buffer(wide), n, MPI_BYTE, sim_.recv_buffer(b), n, MPI_BYTE, a.root, world_);
+      rc = MPI_Scatter(sim_.send_buffer(wide), n, MPI_BYTE, sim_.recv_buffer(b), n, MPI_BYTE, a.root, comm);
       break;
     case MpiOp::Allgather:
-      rc = MPI_Allgather(sim_.send_buffer(b), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, world_);
+      rc = MPI_Allgather(sim_.send_buffer(b), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, comm);
       break;
     case MpiOp::Alltoall:
-      rc = MPI_Alltoall(sim_.send_buffer(wide), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, world_);
+      rc = MPI_Alltoall(sim_.send_buffer(wide), n, MPI_BYTE, sim_.recv_buffer(wide), n, MPI_BYTE, comm);
       break;
     default:
       break;
@@ -997,8 +1087,11 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   e.time = t;
   e.kind = EventKind::CollEnd;
   e.op = op;
-  e.ref = trace::kCommWorld;
-  e.peer = rooted ? a.root : trace::kNoRank;
+  e.ref = cm.id;
+  // The trace names the root by its world rank (the event model's convention).
+  e.peer = !rooted                      ? trace::kNoRank
+           : cm.id == trace::kCommWorld ? a.root
+                                        : sim_.defs().comms[cm.id].members[static_cast<std::size_t>(a.root)];
   e.bytes = sent;
   e.aux = got;
   loc_.events.push_back(e);
@@ -1074,7 +1167,7 @@ std::string RankRunner::blocked() const {
                       a.kind == ActionKind::Scatter
                   ? " with root " + std::to_string(a.root)
                   : std::string()) +
-             act;
+             comm_text(a.comm) + act;
   }
 }
 
@@ -1101,6 +1194,72 @@ void Simulation::forget_channel_if_idle(Rank src, Rank dst, std::int32_t tag) {
     if (o.send && o.peer == dst && o.tag == tag) return;
   s.send_seq_.erase(si);
   d.recv_.erase(di);
+}
+
+// Creating communicators costs simulated time in SMPI 3.32: each one's constructor broadcasts
+// its id over it (an int: 4.05 µs per communicator of two ranks on 1 GB/s, 1 µs links, and
+// MPI_Comm_split more: docs/engine.md §5). On a network of latency 0 and this bandwidth the
+// whole creation takes a few 1e-299 s, which no later timestamp can show (RankRunner::now()).
+// Not infinity (SimGrid's solver aborts on it) nor DBL_MAX: SMPI's bandwidth factors multiply it.
+constexpr double kCreationBandwidth = 1e300;  // bytes/s
+constexpr double kCreationLimit = 1e-250;     // seconds: more means the network was not ideal
+
+// Every rank is a member of MPI_COMM_WORLD (communicator 0: every rank, in order); the
+// workload's other communicators list their members, which are checked here. If there are
+// any, the network is ideal until they are created (communicators_created()).
+void Simulation::set_up_communicators(const sg4::Engine& engine) {
+  const auto& comms = result_.trace.defs.comms;
+  const int n = ranks();
+  fewest_.assign(std::max<std::size_t>(comms.size(), 1), Fewest{});
+  for (auto& r : runners_)
+    r->comms_.push_back(RankRunner::RankComm{trace::kCommWorld, r->rank_, n, MPI_COMM_NULL, 0});
+  std::vector<char> seen(static_cast<std::size_t>(n));
+  for (std::size_t c = 1; c < comms.size(); ++c) {
+    const auto& m = comms[c].members;
+    const std::string which =
+        "communicator " + std::to_string(c) + " '" + comms[c].name + "' of the workload";
+    std::fill(seen.begin(), seen.end(), 0);
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (m[i] < 0 || m[i] >= n)
+        throw InputError(which + ": member " + std::to_string(i) + " is " + std::to_string(m[i]) +
+                         ", not a rank (the run has " + std::to_string(n) + " ranks)");
+      if (seen[static_cast<std::size_t>(m[i])]++)
+        throw InputError(which + ": rank " + std::to_string(m[i]) + " is a member twice");
+      runners_[static_cast<std::size_t>(m[i])]->comms_.push_back(RankRunner::RankComm{
+          static_cast<std::uint32_t>(c), static_cast<Rank>(i), static_cast<int>(m.size()), MPI_COMM_NULL, 0});
+    }
+    if (!m.empty()) creates_communicators_ = true;
+  }
+  if (!creates_communicators_) return;
+  for (sg4::Link* link : engine.get_all_links()) {
+    if (link->get_sharing_policy() == sg4::Link::SharingPolicy::WIFI) continue;  // has no single bandwidth
+    saved_links_.push_back(SavedLink{link, link->get_latency(), link->get_bandwidth()});
+    link->set_latency(0);
+    link->set_bandwidth(kCreationBandwidth);
+  }
+  created_barrier_ = sg4::Barrier::create(static_cast<unsigned>(n));
+}
+
+// Called by every rank once it created its communicators: the last one gives the network its
+// own latencies and bandwidths back (exactly the values it had) and the copy callback its
+// Waitlab value; nobody goes on before that.
+void Simulation::communicators_created() {
+  if (++created_ == ranks()) {
+    for (const SavedLink& l : saved_links_) {
+      l.link->set_latency(l.latency);
+      l.link->set_bandwidth(l.bandwidth);
+    }
+    saved_links_.clear();
+    if (options_.semantics == Semantics::Waitlab) smpi_comm_set_copy_data_callback(&no_copy);
+    origin_ = sg4::Engine::get_clock();
+    if (origin_ > kCreationLimit) {
+      std::ostringstream t;
+      t << origin_;
+      throw std::runtime_error("creating the communicators took " + t.str() +
+                               " s of simulated time (a link whose cost the engine cannot remove?)");
+    }
+  }
+  created_barrier_->wait();
 }
 
 void Simulation::fail(const std::string& message, bool input_error) {
@@ -1241,7 +1400,6 @@ RunResult Simulation::run() {
 
   SMPI_init();
   SMPI_app_instance_register("waitlab", nullptr, n);
-  if (options_.semantics == Semantics::Waitlab) smpi_comm_set_copy_data_callback(&no_copy);
 
   // The trace: workload definitions first, so that action region ids stay valid.
   trace::Trace& tr = result_.trace;
@@ -1269,6 +1427,11 @@ RunResult Simulation::run() {
                                                     workload_.stream(r), perturbations_.for_rank(r), loc));
     if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
   }
+  set_up_communicators(engine);
+  // Under Waitlab semantics no payload is copied; while the communicators are created SMPI
+  // must copy (the broadcast of each one's id), communicators_created() switches then.
+  if (options_.semantics == Semantics::Waitlab && !creates_communicators_)
+    smpi_comm_set_copy_data_callback(&no_copy);
   // Heap stacks: calloc clears what the heap's top held before it grew, and the heap grows by
   // M_TOP_PAD (128 KiB) more than asked: 128 KiB of every stack would be written (and kept
   // resident). Without the pad only fresh, untouched pages follow each stack.

@@ -1,6 +1,6 @@
 // Replaying traces (models/replay.hpp): a simulated trace written as OTF2 and replayed on the
 // same platform ends every rank where the original did; a trace and its TI export replay the
-// same calls; compute scales; what cannot be replayed is an error naming rank and event.
+// same calls; compute scales. Sub-communicators: test_replay_comms.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -284,28 +284,6 @@ TEST_F(Replay, ComputeScalesByRegionAndRank) {
       EXPECT_EQ(std::string(e.what()).rfind("--compute-scale: compute scale '" + std::string(bad) + "'", 0), 0u)
           << e.what();
     }
-  }
-}
-
-TEST_F(Replay, CollectiveOnASubCommunicatorIsAnErrorNamingRankAndEvent) {
-  TraceBuilder b(4, 1e-6);
-  trace::Trace t = b.trace();
-  t.defs.comms.push_back({"split", {1, 3}});
-  for (trace::Rank r : {1, 3}) {
-    auto& ev = t.locations[static_cast<std::size_t>(r)].events;
-    const auto reg = t.defs.mpi_region(MpiOp::Allreduce);
-    ev.push_back(trace::make_event(1e-6, EventKind::Enter, MpiOp::Allreduce, reg));
-    ev.push_back(trace::make_event(1e-6, EventKind::CollBegin, MpiOp::Allreduce, 1));
-    ev.push_back(trace::make_event(2e-6, EventKind::CollEnd, MpiOp::Allreduce, 1, trace::kNoRank, 0, 8, 8));
-    ev.push_back(trace::make_event(2e-6, EventKind::Leave, MpiOp::Allreduce, reg));
-  }
-  try {
-    (void)models::replay_trace(t, "t", {});
-    ADD_FAILURE();
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "rank 1, event 0: MPI_Allreduce on communicator 'split' (2 of 4 ranks): the engine replays "
-              "collectives on MPI_COMM_WORLD only");
   }
 }
 
