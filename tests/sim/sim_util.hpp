@@ -26,6 +26,14 @@ class ListWorkload : public models::Workload {
   explicit ListWorkload(std::vector<std::vector<Action>> actions) : actions_(std::move(actions)) {
     defs_.region("work");
   }
+  // With communicators besides MPI_COMM_WORLD, which is comms[0] (every rank).
+  ListWorkload(std::vector<std::vector<Action>> actions, std::vector<trace::Communicator> comms)
+      : ListWorkload(std::move(actions)) {
+    trace::Communicator world{"MPI_COMM_WORLD", {}};
+    for (trace::Rank r = 0; r < ranks(); ++r) world.members.push_back(r);
+    defs_.comms.push_back(world);
+    for (auto& c : comms) defs_.comms.push_back(std::move(c));
+  }
   std::string name() const override { return "list"; }
   int ranks() const override { return static_cast<int>(actions_.size()); }
   int iterations() const override { return 1; }

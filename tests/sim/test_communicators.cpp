@@ -10,29 +10,7 @@
 namespace waitlab::sim::test {
 namespace {
 
-// A ListWorkload with communicators besides MPI_COMM_WORLD (comms[0]).
-class CommWorkload : public models::Workload {
- public:
-  CommWorkload(std::vector<std::vector<Action>> actions, std::vector<trace::Communicator> comms)
-      : actions_(std::move(actions)) {
-    defs_.region("work");
-    trace::Communicator world{"MPI_COMM_WORLD", {}};
-    for (trace::Rank r = 0; r < ranks(); ++r) world.members.push_back(r);
-    defs_.comms.push_back(world);
-    for (auto& c : comms) defs_.comms.push_back(std::move(c));
-  }
-  std::string name() const override { return "comms"; }
-  int ranks() const override { return static_cast<int>(actions_.size()); }
-  int iterations() const override { return 1; }
-  const trace::Definitions& definitions() const override { return defs_; }
-  std::unique_ptr<models::ActionStream> stream(trace::Rank r) const override {
-    return std::make_unique<models::VectorStream>(actions_.at(static_cast<std::size_t>(r)));
-  }
-
- private:
-  std::vector<std::vector<Action>> actions_;
-  trace::Definitions defs_;
-};
+using CommWorkload = ListWorkload;  // with communicators besides MPI_COMM_WORLD
 
 Action on(Action a, std::uint32_t comm) {
   a.comm = comm;

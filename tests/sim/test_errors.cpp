@@ -133,7 +133,7 @@ TEST(FinishedRank, ACollectiveItNeverEntersIsAnInputError) {
 }
 
 TEST(BadOptions, AreRejectedBeforeTheRun) {
-  ListWorkload w({{}, {}});
+  ListWorkload w(std::vector<std::vector<Action>>(2));  // two ranks doing nothing
   auto o = options();
   o.collectives = "fastest";
   EXPECT_EQ(error_of(w, o), "unknown collective set 'fastest' (sets: fast, mpi, default)");

@@ -88,7 +88,7 @@ TEST(Hierarchical, FatTreeAndDragonflyBuildAndRun) {
 }
 
 TEST(Hierarchical, BadTopologyParametersAreInputErrors) {
-  ListWorkload w({{}, {}});
+  ListWorkload w(std::vector<std::vector<Action>>(2));  // two ranks doing nothing
   try {
     simulate(hierarchical(models::Topology::Torus, "4,x", 4), w, {}, options());
     FAIL() << "no error";

@@ -190,14 +190,6 @@ std::size_t find_once(const std::string& bytes, const std::string& pattern) {
   return at;
 }
 
-std::string error_of(const fs::path& anchor) {
-  try {
-    read_otf2(anchor.string());
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Every file of the archive walked to its end-of-file record.
 void expect_walks_to_the_end(const fs::path& dir) {
@@ -302,7 +294,7 @@ TEST_F(Otf2Check, AnchorCountsAndSizesAreCheckedBeforeOtf2OpensIt) {
   count = 1'229'018'880;
   std::memcpy(bad.data() + count_at, &count, 4);
   rewrite(anchor, bad);
-  EXPECT_EQ(error_of(anchor),
+  EXPECT_EQ(test::otf2_error_of(anchor),
             anchor.string() + ": cannot open as an OTF2 archive: the anchor file announces " +
                 "1229018880 properties at byte " + std::to_string(count_at) + ", more than the " +
                 std::to_string(good.size() - count_at - 4) + " bytes after it can hold");
@@ -311,26 +303,26 @@ TEST_F(Otf2Check, AnchorCountsAndSizesAreCheckedBeforeOtf2OpensIt) {
   const std::uint64_t chunk = 0x90000040000;
   std::memcpy(bad.data() + 12, &chunk, 8);
   rewrite(anchor, bad);
-  EXPECT_EQ(error_of(anchor),
+  EXPECT_EQ(test::otf2_error_of(anchor),
             anchor.string() +
                 ": cannot open as an OTF2 archive: the anchor file's event chunk size at byte 12 is "
                 "9895604912128 bytes (OTF2 allows 262144 to 16777216)");
   // Longer than OTF2's writer can write an anchor.
   rewrite(anchor, good + std::string(OTF2_CHUNK_SIZE_MIN, 'x'));
-  EXPECT_NE(error_of(anchor).find(": cannot open as an OTF2 archive: the anchor file has " +
+  EXPECT_NE(test::otf2_error_of(anchor).find(": cannot open as an OTF2 archive: the anchor file has " +
                                   std::to_string(good.size() + OTF2_CHUNK_SIZE_MIN) +
                                   " bytes, more than the 262144"),
             std::string::npos)
-      << error_of(anchor);
+      << test::otf2_error_of(anchor);
   // The creator without its NUL byte, the end of the file cut off.
   const std::size_t creator_at = good.find("a careful writer");
   rewrite(anchor, good.substr(0, creator_at + 5));
-  EXPECT_EQ(error_of(anchor), anchor.string() + ": cannot open as an OTF2 archive: the creator at byte " +
+  EXPECT_EQ(test::otf2_error_of(anchor), anchor.string() + ": cannot open as an OTF2 archive: the creator at byte " +
                                   std::to_string(creator_at) +
                                   " has no terminating NUL byte before the end of the anchor file at byte " +
                                   std::to_string(creator_at + 5));
   rewrite(anchor, good);
-  EXPECT_EQ(error_of(anchor), "(no error)");
+  EXPECT_EQ(test::otf2_error_of(anchor), "(no error)");
 }
 
 TEST_F(Otf2Check, ABigEndianAnchorReads) {
@@ -372,7 +364,7 @@ TEST_F(Otf2Check, MappingTableIdsBeyondTheRecordAreRefused) {
   std::string bad = good;
   bad.replace(30, 2, "\xff\xff");  // 65535 ids
   rewrite(def, bad);
-  EXPECT_EQ(error_of(dir / "traces.otf2"),
+  EXPECT_EQ(test::otf2_error_of(dir / "traces.otf2"),
             (dir / "traces.otf2").string() +
                 ": rank 1 (traces/1.def): corrupt or truncated local definitions: "
                 "the MappingTable record at byte 18 announces 65535 ids, more than "
@@ -382,7 +374,7 @@ TEST_F(Otf2Check, MappingTableIdsBeyondTheRecordAreRefused) {
   bad = good;
   bad[30] = '\x2d';  // 301
   rewrite(def, bad);
-  const std::string m = error_of(dir / "traces.otf2");
+  const std::string m = test::otf2_error_of(dir / "traces.otf2");
   EXPECT_NE(m.find("the MappingTable record at byte 18 announces 301 ids, but the record ends at byte " +
                    std::to_string(28 + length) + " after 300"),
             std::string::npos)
@@ -397,7 +389,7 @@ TEST_F(Otf2Check, GroupMembersBeyondTheRecordAreRefused) {
   const std::size_t at = find_once(bytes, std::string("\x02\xb8\x0b\x03\x00\x00\x10", 7));
   bytes.replace(at + 1, 2, "\xff\xff");  // 65535 members
   rewrite(def, bytes);
-  const std::string m = error_of(dir / "traces.otf2");
+  const std::string m = test::otf2_error_of(dir / "traces.otf2");
   EXPECT_EQ(m.rfind((dir / "traces.otf2").string() +
                         ": traces.def: corrupt or truncated global definitions: the Group record at byte ",
                     0),
@@ -419,7 +411,7 @@ TEST_F(Otf2Check, ProgramBeginArgumentsBeyondTheRecordAreRefused) {
   std::string bad = good;
   bad.replace(39, 3, "\xff\x00\x00", 3);
   rewrite(evt, bad);
-  std::string m = error_of(dir / "traces.otf2");
+  std::string m = test::otf2_error_of(dir / "traces.otf2");
   EXPECT_EQ(
       m.rfind((dir / "traces.otf2").string() +
                   ": rank 0 (traces/0.evt): corrupt or truncated events: the ProgramBegin record at byte 27 "
@@ -431,7 +423,7 @@ TEST_F(Otf2Check, ProgramBeginArgumentsBeyondTheRecordAreRefused) {
   bad = good;
   bad[40] = '\x2d';
   rewrite(evt, bad);
-  m = error_of(dir / "traces.otf2");
+  m = test::otf2_error_of(dir / "traces.otf2");
   EXPECT_NE(
       m.find("the ProgramBegin record at byte 27 announces 301 arguments, but the record ends at byte "),
       std::string::npos)
@@ -449,7 +441,7 @@ TEST_F(Otf2Check, AttributeListEntriesBeyondTheRecordAreRefused) {
   ASSERT_EQ(bytes[record_at], '\x06');
   bytes[at + 1] = '\xff';  // 255 attributes
   rewrite(evt, bytes);
-  const std::string m = error_of(dir / "traces.otf2");
+  const std::string m = test::otf2_error_of(dir / "traces.otf2");
   EXPECT_EQ(m.rfind((dir / "traces.otf2").string() +
                         ": rank 1 (traces/1.evt): corrupt or truncated events: the attribute list at byte " +
                         std::to_string(record_at) + " announces 255 attributes, more than its ",

@@ -67,14 +67,6 @@ class Otf2Limits : public testing::Test {
         .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 
-  std::string error_of(const fs::path& anchor) {
-    try {
-      read_otf2(anchor.string());
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "(no error)";
-  }
 
   fs::path root_;
 
@@ -143,7 +135,7 @@ TEST_F(Otf2Limits, AWellFormedArchiveReads) {
 
 TEST_F(Otf2Limits, ZeroTimerResolutionIsAnInputError) {
   const fs::path anchor = archive("zero_resolution", 0, 0, {0, 1, 2});
-  EXPECT_EQ(error_of(anchor),
+  EXPECT_EQ(test::otf2_error_of(anchor),
             anchor.string() +
                 ": traces.def: the clock properties give a timer resolution of 0 ticks per second "
                 "(expected at least 1)");
@@ -154,24 +146,24 @@ TEST_F(Otf2Limits, TimeGoingBackwardsOnALocationNamesTheRecord) {
   constexpr OTF2_TimeStamp a = 1'000'000'000'001, b = 2'000'000'000'002, c = 3'000'000'000'003;
   const fs::path anchor = archive("backwards", 1'000'000'000, 0, {a, b, c});
   patch_tick(anchor, c, 1'500'000'000'003);
-  EXPECT_EQ(error_of(anchor),
+  EXPECT_EQ(test::otf2_error_of(anchor),
             anchor.string() +
                 ": rank 0 (traces/0.evt), event 2: the record at tick 1500000000003 goes back in "
                 "time from the previous record at tick 2000000000002 (time runs forward on a "
                 "location)");
   const fs::path second = archive("backwards_at_1", 1'000'000'000, 0, {a, b, c});
   patch_tick(second, b, 5);
-  EXPECT_EQ(error_of(second),
+  EXPECT_EQ(test::otf2_error_of(second),
             second.string() +
                 ": rank 0 (traces/0.evt), event 1: the record at tick 5 goes back in time from the "
                 "previous record at tick 1000000000001 (time runs forward on a location)");
   // Equal times are in order.
-  EXPECT_EQ(error_of(archive("equal", 1000, 0, {10, 10, 10})), "(no error)");
+  EXPECT_EQ(test::otf2_error_of(archive("equal", 1000, 0, {10, 10, 10})), "(no error)");
 }
 
 TEST_F(Otf2Limits, ARecordBeforeTheGlobalOffsetIsAnInputError) {
   const fs::path anchor = archive("before_offset", 1000, 100, {99, 150, 200});
-  EXPECT_EQ(error_of(anchor),
+  EXPECT_EQ(test::otf2_error_of(anchor),
             anchor.string() +
                 ": rank 0 (traces/0.evt), event 0: the record is at tick 99, before the clock "
                 "properties' global offset 100 (a negative time)");
@@ -189,10 +181,10 @@ TEST_F(Otf2Limits, HugeTicksStayFinite) {
 TEST_F(Otf2Limits, RegionNestingIsBounded) {
   std::vector<OTF2_TimeStamp> ticks(kMaxRegionDepth);
   for (std::size_t i = 0; i < ticks.size(); ++i) ticks[i] = i;
-  EXPECT_EQ(error_of(archive("deep_ok", 1000, 0, ticks, true)), "(no error)");  // exactly the limit
+  EXPECT_EQ(test::otf2_error_of(archive("deep_ok", 1000, 0, ticks, true)), "(no error)");  // exactly the limit
   ticks.push_back(ticks.size());
   const fs::path anchor = archive("too_deep", 1000, 0, ticks, true);
-  EXPECT_EQ(error_of(anchor),
+  EXPECT_EQ(test::otf2_error_of(anchor),
             anchor.string() +
                 ": rank 0 (traces/0.evt), event 4096: the Enter nests regions deeper than the 4096 "
                 "levels a trace may have");
@@ -205,11 +197,11 @@ TEST_F(Otf2Limits, ZeroLengthFilesAreInputErrorsNamingThem) {
     return anchor;
   };
   fs::path anchor = emptied("empty_anchor", "traces.otf2");
-  EXPECT_EQ(error_of(anchor), anchor.string() + ": cannot open as an OTF2 archive: the anchor file is empty");
+  EXPECT_EQ(test::otf2_error_of(anchor), anchor.string() + ": cannot open as an OTF2 archive: the anchor file is empty");
   anchor = emptied("empty_def", "traces.def");
-  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": traces.def: ", 0), 0u) << error_of(anchor);
+  EXPECT_EQ(test::otf2_error_of(anchor).rfind(anchor.string() + ": traces.def: ", 0), 0u) << test::otf2_error_of(anchor);
   anchor = emptied("empty_evt", fs::path("traces") / "0.evt");
-  EXPECT_EQ(error_of(anchor).rfind(anchor.string() + ": rank 0 (traces/0.evt): ", 0), 0u) << error_of(anchor);
+  EXPECT_EQ(test::otf2_error_of(anchor).rfind(anchor.string() + ": rank 0 (traces/0.evt): ", 0), 0u) << test::otf2_error_of(anchor);
 }
 
 // ---- the writer: the same trace, the same bytes ----
