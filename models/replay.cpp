@@ -446,7 +446,11 @@ struct TraceConverter {
       const std::uint64_t got = coll_end->aux;
       const Rank root = coll_end->peer;
       const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
-      switch (op) {
+      if (trace::base_collective(op) != op)
+        notes.add(std::string(trace::mpi_name(op)) + " calls replayed as " +
+                  std::string(trace::mpi_name(trace::base_collective(op))) +
+                  " of the rank's own (average per-peer) size: the trace holds only each call's totals");
+      switch (trace::base_collective(op)) {
         case MpiOp::Barrier:
           b.push(coll(ActionKind::Barrier, 0));
           return;
