@@ -34,8 +34,13 @@ class Notes {
 
 class ReplayWorkload : public Workload {
  public:
-  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<std::vector<Action>> actions, int iterations)
-      : name_(std::move(name)), defs_(std::move(defs)), actions_(std::move(actions)), iterations_(iterations) {}
+  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<std::vector<Action>> actions, int iterations,
+                 CountsPool counts = {})
+      : name_(std::move(name)),
+        defs_(std::move(defs)),
+        actions_(std::move(actions)),
+        iterations_(iterations),
+        counts_(std::move(counts)) {}
   std::string name() const override { return name_; }
   int ranks() const override { return static_cast<int>(actions_.size()); }
   int iterations() const override { return iterations_; }
@@ -43,6 +48,7 @@ class ReplayWorkload : public Workload {
   std::unique_ptr<ActionStream> stream(Rank r) const override {
     return std::make_unique<Stream>(actions_[static_cast<std::size_t>(r)]);
   }
+  const Counts* counts(std::uint32_t id) const override { return id < counts_.size() ? &counts_.at(id) : nullptr; }
 
  private:
   class Stream : public ActionStream {
@@ -63,6 +69,7 @@ class ReplayWorkload : public Workload {
   trace::Definitions defs_;
   std::vector<std::vector<Action>> actions_;
   int iterations_;
+  CountsPool counts_;  // the v-collectives' sizes, each distinct vector once
 };
 
 // Request slots of one rank: the engine names requests by slot; a slot is free again once
@@ -515,8 +522,8 @@ struct TiConverter {
   int iterations = 0;
   // Resolved sources of ANY_SOURCE receives, per rank in program order.
   std::vector<std::deque<Rank>> any_sources;
-  // Per collective instance: the size every rank uses (for the v-collectives).
-  std::vector<std::uint64_t> instance_bytes;
+  // The v-collectives' per-rank sizes, each distinct vector stored once for the workload.
+  CountsPool pool;
 
   TiConverter(const trace::TiTrace& t, const ReplayOptions& opt) : ti(t), o(opt) {
     defs.region("main");
@@ -582,8 +589,8 @@ struct TiConverter {
     }
   }
 
-  // v-collectives carry their own sizes per rank: the replay uses one size per instance, the
-  // largest any member sends or receives. Also checks that the ranks agree on the sequence.
+  // Every rank calls the same collectives in the same order (a TI trace records no
+  // communicator: all are on MPI_COMM_WORLD).
   void harmonise_collectives() {
     std::vector<std::vector<const TiRecord*>> seq(ti.ranks.size());
     std::size_t instances = 0;
@@ -592,7 +599,6 @@ struct TiConverter {
         if (is_ti_collective(rec.op)) seq[r].push_back(&rec);
       instances = std::max(instances, seq[r].size());
     }
-    instance_bytes.assign(instances, 0);
     for (std::size_t r = 0; r < seq.size(); ++r) {
       if (seq[r].size() != instances) {
         const TiRecord* last = seq[r].empty() ? nullptr : seq[r].back();
@@ -608,9 +614,6 @@ struct TiConverter {
           throw InputError(where(static_cast<Rank>(r), rec) + ": collective " + std::to_string(k) + " is '" +
                            std::string(trace::ti_op_name(rec.op)) + "' here but '" +
                            std::string(trace::ti_op_name(first.op)) + "' on rank 0 (" + where(0, first) + ")");
-        std::uint64_t m = std::max(rec.bytes, rec.bytes2);
-        for (auto c : rec.counts) m = std::max(m, c);
-        instance_bytes[k] = std::max(instance_bytes[k], m);
       }
     }
   }
@@ -621,7 +624,6 @@ struct TiConverter {
     const trace::RegionId main = defs.region("main");
     Slots slots;
     std::vector<std::pair<Key, std::int32_t>> outstanding;  // in posting order
-    std::size_t instance = 0;
     auto& any = any_sources[static_cast<std::size_t>(r)];
     const auto source = [&](Rank peer) {
       if (peer != trace::kAnySource) return peer;
@@ -723,8 +725,7 @@ struct TiConverter {
           break;
         }
         default: {
-          const std::uint64_t common = instance_bytes[instance++];
-          collective(rec, common, b, main);
+          collective(r, rec, b, main);
           break;
         }
       }
@@ -740,7 +741,16 @@ struct TiConverter {
     return out;
   }
 
-  void collective(const TiRecord& rec, std::uint64_t common, RankBuilder& b, trace::RegionId main) {
+  // A v-collective with the sizes of its record (in bytes; SMPI's replayer reads them as
+  // element counts of the record's datatypes, which comes to the same bytes).
+  Action vcoll(ActionKind k, std::uint64_t bytes, Rank root, std::vector<std::uint64_t> send,
+               std::vector<std::uint64_t> recv) {
+    Action a = coll(k, bytes, root);
+    a.counts = pool.intern(Counts{std::move(send), std::move(recv)});
+    return a;
+  }
+
+  void collective(Rank r, const TiRecord& rec, RankBuilder& b, trace::RegionId main) {
     switch (rec.op) {
       case TiOp::Barrier:
         b.push(coll(ActionKind::Barrier, 0));
@@ -766,29 +776,28 @@ struct TiConverter {
       case TiOp::Alltoall:
         b.push(coll(ActionKind::Alltoall, rec.bytes));
         break;
+      // The receive counts of a gatherv only count at its root, the send counts of a
+      // scatterv only at its root (SMPI writes zeros elsewhere).
       case TiOp::Gatherv:
-        notes.add("gatherv replayed as MPI_Gather of the instance's largest per-rank size");
-        b.push(coll(ActionKind::Gather, common, rec.root));
+        b.push(vcoll(ActionKind::Gatherv, rec.bytes, rec.root, {},
+                     rec.root == r ? rec.counts : std::vector<std::uint64_t>{}));
         break;
       case TiOp::Scatterv:
-        notes.add("scatterv replayed as MPI_Scatter of the instance's largest per-rank size");
-        b.push(coll(ActionKind::Scatter, common, rec.root));
+        b.push(vcoll(ActionKind::Scatterv, rec.bytes2, rec.root,
+                     rec.root == r ? rec.counts : std::vector<std::uint64_t>{}, {}));
         break;
       case TiOp::Allgatherv:
-        notes.add("allgatherv replayed as MPI_Allgather of the instance's largest per-rank size");
-        b.push(coll(ActionKind::Allgather, common));
+        b.push(vcoll(ActionKind::Allgatherv, rec.bytes, 0, {}, rec.counts));
         break;
-      case TiOp::Alltoallv:
-        notes.add("alltoallv replayed as MPI_Alltoall of the instance's largest per-pair size");
-        b.push(coll(ActionKind::Alltoall, common));
-        break;
-      case TiOp::ReduceScatter: {
-        std::uint64_t sum = 0;
-        for (auto c : rec.counts) sum += c;
-        notes.add("reducescatter replayed as MPI_Allreduce of the whole vector");
-        b.push(coll(ActionKind::Allreduce, sum));
+      case TiOp::Alltoallv: {
+        const auto half = static_cast<std::ptrdiff_t>(rec.counts.size() / 2);
+        b.push(vcoll(ActionKind::Alltoallv, 0, 0, {rec.counts.begin(), rec.counts.begin() + half},
+                     {rec.counts.begin() + half, rec.counts.end()}));
         break;
       }
+      case TiOp::ReduceScatter:
+        b.push(vcoll(ActionKind::ReduceScatter, 0, 0, {}, rec.counts));
+        break;
       case TiOp::Scan:
       case TiOp::Exscan:
         notes.add("scan/exscan replayed as MPI_Allreduce of the same size");
@@ -873,7 +882,8 @@ std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string&
   }
   c.notes.flush(report);
   if (report) report->actions = n;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations);
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations,
+                                          std::move(c.pool));
 }
 
 trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std::string>* lost) {
@@ -961,6 +971,52 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
           rec.op = a.kind == ActionKind::Allgather ? TiOp::Allgather : TiOp::Alltoall;
           rec.bytes = rec.bytes2 = a.bytes;
           break;
+        case ActionKind::Gatherv:
+        case ActionKind::Scatterv:
+        case ActionKind::Allgatherv:
+        case ActionKind::Alltoallv:
+        case ActionKind::ReduceScatter: {
+          // One size per rank; where the call takes none (a non-root's counts), zeros, as SMPI
+          // writes them.
+          const Counts* c = w.counts(a.counts);
+          const auto ranks = static_cast<std::size_t>(w.ranks());
+          const auto sizes = [&](const std::vector<std::uint64_t>* v) {
+            return v != nullptr && v->size() == ranks ? *v : std::vector<std::uint64_t>(ranks, 0);
+          };
+          const std::vector<std::uint64_t>* send = c ? &c->send : nullptr;
+          const std::vector<std::uint64_t>* recv = c ? &c->recv : nullptr;
+          rec.root = a.root;
+          switch (a.kind) {
+            case ActionKind::Gatherv:
+              rec.op = TiOp::Gatherv;
+              rec.bytes = a.bytes;
+              rec.counts = sizes(recv);
+              break;
+            case ActionKind::Scatterv:
+              rec.op = TiOp::Scatterv;
+              rec.bytes2 = a.bytes;
+              rec.counts = sizes(send);
+              break;
+            case ActionKind::Allgatherv:
+              rec.op = TiOp::Allgatherv;
+              rec.bytes = a.bytes;
+              rec.counts = sizes(recv);
+              rec.root = trace::kNoRank;
+              break;
+            case ActionKind::Alltoallv:
+              rec.op = TiOp::Alltoallv;
+              rec.counts = sizes(send);
+              for (const auto v : sizes(recv)) rec.counts.push_back(v);
+              rec.root = trace::kNoRank;
+              break;
+            default:
+              rec.op = TiOp::ReduceScatter;
+              rec.counts = sizes(recv);
+              rec.root = trace::kNoRank;
+              break;
+          }
+          break;
+        }
       }
       out.push_back(std::move(rec));
     }
@@ -1060,10 +1116,20 @@ trace::Trace logical_trace(const Workload& w, double speed) {
         default: {
           // The engine's byte convention for collectives (sim/simulation.cpp).
           const bool rooted = a.kind == ActionKind::Bcast || a.kind == ActionKind::Reduce ||
-                              a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter;
+                              a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter ||
+                              a.kind == ActionKind::Gatherv || a.kind == ActionKind::Scatterv;
           const bool root = rooted && a.root == r;
           const std::uint64_t b = a.bytes;
           std::uint64_t sent = b, got = b;
+          const Counts* c = w.counts(a.counts);
+          const auto sum = [](const std::vector<std::uint64_t>* v) {
+            std::uint64_t total = 0;
+            if (v != nullptr)
+              for (const auto x : *v) total += x;
+            return total;
+          };
+          const std::vector<std::uint64_t>* send = c ? &c->send : nullptr;
+          const std::vector<std::uint64_t>* recv = c ? &c->recv : nullptr;
           switch (a.kind) {
             case ActionKind::Barrier:
               sent = got = 0;
@@ -1086,6 +1152,25 @@ trace::Trace logical_trace(const Workload& w, double speed) {
               break;
             case ActionKind::Alltoall:
               sent = got = b * ranks;
+              break;
+            case ActionKind::Gatherv:
+              got = root ? sum(recv) : 0;
+              break;
+            case ActionKind::Scatterv:
+              sent = root ? sum(send) : 0;
+              break;
+            case ActionKind::Allgatherv:
+              got = sum(recv);
+              break;
+            case ActionKind::Alltoallv:
+              sent = sum(send);
+              got = sum(recv);
+              break;
+            case ActionKind::ReduceScatter:
+              sent = sum(recv);
+              got = recv != nullptr && static_cast<std::size_t>(r) < recv->size()
+                        ? (*recv)[static_cast<std::size_t>(r)]
+                        : 0;
               break;
             default:
               break;

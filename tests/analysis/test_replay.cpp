@@ -261,7 +261,9 @@ TEST_F(Replay, SmpiTraceWithWaitanyAnySourceAndVCollectivesRuns) {
   for (const auto& n : rep.notes) notes += n + "\n";
   EXPECT_NE(notes.find("6 × MPI_ANY_SOURCE receives given the source of a send left over"), std::string::npos) << notes;
   EXPECT_NE(notes.find("4 × waitAny/waitsome records replayed as MPI_Wait on the oldest"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("4 × gatherv replayed as MPI_Gather"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("gatherv"), std::string::npos) << notes;  // the v-collectives replay exactly
+  EXPECT_EQ(notes.find("alltoallv"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("reducescatter"), std::string::npos) << notes;
   EXPECT_NE(notes.find("4 × MPI_Issend replayed as MPI_Isend"), std::string::npos) << notes;
   const auto s = scenarios::parse_scenario("platform: {type: cluster, nodes: 4, cores: 1}\n"
                                            "workload: {type: heat1d, ranks: 4}\n",
@@ -274,6 +276,20 @@ TEST_F(Replay, SmpiTraceWithWaitanyAnySourceAndVCollectivesRuns) {
   std::size_t calls = 0;
   for (const auto& c : m.calls) calls += c.size();
   EXPECT_GT(calls, 4u * 20u);
+  // The v-collectives with the sizes of their records (in bytes: counts of MPI_INT, 4 bytes).
+  // Rank r gathers/allgathers r + 1 ints; the root (0) receives 1, 2, 3 and 4 of them.
+  const auto end = [&](trace::Rank r, MpiOp op) {
+    for (const auto& e : t.locations[static_cast<std::size_t>(r)].events)
+      if (e.kind == EventKind::CollEnd && e.op == op) return std::make_pair(e.bytes, e.aux);
+    return std::make_pair(~std::uint64_t{0}, ~std::uint64_t{0});
+  };
+  EXPECT_EQ(end(0, MpiOp::Gatherv), std::make_pair(std::uint64_t{4}, std::uint64_t{40}));
+  EXPECT_EQ(end(2, MpiOp::Gatherv), std::make_pair(std::uint64_t{12}, std::uint64_t{0}));
+  EXPECT_EQ(end(0, MpiOp::Scatterv), std::make_pair(std::uint64_t{40}, std::uint64_t{4}));
+  EXPECT_EQ(end(3, MpiOp::Scatterv), std::make_pair(std::uint64_t{0}, std::uint64_t{16}));
+  EXPECT_EQ(end(1, MpiOp::Allgatherv), std::make_pair(std::uint64_t{8}, std::uint64_t{40}));
+  EXPECT_EQ(end(2, MpiOp::Alltoallv), std::make_pair(std::uint64_t{32}, std::uint64_t{32}));
+  EXPECT_EQ(end(3, MpiOp::ReduceScatter), std::make_pair(std::uint64_t{40}, std::uint64_t{16}));
 }
 
 }  // namespace
