@@ -194,6 +194,95 @@ struct TraceConverter {
     region_map.assign(t.defs.regions.size(), 0);
     for (std::size_t i = 0; i < t.defs.regions.size(); ++i)
       if (t.defs.regions[i].op == MpiOp::None) region_map[i] = defs.region(t.defs.regions[i].name);
+    collect_vcollectives();
+  }
+
+  // The v-collectives (and MPI_Reduce_scatter) of every rank, in order: a timed trace holds
+  // each call's totals only (CollEnd: bytes sent, received), but those of all members are the
+  // counts of a gatherv, scatterv, allgatherv or reduce-scatter. The k-th such call of every
+  // rank is one instance (they are all on MPI_COMM_WORLD: others are refused).
+  struct VCall {
+    MpiOp op;
+    std::uint64_t sent, got;
+  };
+  std::vector<std::vector<VCall>> vcalls;  // per rank
+  std::vector<std::size_t> vnext;          // per rank: its next v-collective
+  CountsPool pool;
+
+  static bool is_v(MpiOp op) { return trace::base_collective(op) != op || op == MpiOp::ReduceScatter; }
+
+  void collect_vcollectives() {
+    vcalls.assign(t.ranks(), {});
+    vnext.assign(t.ranks(), 0);
+    for (std::size_t r = 0; r < t.ranks(); ++r)
+      for (const auto& e : t.locations[r].events)
+        if (e.kind == EventKind::CollEnd && is_v(e.op)) vcalls[r].push_back({e.op, e.bytes, e.aux});
+  }
+
+  // The counts of rank r's next v-collective `op` from every member's totals, or nothing when
+  // the ranks do not agree on it (the call is then approximated).
+  std::optional<std::vector<VCall>> instance(Rank r, MpiOp op) {
+    const std::size_t k = vnext[static_cast<std::size_t>(r)]++;
+    std::vector<VCall> members;
+    for (const auto& calls : vcalls) {
+      if (k >= calls.size() || calls[k].op != op) return std::nullopt;
+      members.push_back(calls[k]);
+    }
+    return members;
+  }
+
+  Action vaction(ActionKind k, std::uint64_t bytes, Rank root, std::vector<std::uint64_t> send,
+                 std::vector<std::uint64_t> recv) {
+    Action a = coll(k, bytes, root);
+    a.counts = pool.intern(Counts{std::move(send), std::move(recv)});
+    return a;
+  }
+
+  // A v-collective with the counts the members' totals give: exact for gatherv (the root
+  // receives what each member sent), scatterv, allgatherv and reduce-scatter (each member's
+  // block is what it received); an alltoallv's pairs are not in the trace: rank i sends
+  // floor(sent_i × received_j / total) to rank j, the same number rank j expects (noted).
+  bool replay_v(Rank r, MpiOp op, Rank root, RankBuilder& b) {
+    const auto members = instance(r, op);
+    if (!members) return false;
+    const auto n = members->size();
+    const auto& me = (*members)[static_cast<std::size_t>(r)];
+    std::vector<std::uint64_t> sent(n), got(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sent[i] = (*members)[i].sent;
+      got[i] = (*members)[i].got;
+    }
+    switch (op) {
+      case MpiOp::Gatherv:
+        b.push(vaction(ActionKind::Gatherv, me.sent, root, {}, r == root ? sent : std::vector<std::uint64_t>{}));
+        return true;
+      case MpiOp::Scatterv:
+        b.push(vaction(ActionKind::Scatterv, me.got, root, r == root ? got : std::vector<std::uint64_t>{}, {}));
+        return true;
+      case MpiOp::Allgatherv:
+        b.push(vaction(ActionKind::Allgatherv, me.sent, 0, {}, sent));
+        return true;
+      case MpiOp::ReduceScatter:
+        b.push(vaction(ActionKind::ReduceScatter, 0, 0, {}, got));
+        return true;
+      case MpiOp::Alltoallv: {
+        long double total = 0;
+        for (const auto g : got) total += static_cast<long double>(g);
+        std::vector<std::uint64_t> to(n, 0), from(n, 0);
+        const auto i = static_cast<std::size_t>(r);
+        if (total > 0)
+          for (std::size_t j = 0; j < n; ++j) {
+            to[j] = static_cast<std::uint64_t>(static_cast<long double>(sent[i]) * got[j] / total);
+            from[j] = static_cast<std::uint64_t>(static_cast<long double>(sent[j]) * got[i] / total);
+          }
+        notes.add("MPI_Alltoallv calls replayed with per-pair sizes in proportion to each rank's totals (the trace "
+                  "holds only those)");
+        b.push(vaction(ActionKind::Alltoallv, 0, 0, std::move(to), std::move(from)));
+        return true;
+      }
+      default:
+        return false;
+    }
   }
 
   // "main", for compute outside every region: added to the definitions on first use only.
@@ -453,10 +542,11 @@ struct TraceConverter {
       const std::uint64_t got = coll_end->aux;
       const Rank root = coll_end->peer;
       const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
-      if (trace::base_collective(op) != op)
-        notes.add(std::string(trace::mpi_name(op)) + " calls replayed as " +
-                  std::string(trace::mpi_name(trace::base_collective(op))) +
-                  " of the rank's own (average per-peer) size: the trace holds only each call's totals");
+      if (is_v(op)) {
+        if (replay_v(r, op, root, b)) return;
+        notes.add(std::string(trace::mpi_name(op)) + " calls the ranks do not agree on replayed as " +
+                  std::string(trace::mpi_name(trace::base_collective(op))) + " of the rank's own size");
+      }
       switch (trace::base_collective(op)) {
         case MpiOp::Barrier:
           b.push(coll(ActionKind::Barrier, 0));
@@ -867,7 +957,8 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string&
   }
   c.notes.flush(report);
   if (report) report->actions = n;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations);
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), c.iterations,
+                                          std::move(c.pool));
 }
 
 std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name, const ReplayOptions& o,

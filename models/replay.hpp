@@ -10,8 +10,10 @@
 // end and after MPI_Finalize's start is not replayed. replay_ti() does the same for a TI
 // trace (compute in flops, sleep in seconds; requests found by (source, destination, tag)
 // as SMPI's replayer finds them; MPI_ANY_SOURCE receives resolved from the sends left
-// over for them; v-collectives, scans and reduce-scatter replayed as their nearest
-// collective with the largest per-rank size of the instance). What cannot be replayed
+// over for them; the v-collectives and reduce-scatter with the counts of their records,
+// stored in the workload's CountsPool; scans as an allreduce). A timed trace's v-collectives
+// get their counts from all members' totals (exact but for MPI_Alltoallv, whose per-pair
+// sizes are then in proportion to the totals). What cannot be replayed
 // exactly is listed in ReplayReport::notes (one line each, with counts); what cannot be
 // replayed at all (a collective on a sub-communicator: the engine runs every collective on
 // MPI_COMM_WORLD; ANY_SOURCE receives no send is left for) throws InputError naming the

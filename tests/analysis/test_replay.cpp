@@ -290,6 +290,32 @@ TEST_F(Replay, SmpiTraceWithWaitanyAnySourceAndVCollectivesRuns) {
   EXPECT_EQ(end(1, MpiOp::Allgatherv), std::make_pair(std::uint64_t{8}, std::uint64_t{40}));
   EXPECT_EQ(end(2, MpiOp::Alltoallv), std::make_pair(std::uint64_t{32}, std::uint64_t{32}));
   EXPECT_EQ(end(3, MpiOp::ReduceScatter), std::make_pair(std::uint64_t{40}, std::uint64_t{16}));
+
+  // The simulated (timed) trace holds only each call's totals, but all members' totals are the
+  // counts: its replay calls the same v-collectives with the same sizes (the alltoallv's pairs
+  // in proportion to the totals: uniform here, so exact too).
+  models::ReplayReport again;
+  const auto w2 = models::replay_trace(t, "again", {}, &again);
+  std::string notes2;
+  for (const auto& n : again.notes) notes2 += n + "\n";
+  EXPECT_EQ(notes2.find("gatherv"), std::string::npos) << notes2;
+  EXPECT_EQ(notes2.find("Reduce_scatter"), std::string::npos) << notes2;
+  EXPECT_NE(notes2.find("4 × MPI_Alltoallv calls replayed with per-pair sizes in proportion"), std::string::npos)
+      << notes2;
+  const auto t2 = sim::simulate(run.platform, *w2, models::Perturbations{}, run.options).trace;
+  for (trace::Rank r = 0; r < 4; ++r)
+    for (const MpiOp op : {MpiOp::Gatherv, MpiOp::Scatterv, MpiOp::Allgatherv, MpiOp::Alltoallv, MpiOp::ReduceScatter}) {
+      SCOPED_TRACE(std::string(trace::mpi_name(op)) + " on rank " + std::to_string(r));
+      const auto first = end(r, op);
+      int found = 0;
+      for (const auto& e : t2.locations[static_cast<std::size_t>(r)].events)
+        if (e.kind == EventKind::CollEnd && e.op == op) {
+          ++found;
+          EXPECT_EQ(e.bytes, first.first);
+          EXPECT_EQ(e.aux, first.second);
+        }
+      EXPECT_EQ(found, 1);
+    }
 }
 
 }  // namespace
