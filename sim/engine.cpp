@@ -350,10 +350,9 @@ std::string collective_algorithm_error(const std::string& collective, const std:
       continue;
     }
     const std::string valid = " (SimGrid 3.32's algorithms for " + collective + ": " + join(c.algorithms) + ")";
-    for (const auto& u : kUnsupported)
-      if (collective == u.collective && algorithm == u.algorithm)
-        return "collective '" + collective + "': waitlab cannot run SimGrid's algorithm '" + algorithm + "': " +
-               u.why + valid;
+    if (const std::string why = unsupported_algorithm(collective, algorithm); !why.empty())
+      return "collective '" + collective + "': waitlab cannot run SimGrid's algorithm '" + algorithm + "': " + why +
+             valid;
     for (const auto& a : c.algorithms)
       if (a == algorithm) return "";
     return "collective '" + collective + "' has no algorithm '" + algorithm + "'" + hint(algorithm, c.algorithms) +
@@ -361,6 +360,12 @@ std::string collective_algorithm_error(const std::string& collective, const std:
   }
   return "unknown collective '" + collective + "'" + hint(collective, collectives) +
          " (collectives whose algorithm SMPI lets one choose: " + join(collectives) + ")";
+}
+
+std::string unsupported_algorithm(const std::string& collective, const std::string& algorithm) {
+  for (const auto& u : kUnsupported)
+    if (collective == u.collective && algorithm == u.algorithm) return u.why;
+  return "";
 }
 
 bool payload_free(const std::string& collective, const std::string& algorithm) {

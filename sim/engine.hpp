@@ -114,6 +114,9 @@ const std::vector<CollectiveAlgorithms>& collective_algorithms();
 // the collective and the valid names ("unknown collective 'x' (collectives: ...)", "collective
 // 'alltoall' has no algorithm 'x'; did you mean ...? (SimGrid 3.32's algorithms for alltoall: ...)").
 std::string collective_algorithm_error(const std::string& collective, const std::string& algorithm);
+// Why waitlab's engine cannot run a name SimGrid 3.32 knows ("" if it can): seven of them crash,
+// deadlock or fail embedded (or in SimGrid itself); collective_algorithm_error() refuses them.
+std::string unsupported_algorithm(const std::string& collective, const std::string& algorithm);
 // The algorithm every choosable collective runs with (in collective_algorithms() order): the
 // override of RunOptions::collective_algorithms, else the preset's (SimGrid's default selector
 // under SmpiDefault semantics), else "default".
