@@ -178,7 +178,9 @@ TEST_F(SmpiReplay, UnevenAlltoallvEndsWhereSmpirunReplayEnds) {
   EXPECT_GT(relative(ours_pair, ours), 0.01);
 }
 
-// MPI_Gatherv, MPI_Allgatherv, MPI_Scatterv and MPI_Reduce_scatter with uneven blocks likewise.
+// MPI_Gatherv, MPI_Allgatherv, MPI_Scatterv and MPI_Reduce_scatter with uneven blocks likewise;
+// and waitlab's simulated trace of them, whose totals give the counts back, written as TI,
+// replays under smpirun -replay to the same end.
 TEST_F(SmpiReplay, OtherVCollectivesEndWhereSmpirunReplayEnds) {
   trace_collectives("vcoll", "vc");
   const double smpi = smpi_replay("vc.ti");
@@ -187,6 +189,10 @@ TEST_F(SmpiReplay, OtherVCollectivesEndWhereSmpirunReplayEnds) {
   const double ours = j["simulated_time_s"].get<double>();
   EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
   EXPECT_TRUE(j["replay_notes"].empty()) << j["replay_notes"].dump();
+  std::string out;
+  ASSERT_EQ(sh(std::string("'") + WAITLAB_BINARY + "' convert replay/trace.wlt ours.ti", out), 0) << out;
+  const double again = smpi_replay("ours.ti");
+  EXPECT_LT(relative(again, smpi), 1e-6) << "smpirun -replay of waitlab's TI " << again << " s, of SMPI's " << smpi;
 }
 
 }  // namespace
