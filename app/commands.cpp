@@ -1,6 +1,7 @@
 #include "app/commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -455,6 +456,29 @@ std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat 
 
 }  // namespace
 
+namespace {
+
+// "  head  a, b, c, ..." wrapped at `width` columns, continuation lines indented like `head`.
+std::string wrapped_list(const std::string& head, const std::vector<std::string>& items, std::size_t width) {
+  std::string out = head;
+  std::size_t col = head.size();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string item = items[i] + (i + 1 < items.size() ? "," : "");
+    if (col > head.size() && col + 1 + item.size() > width) {
+      out += "\n" + std::string(head.size(), ' ');
+      col = head.size();
+    } else if (col > head.size()) {
+      out += " ";
+      ++col;
+    }
+    out += item;
+    col += item.size();
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
 void list_command(std::ostream& out) {
   const auto section = [&](const char* title, const std::vector<const models::Spec*>& specs) {
     if (specs.empty()) return;
@@ -471,8 +495,16 @@ void list_command(std::ostream& out) {
   section("perturbations", reg.all(models::SpecKind::Perturbation));
   section("analyses", reg.all(models::SpecKind::Analysis));
   out << "collective sets (run.collectives):\n";
-  for (const auto& c : sim::collective_sets()) out << fmt::format("  {:<6}  {}\n", c.name, c.description);
-  out << "\nUse `waitlab describe NAME` for the options of one of them.\n";
+  for (const auto& c : sim::collective_sets()) out << fmt::format("  {:<7}  {}\n", c.name, c.description);
+  out << "\ncollective algorithms (run.collective_algorithms, SimGrid 3.32's names that waitlab runs):\n";
+  for (const auto& c : sim::collective_algorithms()) {
+    std::vector<std::string> names;
+    for (const auto& a : c.algorithms)
+      if (sim::collective_algorithm_error(c.collective, a).empty()) names.push_back(a);
+    out << wrapped_list(fmt::format("  {:<14}  ", c.collective), names, 100);
+  }
+  out << "\nUse `waitlab describe NAME` for the options of one of them (of a collective set or collective: its "
+         "algorithms).\n";
 }
 
 void describe_command(const std::string& name, std::ostream& out) {
@@ -483,11 +515,43 @@ void describe_command(const std::string& name, std::ostream& out) {
   for (const auto& c : sim::collective_sets())
     if (c.name == name) {
       out << "collective set " << c.name << ": " << c.description << "\n";
-      for (const auto& [key, algo] : c.algorithms) out << fmt::format("  smpi/{:<10} {}\n", key, algo);
+      sim::RunOptions o;
+      o.collectives = c.name;
+      for (const auto& [key, algo] : sim::effective_collective_algorithms(o))
+        out << fmt::format("  {:<14}  {}{}\n", key, algo,
+                           algo == "default" ? " (SimGrid's default selector)" : std::string());
+      out << "run.collective_algorithms changes single collectives on top of it (`waitlab describe alltoall`).\n";
+      return;
+    }
+  for (const auto& c : sim::collective_algorithms())
+    if (c.collective == name) {
+      out << "collective " << c.collective << ": the algorithms of SimGrid 3.32 (run.collective_algorithms."
+          << c.collective << ": NAME)\n";
+      std::size_t width = 0;
+      for (const auto& a : c.algorithms) width = std::max(width, a.size());
+      for (const auto& a : c.algorithms) {
+        std::vector<std::string> notes;
+        std::vector<std::string> sets;
+        for (const auto& s : sim::collective_sets())
+          for (const auto& [k, v] : s.algorithms)
+            if (k == c.collective && v == a) sets.push_back(s.name);
+        if (a == "default") notes.push_back("SimGrid's default selector");
+        if (a == "default") sets.push_back("default");
+        if (!sets.empty()) notes.push_back(fmt::format("in run.collectives: {}", fmt::join(sets, ", ")));
+        if (const std::string why = sim::unsupported_algorithm(c.collective, a); !why.empty())
+          notes.push_back("waitlab cannot run it: " + why);
+        else if (!sim::payload_free(c.collective, a))
+          notes.push_back("its messages' data matters: payloads are copied");
+        if (notes.empty())
+          out << "  " << a << "\n";
+        else
+          out << fmt::format("  {:<{}}  {}\n", a, width, fmt::join(notes, "; "));
+      }
       return;
     }
   auto names = all_names();
   for (const auto& c : sim::collective_sets()) names.push_back(c.name);
+  for (const auto& c : sim::collective_algorithms()) names.push_back(c.collective);
   const std::string best = models::did_you_mean(name, names);
   throw InputError("unknown name '" + name + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
                    " (`waitlab list` shows every name)");

@@ -104,6 +104,19 @@ std::string collectives_used(const scenarios::Scenario& s, const Outcome& o) {
   return used.empty() ? s.run.collectives : used;
 }
 
+// The algorithm every choosable collective ran with (sim::effective_collective_algorithms):
+// the preset's (SimGrid's default selector under smpi-default), run.collective_algorithms on
+// top, "default" where neither says.
+ordered_json collective_algorithms_used(const scenarios::Scenario& s) {
+  sim::RunOptions o;
+  o.collectives = s.run.collectives;
+  o.collective_algorithms = s.run.collective_algorithms;
+  o.semantics = s.run.semantics;
+  ordered_json j = ordered_json::object();
+  for (const auto& [coll, algo] : sim::effective_collective_algorithms(o)) j[coll] = algo;
+  return j;
+}
+
 void add_attribute(trace::Trace& t, const std::string& key, const std::string& value) {
   for (auto& a : t.attributes)
     if (a.key == key) {
@@ -274,6 +287,7 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
   j["run"] = ordered_json{{"seed", s.run.seed},
                           {"eager_threshold_bytes", s.run.eager_threshold},
                           {"collectives", collectives_used(s, o)},
+                          {"collective_algorithms", collective_algorithms_used(s)},
                           {"semantics", semantics_name(s.run.semantics)},
                           {"baseline", s.run.baseline},
                           {"timing_precision_s", s.run.timing_precision}};

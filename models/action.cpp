@@ -1,5 +1,7 @@
 #include "models/action.hpp"
 
+#include <stdexcept>
+
 namespace waitlab::models {
 
 std::string_view action_name(ActionKind k) {
@@ -42,6 +44,16 @@ std::string_view action_name(ActionKind k) {
       return "allgather";
     case ActionKind::Alltoall:
       return "alltoall";
+    case ActionKind::Gatherv:
+      return "gatherv";
+    case ActionKind::Scatterv:
+      return "scatterv";
+    case ActionKind::Allgatherv:
+      return "allgatherv";
+    case ActionKind::Alltoallv:
+      return "alltoallv";
+    case ActionKind::ReduceScatter:
+      return "reducescatter";
   }
   return "?";
 }
@@ -85,8 +97,38 @@ trace::MpiOp action_op(ActionKind k) {
       return MpiOp::Allgather;
     case ActionKind::Alltoall:
       return MpiOp::Alltoall;
+    case ActionKind::Gatherv:
+      return MpiOp::Gatherv;
+    case ActionKind::Scatterv:
+      return MpiOp::Scatterv;
+    case ActionKind::Allgatherv:
+      return MpiOp::Allgatherv;
+    case ActionKind::Alltoallv:
+      return MpiOp::Alltoallv;
+    case ActionKind::ReduceScatter:
+      return MpiOp::ReduceScatter;
   }
   return MpiOp::None;
+}
+
+std::uint32_t CountsPool::intern(Counts c) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the sizes
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  mix(c.send.size());
+  for (const auto v : c.send) mix(v);
+  mix(c.recv.size());
+  for (const auto v : c.recv) mix(v);
+  const auto [first, last] = by_hash_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (store_[it->second] == c) return it->second;
+  if (store_.size() >= kNoCounts) throw std::length_error("more distinct v-collective counts than an Action can name");
+  const auto id = static_cast<std::uint32_t>(store_.size());
+  store_.push_back(std::move(c));
+  by_hash_.emplace(h, id);
+  return id;
 }
 
 }  // namespace waitlab::models

@@ -10,11 +10,16 @@
 // seconds (nominal, before perturbation) or flops; it always lies inside a user region
 // (Enter/Leave actions), and carries the iteration number so perturbations and ground truth
 // can refer to it.
+// The v-collectives carry their per-rank sizes (Counts) by an index into their workload's
+// CountsPool (Workload::counts()): an action stays 64 bytes, and the P sizes of a call are
+// stored once for every action that passes the same ones.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
@@ -44,18 +49,52 @@ enum class ActionKind : std::uint8_t {
   Scatter,    // root, bytes (per rank)
   Allgather,  // bytes (per rank)
   Alltoall,   // bytes (per pair)
+  // The v-collectives and MPI_Reduce_scatter: sizes per rank in `counts` (bytes).
+  Gatherv,        // root; bytes = this rank's send size; counts.recv = what the root receives from each rank
+  Scatterv,       // root; bytes = this rank's receive size; counts.send = what the root sends to each rank
+  Allgatherv,     // bytes = this rank's send size; counts.recv = what every rank receives from each rank
+  Alltoallv,      // counts.send = what this rank sends to each rank, counts.recv = receives from each
+  ReduceScatter,  // counts.recv = each rank's block of the reduced vector (every rank sends their sum)
 };
 
 std::string_view action_name(ActionKind k);
 // The MPI function an action calls (MpiOp::None for Enter/Leave/Compute).
 trace::MpiOp action_op(ActionKind k);
 
+// The per-rank sizes a rank passes to a v-collective, in bytes, one entry per rank of the
+// communicator (empty where the call takes none: a non-root's receive counts of MPI_Gatherv).
+struct Counts {
+  std::vector<std::uint64_t> send;
+  std::vector<std::uint64_t> recv;
+  bool operator==(const Counts&) const = default;
+};
+
+inline constexpr std::uint32_t kNoCounts = UINT32_MAX;
+inline constexpr std::size_t kMaxComms = UINT16_MAX + 1;  // Action::comm's range
+
+// The Counts of a workload's actions, each distinct one stored once (a replay of N ranks
+// whose alltoallv passes the same counts every iteration holds N of them, not N × iterations;
+// uniform counts are one for all ranks).
+class CountsPool {
+ public:
+  std::uint32_t intern(Counts c);  // the id of an equal stored Counts, or of `c` now stored
+  const Counts& at(std::uint32_t id) const { return store_.at(id); }
+  std::size_t size() const { return store_.size(); }
+
+ private:
+  std::deque<Counts> store_;  // stable addresses
+  std::unordered_multimap<std::uint64_t, std::uint32_t> by_hash_;
+};
+
 struct Action {
   ActionKind kind = ActionKind::Compute;
-  bool flops = false;           // Compute: `amount` is flops instead of seconds
+  bool flops : 1 = false;       // Compute: `amount` is flops instead of seconds
   // Wait: not a call of its own; the request is one of those the next action, a Waitall,
   // completes (the actions between are in_waitall Waits only).
-  bool in_waitall = false;
+  bool in_waitall : 1 = false;
+  // Collectives: index into Definitions::comms (0 = MPI_COMM_WORLD); a workload holds at most
+  // kMaxComms communicators (replays refuse more).
+  std::uint16_t comm = 0;
   trace::RegionId region = 0;   // Enter/Leave/Compute: region id in the workload's definitions
   Rank peer = trace::kNoRank;   // p2p: destination (send kinds) or source (recv kinds); Sendrecv: dest
   Rank peer2 = trace::kNoRank;  // Sendrecv: source
@@ -64,11 +103,12 @@ struct Action {
   std::int32_t tag2 = 0;        // Sendrecv: receive tag
   std::int32_t request = -1;    // Isend/Irecv/Wait: request slot
   std::int32_t iteration = -1;  // workload iteration this action belongs to (-1 = none)
-  std::uint32_t comm = 0;       // collectives: index into Definitions::comms (0 = MPI_COMM_WORLD)
+  std::uint32_t counts = kNoCounts;  // v-collectives: their Counts, Workload::counts(id)
   std::uint64_t bytes = 0;
   std::uint64_t bytes2 = 0;  // Sendrecv: receive bytes
   double amount = 0;         // Compute: seconds or flops
 };
+static_assert(sizeof(Action) <= 64, "an Action stays one cache line: replays hold millions");
 
 // A lazy per-rank stream: next() fills `a` and returns true, or returns false at the end.
 // MPI_Init and MPI_Finalize are implicit (the engine adds them).

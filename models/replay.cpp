@@ -35,8 +35,13 @@ class Notes {
 
 class ReplayWorkload : public Workload {
  public:
-  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<std::vector<Action>> actions, int iterations)
-      : name_(std::move(name)), defs_(std::move(defs)), actions_(std::move(actions)), iterations_(iterations) {}
+  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<std::vector<Action>> actions, int iterations,
+                 CountsPool counts = {})
+      : name_(std::move(name)),
+        defs_(std::move(defs)),
+        actions_(std::move(actions)),
+        iterations_(iterations),
+        counts_(std::move(counts)) {}
   std::string name() const override { return name_; }
   int ranks() const override { return static_cast<int>(actions_.size()); }
   int iterations() const override { return iterations_; }
@@ -44,6 +49,7 @@ class ReplayWorkload : public Workload {
   std::unique_ptr<ActionStream> stream(Rank r) const override {
     return std::make_unique<Stream>(actions_[static_cast<std::size_t>(r)]);
   }
+  const Counts* counts(std::uint32_t id) const override { return id < counts_.size() ? &counts_.at(id) : nullptr; }
 
  private:
   class Stream : public ActionStream {
@@ -64,6 +70,7 @@ class ReplayWorkload : public Workload {
   trace::Definitions defs_;
   std::vector<std::vector<Action>> actions_;
   int iterations_;
+  CountsPool counts_;  // the v-collectives' sizes, each distinct vector once
 };
 
 // Request slots of one rank: the engine names requests by slot; a slot is free again once
@@ -161,7 +168,7 @@ Action coll(ActionKind k, std::uint64_t bytes, Rank root = 0, std::uint32_t comm
   a.kind = k;
   a.bytes = bytes;
   a.root = root < 0 ? 0 : root;
-  a.comm = comm;
+  a.comm = static_cast<std::uint16_t>(comm);  // < kMaxComms: comm_of() refuses more
   return a;
 }
 
@@ -199,6 +206,7 @@ struct TraceConverter {
       if (t.defs.regions[i].op == MpiOp::None) region_map[i] = defs.region(t.defs.regions[i].name);
     comm_map.assign(t.defs.comms.size(), kUnmapped);
     if (!comm_map.empty()) comm_map[trace::kCommWorld] = trace::kCommWorld;
+    collect_vcollectives();
   }
 
   // The workload communicator of trace communicator `c`, on which rank r (event `enter`)
@@ -236,6 +244,9 @@ struct TraceConverter {
         local_rank.emplace_back();  // MPI_COMM_WORLD: the communicator rank is the world rank
         trace_comm.push_back(trace::kCommWorld);
       }
+      if (defs.comms.size() >= kMaxComms)
+        throw InputError(call() + name + ": the trace's collectives use more than " + std::to_string(kMaxComms) +
+                         " communicators, more than a replay holds");
       comm_map[c] = static_cast<std::uint32_t>(defs.comms.size());
       defs.comms.push_back(comm);
       local_rank.push_back(std::move(locals));
@@ -263,7 +274,7 @@ struct TraceConverter {
     defs.comms = std::move(comms);
     for (auto& rank : actions)
       for (auto& a : rank)
-        if (trace::is_collective(action_op(a.kind))) a.comm = new_id[a.comm];
+        if (trace::is_collective(action_op(a.kind))) a.comm = static_cast<std::uint16_t>(new_id[a.comm]);
   }
 
   // Rank g's rank in workload communicator w, or kNoRank if it is not a member.
@@ -272,6 +283,117 @@ struct TraceConverter {
     const auto& v = local_rank[w];
     const auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(g, Rank{0}));
     return it != v.end() && it->first == g ? it->second : trace::kNoRank;
+  }
+
+  // The v-collectives (and MPI_Reduce_scatter) of every rank, in order, per communicator: a
+  // timed trace holds each call's totals only (CollEnd: bytes sent, received), but those of all
+  // members are the counts of a gatherv, scatterv, allgatherv or reduce-scatter. The k-th such
+  // call on a communicator of each of its members is one instance.
+  struct VCall {
+    MpiOp op;
+    std::uint64_t sent, got;
+  };
+  struct VComm {
+    std::vector<std::vector<VCall>> calls;  // per world rank
+    std::vector<std::size_t> next;          // per world rank: its next v-collective there
+  };
+  std::map<std::uint32_t, VComm> vcalls;  // by trace communicator id
+  CountsPool pool;
+
+  static bool is_v(MpiOp op) { return trace::base_collective(op) != op || op == MpiOp::ReduceScatter; }
+
+  void collect_vcollectives() {
+    for (std::size_t r = 0; r < t.ranks(); ++r)
+      for (const auto& e : t.locations[r].events)
+        if (e.kind == EventKind::CollEnd && is_v(e.op)) {
+          VComm& v = vcalls[e.ref];
+          if (v.calls.empty()) {
+            v.calls.resize(t.ranks());
+            v.next.assign(t.ranks(), 0);
+          }
+          v.calls[r].push_back({e.op, e.bytes, e.aux});
+        }
+  }
+
+  // The totals of every member of trace communicator c (in its rank order) at rank r's next
+  // v-collective `op` there, or nothing when the members do not agree on it (the call is then
+  // approximated). comm_of() has checked c's members.
+  std::optional<std::vector<VCall>> instance(Rank r, MpiOp op, std::uint32_t c) {
+    VComm& v = vcalls.at(c);
+    const std::size_t k = v.next[static_cast<std::size_t>(r)]++;
+    std::vector<VCall> members;
+    const auto add = [&](Rank m) {
+      const auto& calls = v.calls[static_cast<std::size_t>(m)];
+      if (k >= calls.size() || calls[k].op != op) return false;
+      members.push_back(calls[k]);
+      return true;
+    };
+    if (c == trace::kCommWorld) {
+      for (std::size_t m = 0; m < t.ranks(); ++m)
+        if (!add(static_cast<Rank>(m))) return std::nullopt;
+    } else {
+      for (const Rank m : t.defs.comms[c].members)
+        if (!add(m)) return std::nullopt;
+    }
+    return members;
+  }
+
+  Action vaction(ActionKind k, std::uint64_t bytes, Rank root, std::uint32_t w, std::vector<std::uint64_t> send,
+                 std::vector<std::uint64_t> recv) {
+    Action a = coll(k, bytes, root, w);
+    a.counts = pool.intern(Counts{std::move(send), std::move(recv)});
+    return a;
+  }
+
+  // A v-collective with the counts the members' totals give: exact for gatherv (the root
+  // receives what each member sent), scatterv, allgatherv and reduce-scatter (each member's
+  // block is what it received); an alltoallv's pairs are not in the trace: rank i sends
+  // floor(sent_i × received_j / total) to rank j, the same number rank j expects (noted).
+  // `root` and the counts are in the numbering of workload communicator w (trace's c).
+  bool replay_v(Rank r, MpiOp op, Rank root, std::uint32_t w, std::uint32_t c, RankBuilder& b) {
+    const auto members = instance(r, op, c);
+    if (!members) return false;
+    const auto n = members->size();
+    const Rank me_local = local(w, r);
+    const auto& me = (*members)[static_cast<std::size_t>(me_local)];
+    std::vector<std::uint64_t> sent(n), got(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sent[i] = (*members)[i].sent;
+      got[i] = (*members)[i].got;
+    }
+    switch (op) {
+      case MpiOp::Gatherv:
+        b.push(vaction(ActionKind::Gatherv, me.sent, root, w, {},
+                       me_local == root ? sent : std::vector<std::uint64_t>{}));
+        return true;
+      case MpiOp::Scatterv:
+        b.push(vaction(ActionKind::Scatterv, me.got, root, w,
+                       me_local == root ? got : std::vector<std::uint64_t>{}, {}));
+        return true;
+      case MpiOp::Allgatherv:
+        b.push(vaction(ActionKind::Allgatherv, me.sent, 0, w, {}, sent));
+        return true;
+      case MpiOp::ReduceScatter:
+        b.push(vaction(ActionKind::ReduceScatter, 0, 0, w, {}, got));
+        return true;
+      case MpiOp::Alltoallv: {
+        long double total = 0;
+        for (const auto g : got) total += static_cast<long double>(g);
+        std::vector<std::uint64_t> to(n, 0), from(n, 0);
+        const auto i = static_cast<std::size_t>(me_local);
+        if (total > 0)
+          for (std::size_t j = 0; j < n; ++j) {
+            to[j] = static_cast<std::uint64_t>(static_cast<long double>(sent[i]) * got[j] / total);
+            from[j] = static_cast<std::uint64_t>(static_cast<long double>(sent[j]) * got[i] / total);
+          }
+        notes.add("MPI_Alltoallv calls replayed with per-pair sizes in proportion to each rank's totals (the trace "
+                  "holds only those)");
+        b.push(vaction(ActionKind::Alltoallv, 0, 0, w, std::move(to), std::move(from)));
+        return true;
+      }
+      default:
+        return false;
+    }
   }
 
   // "main", for compute outside every region: added to the definitions on first use only.
@@ -533,8 +655,8 @@ struct TraceConverter {
       const std::uint32_t w = comm_of(r, enter, op, coll_end->ref);
       const std::uint64_t sent = coll_end->bytes;
       const std::uint64_t got = coll_end->aux;
-      const bool rooted =
-          op == MpiOp::Bcast || op == MpiOp::Reduce || op == MpiOp::Gather || op == MpiOp::Scatter;
+      const bool rooted = op == MpiOp::Bcast || op == MpiOp::Reduce || op == MpiOp::Gather || op == MpiOp::Scatter ||
+                          op == MpiOp::Gatherv || op == MpiOp::Scatterv;
       Rank root = coll_end->peer;
       if (rooted && root != trace::kNoRank && w != trace::kCommWorld) {
         root = local(w, coll_end->peer);
@@ -545,7 +667,12 @@ struct TraceConverter {
       }
       const auto& comm = t.defs.comms[coll_end->ref];
       const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
-      switch (op) {
+      if (is_v(op)) {
+        if (replay_v(r, op, root, w, coll_end->ref, b)) return;
+        notes.add(std::string(trace::mpi_name(op)) + " calls the ranks do not agree on replayed as " +
+                  std::string(trace::mpi_name(trace::base_collective(op))) + " of the rank's own size");
+      }
+      switch (trace::base_collective(op)) {
         case MpiOp::Barrier:
           b.push(coll(ActionKind::Barrier, 0, 0, w));
           return;
@@ -709,8 +836,8 @@ struct TiConverter {
   int iterations = 0;
   // Resolved sources of ANY_SOURCE receives, per rank in program order.
   std::vector<std::deque<Rank>> any_sources;
-  // Per collective instance: the size every rank uses (for the v-collectives).
-  std::vector<std::uint64_t> instance_bytes;
+  // The v-collectives' per-rank sizes, each distinct vector stored once for the workload.
+  CountsPool pool;
 
   TiConverter(const trace::TiTrace& t, const ReplayOptions& opt) : ti(t), o(opt) {
     defs.region("main");
@@ -776,8 +903,8 @@ struct TiConverter {
     }
   }
 
-  // v-collectives carry their own sizes per rank: the replay uses one size per instance, the
-  // largest any member sends or receives. Also checks that the ranks agree on the sequence.
+  // Every rank calls the same collectives in the same order (a TI trace records no
+  // communicator: all are on MPI_COMM_WORLD).
   void harmonise_collectives() {
     std::vector<std::vector<const TiRecord*>> seq(ti.ranks.size());
     std::size_t instances = 0;
@@ -786,7 +913,6 @@ struct TiConverter {
         if (is_ti_collective(rec.op)) seq[r].push_back(&rec);
       instances = std::max(instances, seq[r].size());
     }
-    instance_bytes.assign(instances, 0);
     for (std::size_t r = 0; r < seq.size(); ++r) {
       if (seq[r].size() != instances) {
         const TiRecord* last = seq[r].empty() ? nullptr : seq[r].back();
@@ -802,9 +928,6 @@ struct TiConverter {
           throw InputError(where(static_cast<Rank>(r), rec) + ": collective " + std::to_string(k) + " is '" +
                            std::string(trace::ti_op_name(rec.op)) + "' here but '" +
                            std::string(trace::ti_op_name(first.op)) + "' on rank 0 (" + where(0, first) + ")");
-        std::uint64_t m = std::max(rec.bytes, rec.bytes2);
-        for (auto c : rec.counts) m = std::max(m, c);
-        instance_bytes[k] = std::max(instance_bytes[k], m);
       }
     }
   }
@@ -865,7 +988,6 @@ struct TiConverter {
     std::vector<Pending> outstanding;  // in posting order
     std::uint64_t postings = 0;
     std::uint64_t fewer = 0;  // waitalls completing fewer than all outstanding requests
-    std::size_t instance = 0;
     auto& any = any_sources[static_cast<std::size_t>(r)];
     const auto source = [&](Rank peer) {
       if (peer != trace::kAnySource) return peer;
@@ -986,9 +1108,8 @@ struct TiConverter {
           break;
         }
         default: {
-          const std::uint64_t common = instance_bytes[instance++];
           notes.add("collectives assumed on MPI_COMM_WORLD (TI records no communicator)");
-          collective(rec, common, b, main);
+          collective(r, rec, b, main);
           break;
         }
       }
@@ -1008,7 +1129,16 @@ struct TiConverter {
     return out;
   }
 
-  void collective(const TiRecord& rec, std::uint64_t common, RankBuilder& b, trace::RegionId main) {
+  // A v-collective with the sizes of its record (in bytes; SMPI's replayer reads them as
+  // element counts of the record's datatypes, which comes to the same bytes).
+  Action vcoll(ActionKind k, std::uint64_t bytes, Rank root, std::vector<std::uint64_t> send,
+               std::vector<std::uint64_t> recv) {
+    Action a = coll(k, bytes, root);
+    a.counts = pool.intern(Counts{std::move(send), std::move(recv)});
+    return a;
+  }
+
+  void collective(Rank r, const TiRecord& rec, RankBuilder& b, trace::RegionId main) {
     switch (rec.op) {
       case TiOp::Barrier:
         b.push(coll(ActionKind::Barrier, 0));
@@ -1034,29 +1164,28 @@ struct TiConverter {
       case TiOp::Alltoall:
         b.push(coll(ActionKind::Alltoall, rec.bytes));
         break;
+      // The receive counts of a gatherv only count at its root, the send counts of a
+      // scatterv only at its root (SMPI writes zeros elsewhere).
       case TiOp::Gatherv:
-        notes.add("gatherv replayed as MPI_Gather of the instance's largest per-rank size");
-        b.push(coll(ActionKind::Gather, common, rec.root));
+        b.push(vcoll(ActionKind::Gatherv, rec.bytes, rec.root, {},
+                     rec.root == r ? rec.counts : std::vector<std::uint64_t>{}));
         break;
       case TiOp::Scatterv:
-        notes.add("scatterv replayed as MPI_Scatter of the instance's largest per-rank size");
-        b.push(coll(ActionKind::Scatter, common, rec.root));
+        b.push(vcoll(ActionKind::Scatterv, rec.bytes2, rec.root,
+                     rec.root == r ? rec.counts : std::vector<std::uint64_t>{}, {}));
         break;
       case TiOp::Allgatherv:
-        notes.add("allgatherv replayed as MPI_Allgather of the instance's largest per-rank size");
-        b.push(coll(ActionKind::Allgather, common));
+        b.push(vcoll(ActionKind::Allgatherv, rec.bytes, 0, {}, rec.counts));
         break;
-      case TiOp::Alltoallv:
-        notes.add("alltoallv replayed as MPI_Alltoall of the instance's largest per-pair size");
-        b.push(coll(ActionKind::Alltoall, common));
-        break;
-      case TiOp::ReduceScatter: {
-        std::uint64_t sum = 0;
-        for (auto c : rec.counts) sum += c;
-        notes.add("reducescatter replayed as MPI_Allreduce of the whole vector");
-        b.push(coll(ActionKind::Allreduce, sum));
+      case TiOp::Alltoallv: {
+        const auto half = static_cast<std::ptrdiff_t>(rec.counts.size() / 2);
+        b.push(vcoll(ActionKind::Alltoallv, 0, 0, {rec.counts.begin(), rec.counts.begin() + half},
+                     {rec.counts.begin() + half, rec.counts.end()}));
         break;
       }
+      case TiOp::ReduceScatter:
+        b.push(vcoll(ActionKind::ReduceScatter, 0, 0, {}, rec.counts));
+        break;
       case TiOp::Scan:
       case TiOp::Exscan:
         notes.add("scan/exscan replayed as MPI_Allreduce of the same size");
@@ -1165,7 +1294,7 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string&
   c.notes.flush(report);
   if (report) report->actions = n;
   const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations);
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations, std::move(c.pool));
 }
 
 std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name, const ReplayOptions& o,
@@ -1181,7 +1310,7 @@ std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string&
   c.notes.flush(report);
   if (report) report->actions = n;
   const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations);
+  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations, std::move(c.pool));
 }
 
 trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std::string>* lost) {
@@ -1281,6 +1410,59 @@ trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std
           rec.op = a.kind == ActionKind::Allgather ? TiOp::Allgather : TiOp::Alltoall;
           rec.bytes = rec.bytes2 = a.bytes;
           break;
+        case ActionKind::Gatherv:
+        case ActionKind::Scatterv:
+        case ActionKind::Allgatherv:
+        case ActionKind::Alltoallv:
+        case ActionKind::ReduceScatter: {
+          // One size per rank; where the call takes none (a non-root's counts), zeros, as SMPI
+          // writes them. On a sub-communicator, each member's size at its world rank and zeros
+          // for the other ranks.
+          const Counts* c = w.counts(a.counts);
+          const auto ranks = static_cast<std::size_t>(w.ranks());
+          const std::vector<Rank>* members =
+              a.comm == trace::kCommWorld ? nullptr : &w.definitions().comms[a.comm].members;
+          const auto sizes = [&](const std::vector<std::uint64_t>* v) {
+            std::vector<std::uint64_t> world(ranks, 0);
+            if (v != nullptr && members == nullptr && v->size() == ranks) world = *v;
+            if (v != nullptr && members != nullptr && v->size() == members->size())
+              for (std::size_t i = 0; i < v->size(); ++i) world[static_cast<std::size_t>((*members)[i])] = (*v)[i];
+            return world;
+          };
+          const std::vector<std::uint64_t>* send = c ? &c->send : nullptr;
+          const std::vector<std::uint64_t>* recv = c ? &c->recv : nullptr;
+          rec.root = a.root;
+          switch (a.kind) {
+            case ActionKind::Gatherv:
+              rec.op = TiOp::Gatherv;
+              rec.bytes = a.bytes;
+              rec.counts = sizes(recv);
+              break;
+            case ActionKind::Scatterv:
+              rec.op = TiOp::Scatterv;
+              rec.bytes2 = a.bytes;
+              rec.counts = sizes(send);
+              break;
+            case ActionKind::Allgatherv:
+              rec.op = TiOp::Allgatherv;
+              rec.bytes = a.bytes;
+              rec.counts = sizes(recv);
+              rec.root = trace::kNoRank;
+              break;
+            case ActionKind::Alltoallv:
+              rec.op = TiOp::Alltoallv;
+              rec.counts = sizes(send);
+              for (const auto v : sizes(recv)) rec.counts.push_back(v);
+              rec.root = trace::kNoRank;
+              break;
+            default:
+              rec.op = TiOp::ReduceScatter;
+              rec.counts = sizes(recv);
+              rec.root = trace::kNoRank;
+              break;
+          }
+          break;
+        }
       }
       if (a.comm != trace::kCommWorld && trace::is_collective(action_op(a.kind))) {
         ++sub_comm;
@@ -1315,6 +1497,13 @@ trace::Trace logical_trace(const Workload& w, double speed) {
   // The size of a collective's communicator (its members; MPI_COMM_WORLD: every rank).
   const auto comm_size = [&](const Action& a) {
     return static_cast<std::uint64_t>(a.comm < t.defs.comms.size() ? t.defs.comms[a.comm].members.size() : 0);
+  };
+  // Rank r's rank in a collective's communicator (its size if r is not a member).
+  const auto local_rank = [&](const Action& a, Rank r) -> std::size_t {
+    if (a.comm == trace::kCommWorld) return static_cast<std::size_t>(r);
+    if (a.comm >= t.defs.comms.size()) return 0;
+    const auto& m = t.defs.comms[a.comm].members;
+    return static_cast<std::size_t>(std::find(m.begin(), m.end(), r) - m.begin());
   };
   for (Rank r = 0; r < w.ranks(); ++r) {
     auto& loc = t.locations[static_cast<std::size_t>(r)];
@@ -1403,12 +1592,22 @@ trace::Trace logical_trace(const Workload& w, double speed) {
         default: {
           // The engine's byte convention for collectives (sim/simulation.cpp).
           const bool rooted = a.kind == ActionKind::Bcast || a.kind == ActionKind::Reduce ||
-                              a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter;
+                              a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter ||
+                              a.kind == ActionKind::Gatherv || a.kind == ActionKind::Scatterv;
           const Rank root_rank = world_rank(t.defs, a.comm, a.root);  // the trace names roots by world rank
           const bool root = rooted && root_rank == r;
           const std::uint64_t ranks = comm_size(a);
           const std::uint64_t b = a.bytes;
           std::uint64_t sent = b, got = b;
+          const Counts* c = w.counts(a.counts);
+          const auto sum = [](const std::vector<std::uint64_t>* v) {
+            std::uint64_t total = 0;
+            if (v != nullptr)
+              for (const auto x : *v) total += x;
+            return total;
+          };
+          const std::vector<std::uint64_t>* send = c ? &c->send : nullptr;
+          const std::vector<std::uint64_t>* recv = c ? &c->recv : nullptr;
           switch (a.kind) {
             case ActionKind::Barrier:
               sent = got = 0;
@@ -1431,6 +1630,23 @@ trace::Trace logical_trace(const Workload& w, double speed) {
               break;
             case ActionKind::Alltoall:
               sent = got = b * ranks;
+              break;
+            case ActionKind::Gatherv:
+              got = root ? sum(recv) : 0;
+              break;
+            case ActionKind::Scatterv:
+              sent = root ? sum(send) : 0;
+              break;
+            case ActionKind::Allgatherv:
+              got = sum(recv);
+              break;
+            case ActionKind::Alltoallv:
+              sent = sum(send);
+              got = sum(recv);
+              break;
+            case ActionKind::ReduceScatter:
+              sent = sum(recv);
+              got = recv != nullptr && local_rank(a, r) < recv->size() ? (*recv)[local_rank(a, r)] : 0;
               break;
             default:
               break;

@@ -12,8 +12,10 @@
 // trace (compute in flops, sleep in seconds; requests found by (source, destination, tag)
 // as SMPI's replayer finds them; a `waitall` completes the outstanding requests that no later
 // `wait` record of the rank names, all when none is named; MPI_ANY_SOURCE receives resolved
-// from the sends left over for them; v-collectives, scans and reduce-scatter replayed as their
-// nearest collective with the largest per-rank size of the instance). What cannot be replayed
+// from the sends left over for them; the v-collectives and reduce-scatter with the counts of
+// their records, stored in the workload's CountsPool; scans as an allreduce). A timed trace's
+// v-collectives get their counts from all members' totals (exact but for MPI_Alltoallv, whose
+// per-pair sizes are then in proportion to the totals). What cannot be replayed
 // exactly is listed in ReplayReport::notes (one line each, with counts); what cannot be
 // replayed at all (ANY_SOURCE receives no send is left for, a collective on a communicator
 // that does not hold its caller) throws InputError naming the rank and the event or file:line.

@@ -36,6 +36,7 @@ class ChangedWorkload : public Workload {
   std::unique_ptr<ActionStream> stream(Rank r) const override {
     return std::make_unique<Stream>(base_->stream(r), factors_[static_cast<std::size_t>(r)]);
   }
+  const Counts* counts(std::uint32_t id) const override { return base_->counts(id); }
 
  private:
   class Stream : public ActionStream {

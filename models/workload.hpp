@@ -33,6 +33,9 @@ class Workload {
   virtual std::vector<int> grid() const { return {ranks()}; }
   // A fresh stream for rank r; streams of different ranks are independent.
   virtual std::unique_ptr<ActionStream> stream(Rank r) const = 0;
+  // The sizes of a v-collective action (Action::counts); null for an id the workload does not
+  // hold (the engine refuses the action). Valid as long as the workload.
+  virtual const Counts* counts(std::uint32_t /*id*/) const { return nullptr; }
 };
 
 using WorkloadFactory = std::function<std::unique_ptr<Workload>(const Options&)>;

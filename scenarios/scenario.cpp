@@ -217,8 +217,8 @@ const Tree& expect_map(const Entry& e, const std::string& what, const std::strin
 
 const std::vector<std::string> kTopKeys = {"name", "description", "platform", "workload",
                                            "perturbations", "run", "outputs", "variants"};
-const std::vector<std::string> kRunKeys = {"seed", "eager_threshold", "collectives", "semantics", "baseline",
-                                           "timing_precision"};
+const std::vector<std::string> kRunKeys = {"seed",      "eager_threshold", "collectives", "collective_algorithms",
+                                           "semantics", "baseline",        "timing_precision"};
 const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses", "windows"};
 const std::vector<std::string> kSemantics = {"waitlab", "smpi-default"};
 
@@ -325,6 +325,23 @@ RunConfig run_section(const Entry& sec) {
       throw InputError(e->value.where + ": run.collectives: unknown collective set '" + v + "'" +
                        hint(v, names) + " (sets: " + join(names) + ")");
     r.collectives = v;
+  }
+  if (const Entry* e = t.find("collective_algorithms")) {
+    // collective: algorithm, on top of the preset (docs/scenarios.md); SimGrid aborts on a name
+    // it does not know, so every name is checked here, with its position.
+    if (e->value.kind == Tree::Kind::Null) {
+      // `collective_algorithms:` with nothing: no choice
+    } else {
+      const Tree& m = expect_map(*e, "run.collective_algorithms", "alltoall: pair, allreduce: rdb");
+      for (const auto& c : m.entries) {
+        const std::string& algo = scalar(c, "run.collective_algorithms." + c.key);
+        const std::string err = sim::collective_algorithm_error(c.key, algo);
+        if (!err.empty())
+          throw InputError((err.rfind("unknown collective", 0) == 0 ? c.where : c.value.where) +
+                           ": run.collective_algorithms: " + err);
+        r.collective_algorithms.emplace_back(c.key, algo);
+      }
+    }
   }
   if (const Entry* e = t.find("semantics")) {
     const std::string& v = scalar(*e, "run.semantics");
@@ -1305,6 +1322,7 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
   r.options.eager_threshold = s.run.eager_threshold;
   r.options.timing_precision = s.run.timing_precision;
   r.options.collectives = s.run.collectives;
+  r.options.collective_algorithms = s.run.collective_algorithms;
   r.options.semantics = s.run.semantics;
   r.options.progress = false;
   r.options.minprofile =

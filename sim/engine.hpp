@@ -45,7 +45,14 @@ struct RunOptions {
   std::uint64_t seed = 0;
   double eager_threshold = 64 * 1024.0;     // bytes; sends strictly below it are eager
   double timing_precision = 0;             // SimGrid's surf/precision, s; 0 = SimGrid's default (1e-9 s)
-  std::string collectives = "fast";         // "fast" (tree algorithms) or "mpi" (MPI-like set)
+  std::string collectives = "fast";         // a preset from collective_sets(): "fast", "mpi" or "default"
+  // Per-collective choices on top of the preset (and on top of SimGrid's default selector under
+  // SmpiDefault semantics): collective (a name of collective_algorithms()) -> SimGrid algorithm;
+  // a later entry for the same collective wins. simulate() refuses an unknown name (InputError).
+  std::vector<std::pair<std::string, std::string>> collective_algorithms;
+  // Copy message payloads under Waitlab semantics too (SMPI's copy; SmpiDefault always copies).
+  // The engine also copies when a chosen algorithm needs the data it sends (payload_free()).
+  bool copy_payloads = false;
   Semantics semantics = Semantics::Waitlab;
   bool progress = false;                    // print progress (simulated time, % done, time left) to stderr
   // The kernel's limit of memory mappings per process (0: read /proc/sys/vm/max_map_count).
@@ -85,12 +92,42 @@ struct RunResult {
 RunResult simulate(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options);
 
-// Names of the collective sets and the SimGrid algorithm each uses per collective.
+// Names of the collective sets (presets) and the SimGrid algorithm each uses per collective.
 struct CollectiveSet {
   std::string name;
   std::string description;
   std::vector<std::pair<std::string, std::string>> algorithms;  // smpi key suffix -> algorithm
 };
 const std::vector<CollectiveSet>& collective_sets();
+
+// The collectives whose algorithm SMPI lets one choose (the configuration keys smpi/<name> of
+// SimGrid 3.32: gather, allgather, allgatherv, allreduce, alltoall, alltoallv, bcast, reduce,
+// reduce_scatter, scatter, barrier), each with every algorithm name SimGrid 3.32 accepts for it,
+// in SimGrid's order (its table in src/smpi/colls/smpi_coll.cpp; "default" is SimGrid's default
+// selector's choice). SimGrid aborts on any other name: waitlab checks before it starts.
+struct CollectiveAlgorithms {
+  std::string collective;               // "alltoall"
+  std::vector<std::string> algorithms;  // "default", "2dmesh", ...
+};
+const std::vector<CollectiveAlgorithms>& collective_algorithms();
+// What is wrong with choosing `algorithm` for `collective` ("" if nothing): the message names
+// the collective and the valid names ("unknown collective 'x' (collectives: ...)", "collective
+// 'alltoall' has no algorithm 'x'; did you mean ...? (SimGrid 3.32's algorithms for alltoall: ...)").
+std::string collective_algorithm_error(const std::string& collective, const std::string& algorithm);
+// Why waitlab's engine cannot run a name SimGrid 3.32 knows ("" if it can): seven of them crash,
+// deadlock or fail embedded (or in SimGrid itself); collective_algorithm_error() refuses them.
+std::string unsupported_algorithm(const std::string& collective, const std::string& algorithm);
+// The algorithm every choosable collective runs with (in collective_algorithms() order): the
+// override of RunOptions::collective_algorithms, else the preset's (SimGrid's default selector
+// under SmpiDefault semantics), else "default".
+std::vector<std::pair<std::string, std::string>> effective_collective_algorithms(const RunOptions& options);
+// Whether `algorithm` of `collective` communicates the same whatever its messages hold (its
+// pattern depends on ranks and sizes only), so that Waitlab semantics may skip copying
+// payloads. Not so for the SMP-aware algorithms and selectors (they exchange host lists),
+// the arrival-pattern ones (headers), the RMA one (window addresses), `automatic` (timings).
+bool payload_free(const std::string& collective, const std::string& algorithm);
+// Whether a run copies message payloads: always under SmpiDefault semantics; under Waitlab
+// semantics with RunOptions::copy_payloads or when an effective algorithm is not payload_free().
+bool copies_payloads(const RunOptions& options);
 
 }  // namespace waitlab::sim

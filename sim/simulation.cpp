@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -234,6 +235,7 @@ class RankRunner {
   void waitall();
   void sendrecv(const Action& a);
   void collective(const Action& a, MpiOp op);
+  void vcollective(const Action& a, MpiOp op);
   void create_communicators();
   RankComm& comm_of(const Action& a);
   std::string comm_text(std::uint32_t id) const;  // " on communicator 'row 1'" ("" for MPI_COMM_WORLD)
@@ -331,6 +333,12 @@ class Simulation {
   // replacement; old ones stay alive because other ranks may still be using them.
   void* send_buffer(std::size_t bytes) { return send_scratch_.get(bytes); }
   void* recv_buffer(std::size_t bytes) { return recv_scratch_.get(bytes); }
+  // A v-collective action's sizes (null: the workload holds none under that id).
+  const models::Counts* counts(std::uint32_t id) const {
+    return id == models::kNoCounts ? nullptr : workload_.counts(id);
+  }
+  // The reduce-scatter algorithm takes equal receive counts only (SimGrid asserts it).
+  const std::string& equal_reduce_scatter() const { return equal_reduce_scatter_; }
 
   const RankRunner& runner(Rank r) const { return *runners_[static_cast<std::size_t>(r)]; }
   // Per communicator: the member that finished having entered the fewest collective calls on
@@ -396,6 +404,7 @@ class Simulation {
   };
   std::vector<SavedLink> saved_links_;  // the network as built, while it is ideal
   double origin_ = 0;
+  std::string equal_reduce_scatter_;  // the run's reduce-scatter algorithm if it needs equal counts, else ""
   std::string error_;
   bool input_error_ = false;
   std::string deadlock_;
@@ -696,6 +705,21 @@ void RankRunner::execute(const Action& a) {
       break;
     case ActionKind::Alltoall:
       collective(a, MpiOp::Alltoall);
+      break;
+    case ActionKind::Gatherv:
+      vcollective(a, MpiOp::Gatherv);
+      break;
+    case ActionKind::Scatterv:
+      vcollective(a, MpiOp::Scatterv);
+      break;
+    case ActionKind::Allgatherv:
+      vcollective(a, MpiOp::Allgatherv);
+      break;
+    case ActionKind::Alltoallv:
+      vcollective(a, MpiOp::Alltoallv);
+      break;
+    case ActionKind::ReduceScatter:
+      vcollective(a, MpiOp::ReduceScatter);
       break;
     default:
       bad("unknown action kind " + std::to_string(static_cast<int>(a.kind)));
@@ -1099,6 +1123,136 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   leave(op, t);
 }
 
+// The v-collectives and MPI_Reduce_scatter, with the per-rank sizes of the action's Counts (in
+// bytes, as MPI_BYTE counts). Every displacement is 0, as in SimGrid's own replay of TI traces:
+// the data is never looked at, the timing depends on the sizes only, and the buffers need the
+// largest block rather than the sum (a reduce-scatter's send buffer excepted: the algorithms
+// split it by the counts). CollEnd records the bytes this rank's buffer arguments send and
+// receive in total.
+void RankRunner::vcollective(const Action& a, MpiOp op) {
+  // On the action's communicator: counts, ranks and root in its numbering.
+  RankComm& cm = comm_of(a);
+  const MPI_Comm comm = cm.handle;
+  const auto n = static_cast<std::size_t>(cm.size);
+  const bool rooted = op == MpiOp::Gatherv || op == MpiOp::Scatterv;
+  if (rooted && (a.root < 0 || a.root >= cm.size))
+    bad("root " + std::to_string(a.root) + " is not a rank of " +
+        (cm.id == trace::kCommWorld ? std::string("MPI_COMM_WORLD")
+                                    : "communicator '" + sim_.defs().comms[cm.id].name + "'") +
+        " (it has " + std::to_string(cm.size) + ")");
+  const bool root = rooted && a.root == cm.local;
+  const models::Counts* c = sim_.counts(a.counts);
+  if (c == nullptr) bad("the " + std::string(trace::mpi_name(op)) + " names no per-rank sizes (counts id " +
+                        std::to_string(a.counts) + ")");
+  const bool need_send = op == MpiOp::Alltoallv || (op == MpiOp::Scatterv && root);
+  const bool need_recv = op == MpiOp::Alltoallv || op == MpiOp::Allgatherv || op == MpiOp::ReduceScatter ||
+                         (op == MpiOp::Gatherv && root);
+  const auto ints = [&](const std::vector<std::uint64_t>& v, const char* what, std::vector<int>& out,
+                        std::uint64_t& total, std::uint64_t& largest) {
+    if (v.size() != n)
+      bad(std::string(trace::mpi_name(op)) + " with " + std::to_string(v.size()) + " " + what + " sizes on " +
+          std::to_string(n) + " ranks" + comm_text(cm.id) + " (one per rank expected)");
+    out.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = count(v[i]);
+      total += v[i];
+      largest = std::max(largest, v[i]);
+    }
+  };
+  std::vector<int> scounts, rcounts;
+  std::uint64_t stotal = 0, rtotal = 0, smax = 0, rmax = 0;
+  if (need_send) ints(c->send, "send", scounts, stotal, smax);
+  if (need_recv) ints(c->recv, "receive", rcounts, rtotal, rmax);
+  if (op == MpiOp::ReduceScatter && !sim_.equal_reduce_scatter().empty() &&
+      std::adjacent_find(c->recv.begin(), c->recv.end(), std::not_equal_to<>()) != c->recv.end())
+    bad("MPI_Reduce_scatter with unequal receive counts, which SimGrid's reduce_scatter algorithm '" +
+        sim_.equal_reduce_scatter() + "' cannot take (it aborts); choose another in run.collective_algorithms");
+  const std::vector<int> zeros(n, 0);  // displacements
+  const int mine = op == MpiOp::Alltoallv || op == MpiOp::ReduceScatter ? 0 : count(a.bytes);
+  // Bytes this rank sends and receives, by the buffer arguments of the call; buffer sizes.
+  std::uint64_t sent = 0, got = 0, sbuf = 0, rbuf = 0;
+  switch (op) {
+    case MpiOp::Gatherv:
+      sent = a.bytes;
+      got = root ? rtotal : 0;
+      sbuf = a.bytes;
+      rbuf = rmax;
+      break;
+    case MpiOp::Scatterv:
+      sent = root ? stotal : 0;
+      got = a.bytes;
+      sbuf = smax;
+      rbuf = a.bytes;
+      break;
+    case MpiOp::Allgatherv:
+      sent = a.bytes;
+      got = rtotal;
+      sbuf = a.bytes;
+      rbuf = rmax;
+      break;
+    case MpiOp::Alltoallv:
+      sent = stotal;
+      got = rtotal;
+      sbuf = smax;
+      rbuf = rmax;
+      break;
+    case MpiOp::ReduceScatter:
+      if (rtotal > kMaxCount)
+        bad("MPI_Reduce_scatter of " + bytes_text(rtotal) + " in all is larger than MPI's int count allows");
+      sent = rtotal;
+      got = c->recv[static_cast<std::size_t>(cm.local)];
+      sbuf = rtotal;
+      rbuf = rtotal;
+      break;
+    default:
+      break;
+  }
+  check_collective(cm);
+  ++cm.calls;
+  if (std::max(sbuf, rbuf) > kMaxScratch)
+    bad("a " + std::string(trace::mpi_name(op)) + " of " + bytes_text(std::max(sbuf, rbuf)) +
+        " needs buffers larger than 16 GiB");
+  void* const sb = sim_.send_buffer(sbuf);
+  void* const rb = sim_.recv_buffer(rbuf);
+  const double t0 = now();
+  enter(op, t0);
+  event(EventKind::CollBegin, op, t0, cm.id);
+  block_ = Block::Call;
+  int rc = MPI_SUCCESS;
+  switch (op) {
+    case MpiOp::Gatherv:
+      rc = MPI_Gatherv(sb, mine, MPI_BYTE, rb, root ? rcounts.data() : nullptr, zeros.data(), MPI_BYTE, a.root,
+                       comm);
+      break;
+    case MpiOp::Scatterv:
+      rc = MPI_Scatterv(sb, root ? scounts.data() : nullptr, zeros.data(), MPI_BYTE, rb, mine, MPI_BYTE, a.root,
+                        comm);
+      break;
+    case MpiOp::Allgatherv:
+      rc = MPI_Allgatherv(sb, mine, MPI_BYTE, rb, rcounts.data(), zeros.data(), MPI_BYTE, comm);
+      break;
+    case MpiOp::Alltoallv:
+      rc = MPI_Alltoallv(sb, scounts.data(), zeros.data(), MPI_BYTE, rb, rcounts.data(), zeros.data(), MPI_BYTE,
+                         comm);
+      break;
+    case MpiOp::ReduceScatter:
+      rc = MPI_Reduce_scatter(sb, rb, rcounts.data(), MPI_BYTE, MPI_BAND, comm);
+      break;
+    default:
+      break;
+  }
+  block_ = Block::None;
+  check(rc, std::string(trace::mpi_name(op)).c_str());
+  const double t = now();
+  // The trace names the root by its world rank (the event model's convention).
+  const Rank root_world = !rooted                      ? trace::kNoRank
+                          : cm.id == trace::kCommWorld ? a.root
+                                                       : sim_.defs().comms[cm.id].members[static_cast<std::size_t>(a.root)];
+  event(EventKind::CollEnd, op, t, cm.id, root_world, 0, sent, got);
+  if (profile_ != nullptr) facts_.collective(root, sent + got);
+  leave(op, t);
+}
+
 // MPI_Finalize is recorded returning at once here (SMPI's has no finalization barrier);
 // synchronise_finalize() then moves every rank's Leave to the moment the last rank entered
 // it. Small sends still in flight are the MPI library's business: the actor lingers after
@@ -1250,7 +1404,7 @@ void Simulation::communicators_created() {
       l.link->set_bandwidth(l.bandwidth);
     }
     saved_links_.clear();
-    if (options_.semantics == Semantics::Waitlab) smpi_comm_set_copy_data_callback(&no_copy);
+    if (!copies_payloads(options_)) smpi_comm_set_copy_data_callback(&no_copy);
     origin_ = sg4::Engine::get_clock();
     if (origin_ > kCreationLimit) {
       std::ostringstream t;
@@ -1345,6 +1499,13 @@ long max_map_count() {
 // removes SMPI's per-message overheads and size factors for it.
 constexpr double kIdealBandwidth = 1e20;  // bytes/s
 
+// "allgather=GB,allgatherv=default,...": the trace attribute collective_algorithms.
+std::string algorithms_text(const std::vector<std::pair<std::string, std::string>>& algorithms) {
+  std::string out;
+  for (const auto& [k, a] : algorithms) out += (out.empty() ? "" : ",") + k + "=" + a;
+  return out;
+}
+
 std::string network_text(const NetworkChange& n) {
   if (n.ideal) return "ideal (latency 0, bandwidth 1e20 B/s, no per-message overheads)";
   std::ostringstream s;
@@ -1369,6 +1530,8 @@ RunResult Simulation::run() {
   const int n = workload_.ranks();
   if (n < 1) throw InputError("the workload has no ranks");
   mpi_region_.fill(kUnset);
+  for (const auto& [coll, algo] : effective_collective_algorithms(options_))
+    if (coll == "reduce_scatter" && (algo == "mpich_noncomm" || algo == "automatic")) equal_reduce_scatter_ = algo;
 
   // SimGrid's own log goes to our stderr (captured by the parent); keep it to problems.
   std::vector<std::string> args = {"waitlab", "--log=root.thresh:warning"};
@@ -1428,9 +1591,9 @@ RunResult Simulation::run() {
     if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
   }
   set_up_communicators(engine);
-  // Under Waitlab semantics no payload is copied; while the communicators are created SMPI
-  // must copy (the broadcast of each one's id), communicators_created() switches then.
-  if (options_.semantics == Semantics::Waitlab && !creates_communicators_)
+  // Where no payload needs copying (copies_payloads()), none is; while the communicators are
+  // created SMPI must copy (the broadcast of each one's id), communicators_created() switches then.
+  if (!copies_payloads(options_) && !creates_communicators_)
     smpi_comm_set_copy_data_callback(&no_copy);
   // Heap stacks: calloc clears what the heap's top held before it grew, and the heap grows by
   // M_TOP_PAD (128 KiB) more than asked: 128 KiB of every stack would be written (and kept
@@ -1492,6 +1655,7 @@ RunResult Simulation::run() {
       {"workload", workload_.name()},
       {"semantics", options_.semantics == Semantics::Waitlab ? "waitlab" : "smpi-default"},
       {"collectives", coll.name},
+      {"collective_algorithms", algorithms_text(effective_collective_algorithms(options_))},
       {"eager_threshold", thr.str()},
       {"platform", platform.description},
       {"perturbations", perturbations_text()},
@@ -1616,7 +1780,19 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
   }
   const auto& coll = effective_collectives(options);
   if (coll.algorithms.empty()) c.emplace_back("smpi/coll-selector:default");
-  for (const auto& [key, algo] : coll.algorithms) c.push_back("smpi/" + key + ":" + algo);
+  // The preset's algorithms, then the per-collective choices on top (SimGrid takes an
+  // smpi/<collective> key over the selector's choice). SimGrid aborts on an unknown name.
+  std::vector<std::pair<std::string, std::string>> chosen = coll.algorithms;
+  for (const auto& [key, algo] : options.collective_algorithms) {
+    if (const std::string e = collective_algorithm_error(key, algo); !e.empty())
+      throw InputError("run.collective_algorithms: " + e);
+    const auto it = std::find_if(chosen.begin(), chosen.end(), [&](const auto& p) { return p.first == key; });
+    if (it != chosen.end())
+      it->second = algo;
+    else
+      chosen.emplace_back(key, algo);
+  }
+  for (const auto& [key, algo] : chosen) c.push_back("smpi/" + key + ":" + algo);
   return c;
 }
 

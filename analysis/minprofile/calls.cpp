@@ -7,7 +7,7 @@ namespace waitlab::minprofile {
 using trace::MpiOp;
 
 Pattern classify(MpiOp op, bool root, bool completes_receive, bool completes_send) {
-  switch (op) {
+  switch (trace::base_collective(op)) {
     case MpiOp::Recv:
     case MpiOp::Sendrecv:
       return Pattern::LateSender;

@@ -54,7 +54,7 @@ enum class Dep : std::uint8_t {
 };
 
 Dep dependency(MpiOp op) {
-  switch (op) {
+  switch (trace::base_collective(op)) {
     case MpiOp::Init:
     case MpiOp::Barrier:
     case MpiOp::Allreduce:

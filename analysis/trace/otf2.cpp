@@ -347,12 +347,16 @@ class Writer {
       case MpiOp::ReduceScatter: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER;
       case MpiOp::Scan: return OTF2_COLLECTIVE_OP_SCAN;
       case MpiOp::Exscan: return OTF2_COLLECTIVE_OP_EXSCAN;
+      case MpiOp::Gatherv: return OTF2_COLLECTIVE_OP_GATHERV;
+      case MpiOp::Scatterv: return OTF2_COLLECTIVE_OP_SCATTERV;
+      case MpiOp::Allgatherv: return OTF2_COLLECTIVE_OP_ALLGATHERV;
+      case MpiOp::Alltoallv: return OTF2_COLLECTIVE_OP_ALLTOALLV;
       default: return OTF2_COLLECTIVE_OP_BARRIER;
     }
   }
 
   static OTF2_RegionRole region_role(MpiOp op) {
-    switch (op) {
+    switch (base_collective(op)) {
       case MpiOp::Barrier: return OTF2_REGION_ROLE_BARRIER;
       case MpiOp::Bcast:
       case MpiOp::Scatter: return OTF2_REGION_ROLE_COLL_ONE2ALL;
@@ -461,15 +465,15 @@ MpiOp mpi_op_of(OTF2_CollectiveOp op) {
   switch (op) {
     case OTF2_COLLECTIVE_OP_BARRIER: return MpiOp::Barrier;
     case OTF2_COLLECTIVE_OP_BCAST: return MpiOp::Bcast;
-    case OTF2_COLLECTIVE_OP_GATHER:
-    case OTF2_COLLECTIVE_OP_GATHERV: return MpiOp::Gather;
-    case OTF2_COLLECTIVE_OP_SCATTER:
-    case OTF2_COLLECTIVE_OP_SCATTERV: return MpiOp::Scatter;
-    case OTF2_COLLECTIVE_OP_ALLGATHER:
-    case OTF2_COLLECTIVE_OP_ALLGATHERV: return MpiOp::Allgather;
-    case OTF2_COLLECTIVE_OP_ALLTOALL:
+    case OTF2_COLLECTIVE_OP_GATHER: return MpiOp::Gather;
+    case OTF2_COLLECTIVE_OP_GATHERV: return MpiOp::Gatherv;
+    case OTF2_COLLECTIVE_OP_SCATTER: return MpiOp::Scatter;
+    case OTF2_COLLECTIVE_OP_SCATTERV: return MpiOp::Scatterv;
+    case OTF2_COLLECTIVE_OP_ALLGATHER: return MpiOp::Allgather;
+    case OTF2_COLLECTIVE_OP_ALLGATHERV: return MpiOp::Allgatherv;
+    case OTF2_COLLECTIVE_OP_ALLTOALL: return MpiOp::Alltoall;
     case OTF2_COLLECTIVE_OP_ALLTOALLV:
-    case OTF2_COLLECTIVE_OP_ALLTOALLW: return MpiOp::Alltoall;
+    case OTF2_COLLECTIVE_OP_ALLTOALLW: return MpiOp::Alltoallv;
     case OTF2_COLLECTIVE_OP_ALLREDUCE: return MpiOp::Allreduce;
     case OTF2_COLLECTIVE_OP_REDUCE: return MpiOp::Reduce;
     case OTF2_COLLECTIVE_OP_REDUCE_SCATTER:
@@ -485,7 +489,7 @@ MpiOp mpi_op_of(OTF2_CollectiveOp op) {
 MpiOp mpi_region_op(std::string_view name) {
   const MpiOp op = mpi_op_from_name(name);
   if (op != MpiOp::None) return op;
-  static constexpr std::array<std::pair<std::string_view, MpiOp>, 23> kVariants = {{
+  static constexpr std::array<std::pair<std::string_view, MpiOp>, 19> kVariants = {{
       {"MPI_Init_thread", MpiOp::Init},
       {"MPI_Bsend", MpiOp::Send},
       {"MPI_Rsend", MpiOp::Send},
@@ -503,11 +507,7 @@ MpiOp mpi_region_op(std::string_view name) {
       {"MPI_Testall", MpiOp::Waitall},  // completes several requests
       {"MPI_Testsome", MpiOp::Waitall},
       {"MPI_Waitsome", MpiOp::Waitall},
-      {"MPI_Gatherv", MpiOp::Gather},
-      {"MPI_Scatterv", MpiOp::Scatter},
-      {"MPI_Allgatherv", MpiOp::Allgather},
-      {"MPI_Alltoallv", MpiOp::Alltoall},
-      {"MPI_Alltoallw", MpiOp::Alltoall},
+      {"MPI_Alltoallw", MpiOp::Alltoallv},  // per-pair sizes (and types), like MPI_Alltoallv
       {"MPI_Reduce_scatter_block", MpiOp::ReduceScatter},
   }};
   for (const auto& [n, o] : kVariants)

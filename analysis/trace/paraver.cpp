@@ -80,13 +80,17 @@ OpCode op_code(MpiOp op) {
     case MpiOp::Scan: return {kPrvMpiCollective, 30, 13};
     case MpiOp::Exscan: return {kPrvMpiCollective, kExscanValue, 13};
     case MpiOp::ReduceScatter: return {kPrvMpiCollective, 80, 13};
+    case MpiOp::Gatherv: return {kPrvMpiCollective, 14, 13};
+    case MpiOp::Scatterv: return {kPrvMpiCollective, 16, 13};
+    case MpiOp::Allgatherv: return {kPrvMpiCollective, 18, 13};
+    case MpiOp::Alltoallv: return {kPrvMpiCollective, 12, 13};
     default: return {};
   }
 }
 
 // Extrae's value id (under any of the MPI types) -> the operation waitlab models it as.
-// Variants map to the operation they behave like (MPI_Bsend -> MPI_Send, MPI_Gatherv ->
-// MPI_Gather, MPI_Waitany -> MPI_Wait, MPI_Waitsome -> MPI_Waitall, ...).
+// Variants map to the operation they behave like (MPI_Bsend -> MPI_Send, MPI_Waitany ->
+// MPI_Wait, MPI_Waitsome -> MPI_Waitall, ...).
 MpiOp op_of_value(std::int64_t v) {
   switch (v) {
     case 1: case 33: case 35: return MpiOp::Send;
@@ -99,10 +103,14 @@ MpiOp op_of_value(std::int64_t v) {
     case 8: return MpiOp::Barrier;
     case 9: return MpiOp::Reduce;
     case 10: return MpiOp::Allreduce;
-    case 11: case 12: case 170: return MpiOp::Alltoall;
-    case 13: case 14: return MpiOp::Gather;
-    case 15: case 16: return MpiOp::Scatter;
-    case 17: case 18: return MpiOp::Allgather;
+    case 11: case 170: return MpiOp::Alltoall;
+    case 12: return MpiOp::Alltoallv;
+    case 13: return MpiOp::Gather;
+    case 14: return MpiOp::Gatherv;
+    case 15: return MpiOp::Scatter;
+    case 16: return MpiOp::Scatterv;
+    case 17: return MpiOp::Allgather;
+    case 18: return MpiOp::Allgatherv;
     case 30: return MpiOp::Scan;
     case 31: return MpiOp::Init;
     case 32: return MpiOp::Finalize;

@@ -10,7 +10,8 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(MpiOp::Count_)> 
     "",          "MPI_Init",   "MPI_Finalize",  "MPI_Send",      "MPI_Ssend",     "MPI_Recv",
     "MPI_Isend", "MPI_Irecv",  "MPI_Wait",      "MPI_Waitall",   "MPI_Sendrecv",  "MPI_Barrier",
     "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",    "MPI_Scatter",   "MPI_Allgather",
-    "MPI_Alltoall", "MPI_Scan", "MPI_Exscan",   "MPI_Reduce_scatter"};
+    "MPI_Alltoall", "MPI_Scan", "MPI_Exscan",   "MPI_Reduce_scatter", "MPI_Gatherv", "MPI_Scatterv",
+    "MPI_Allgatherv", "MPI_Alltoallv"};
 }  // namespace
 
 std::string_view mpi_name(MpiOp op) {
@@ -28,7 +29,8 @@ bool is_collective(MpiOp op) {
   switch (op) {
     case MpiOp::Barrier: case MpiOp::Bcast: case MpiOp::Reduce: case MpiOp::Allreduce:
     case MpiOp::Gather: case MpiOp::Scatter: case MpiOp::Allgather: case MpiOp::Alltoall:
-    case MpiOp::Scan: case MpiOp::Exscan: case MpiOp::ReduceScatter:
+    case MpiOp::Scan: case MpiOp::Exscan: case MpiOp::ReduceScatter: case MpiOp::Gatherv:
+    case MpiOp::Scatterv: case MpiOp::Allgatherv: case MpiOp::Alltoallv:
       return true;
     default:
       return false;

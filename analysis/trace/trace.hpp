@@ -55,6 +55,10 @@ enum class MpiOp : std::uint8_t {
   Scan,
   Exscan,
   ReduceScatter,
+  Gatherv,     // the v-collectives: counts per rank (their CollEnd holds the call's totals)
+  Scatterv,
+  Allgatherv,
+  Alltoallv,
   Count_  // number of values, keep last
 };
 
@@ -64,6 +68,19 @@ std::string_view mpi_name(MpiOp op);
 MpiOp mpi_op_from_name(std::string_view name);
 bool is_collective(MpiOp op);
 bool is_point_to_point(MpiOp op);
+// The fixed-size collective a v-collective synchronises like (MPI_Gatherv -> MPI_Gather,
+// MPI_Scatterv -> MPI_Scatter, MPI_Allgatherv -> MPI_Allgather, MPI_Alltoallv -> MPI_Alltoall);
+// every other op is its own. The analyses (wait states, dependencies) use it. Inline: the
+// PMPI profiler's estimator core uses it without the trace library.
+inline MpiOp base_collective(MpiOp op) {
+  switch (op) {
+    case MpiOp::Gatherv: return MpiOp::Gather;
+    case MpiOp::Scatterv: return MpiOp::Scatter;
+    case MpiOp::Allgatherv: return MpiOp::Allgather;
+    case MpiOp::Alltoallv: return MpiOp::Alltoall;
+    default: return op;
+  }
+}
 
 enum class EventKind : std::uint8_t {
   Enter = 0,

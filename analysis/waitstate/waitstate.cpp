@@ -45,6 +45,7 @@ struct P2P {
 };
 
 bool is_nxn(MpiOp op) {
+  op = trace::base_collective(op);
   return op == MpiOp::Allreduce || op == MpiOp::Allgather || op == MpiOp::Alltoall ||
          op == MpiOp::ReduceScatter;
 }
@@ -176,7 +177,7 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
     std::uint32_t root = n;
     for (std::uint32_t k = 0; k < n; ++k)
       if (mem[k].rank == inst.root) root = k;
-    switch (inst.op) {
+    switch (trace::base_collective(inst.op)) {
       case MpiOp::Init:
         barrier_like(Pattern::WaitAtInit, Pattern::WaitAtInit, false);
         break;

@@ -221,6 +221,86 @@ TEST_F(ReplayComms, TiNotesSayCollectivesAreAssumedOnTheWorld) {
       << notes;
 }
 
+// The v-collectives on sub-communicators: 6 ranks in two interleaved rows whose members are
+// listed out of order (row A is ranks 4, 0, 2: world rank 0 is its rank 1), each calling
+// MPI_Gatherv (root 1), MPI_Allgatherv, MPI_Alltoallv, MPI_Scatterv (root 2) and
+// MPI_Reduce_scatter with uneven counts in its row's numbering. Simulated, written to OTF2 and
+// read back, the trace replays with the counts its members' totals give (exact: the alltoallv's
+// pairs are a product, so the proportional split is exact too): every call ends when it ended,
+// on the same communicator, with the same root and the same totals.
+TEST_F(ReplayComms, VCollectivesOnRowsReplayWithTheirCounts) {
+  using sim::test::coll;
+  using sim::test::compute;
+  const std::vector<trace::Communicator> rows{{"row A", {4, 0, 2}}, {"row B", {1, 3, 5}}};
+  std::vector<std::vector<Action>> acts(6);
+  models::CountsPool pool;
+  const auto kb = [](std::uint64_t k) { return k * 1024; };
+  for (std::uint16_t c = 1; c <= 2; ++c) {
+    const auto& m = rows[c - 1u].members;
+    for (std::size_t i = 0; i < m.size(); ++i) {  // i: the rank in the row
+      auto& out = acts[static_cast<std::size_t>(m[i])];
+      const auto on = [&](Action a, std::vector<std::uint64_t> send, std::vector<std::uint64_t> recv) {
+        a.comm = c;
+        a.counts = pool.intern({std::move(send), std::move(recv)});
+        out.push_back(compute(10e-6 * static_cast<double>(m[i] + 1)));
+        out.push_back(a);
+      };
+      const std::vector<std::uint64_t> blocks{kb(1), kb(3), kb(2)};  // rank j of the row's block
+      on(coll(ActionKind::Gatherv, blocks[i], 1), {}, i == 1 ? blocks : std::vector<std::uint64_t>{});
+      on(coll(ActionKind::Allgatherv, blocks[i]), {}, blocks);
+      std::vector<std::uint64_t> to, from;
+      for (std::size_t j = 0; j < m.size(); ++j) {
+        to.push_back(kb((i + 1) * (j + 1)));
+        from.push_back(kb((j + 1) * (i + 1)));
+      }
+      on(coll(ActionKind::Alltoallv), to, from);
+      on(coll(ActionKind::Scatterv, blocks[i], 2), i == 2 ? blocks : std::vector<std::uint64_t>{}, {});
+      on(coll(ActionKind::ReduceScatter), {}, blocks);
+      out.push_back(compute(5e-6));
+    }
+  }
+  sim::test::ListWorkload original_w(acts, rows);
+  original_w.pool = std::move(pool);
+  const trace::Trace original = sim::simulate(sim::test::cluster(6), original_w, {}, sim::RunOptions{}).trace;
+  trace::write_otf2(original, (dir_ / "otf2").string());
+  const trace::Trace read = trace::read_otf2((dir_ / "otf2" / "traces.otf2").string());
+
+  models::ReplayReport report;
+  const auto replay = models::replay_trace(read, "rows", {}, &report);
+  for (const auto& n : report.notes)
+    EXPECT_TRUE(n.find("MPI_Alltoallv calls replayed with per-pair sizes in proportion") != std::string::npos ||
+                n.rfind("iterations:", 0) == 0)
+        << n;
+  const trace::Trace replayed = sim::simulate(sim::test::cluster(6), *replay, {}, sim::RunOptions{}).trace;
+  const MpiOp ops[] = {MpiOp::Gatherv, MpiOp::Allgatherv, MpiOp::Alltoallv, MpiOp::Scatterv, MpiOp::ReduceScatter};
+  for (Rank r = 0; r < 6; ++r)
+    for (const MpiOp op : ops) {
+      SCOPED_TRACE("rank " + std::to_string(r) + ", " + std::string(trace::mpi_name(op)));
+      const auto& a = sim::test::nth(original, r, EventKind::CollEnd, op);
+      const auto& b = sim::test::nth(replayed, r, EventKind::CollEnd, op);
+      EXPECT_EQ(original.defs.comms[a.ref].members, replayed.defs.comms[b.ref].members);
+      EXPECT_EQ(b.peer, a.peer);
+      EXPECT_EQ(b.bytes, a.bytes);
+      EXPECT_EQ(b.aux, a.aux);
+      EXPECT_NEAR(sim::test::call(replayed, r, op).second, sim::test::call(original, r, op).second, 1e-12);
+    }
+  // World rank 0 (row A's rank 1) is the gatherv's root and receives 1 + 3 + 2 KiB; world rank
+  // 2 (row A's rank 2) is the scatterv's and sends as much.
+  EXPECT_EQ(sim::test::nth(original, 0, EventKind::CollEnd, MpiOp::Gatherv).aux, 6u * 1024);
+  EXPECT_EQ(sim::test::nth(original, 0, EventKind::CollEnd, MpiOp::Gatherv).peer, 0);
+  EXPECT_EQ(sim::test::nth(original, 2, EventKind::CollEnd, MpiOp::Scatterv).bytes, 6u * 1024);
+  EXPECT_EQ(sim::test::nth(original, 2, EventKind::CollEnd, MpiOp::Scatterv).peer, 2);
+  EXPECT_NEAR(replayed.end_time(), original.end_time(), 1e-12);
+  // As TI (no communicators), each member's count goes to its world rank: row A's blocks
+  // 1, 3, 2 KiB at world ranks 4, 0, 2.
+  const trace::TiTrace ti = models::ti_from_workload(*replay, 1e9);
+  const auto gv = std::find_if(ti.ranks[0].begin(), ti.ranks[0].end(),
+                               [](const trace::TiRecord& x) { return x.op == trace::TiOp::Gatherv; });
+  ASSERT_NE(gv, ti.ranks[0].end());
+  EXPECT_EQ(gv->counts, (std::vector<std::uint64_t>{3072, 0, 2048, 0, 1024, 0}));
+  EXPECT_EQ(gv->root, 0);
+}
+
 // What cannot be replayed on the trace's groups is an error naming rank and event.
 TEST(ReplayCommsErrors, ACollectiveOnACommunicatorThatCannotHoldItNamesRankAndEvent) {
   const auto error = [](const std::vector<Rank>& members, const std::vector<Rank>& callers,

@@ -1,9 +1,13 @@
-// Replay fidelity against SimGrid itself: a small MPI program compiled with smpicc and traced
-// with `smpirun -trace-ti` on 16 ranks; `waitlab replay` of that trace under SMPI's default
-// semantics must end at the simulated time `smpirun -replay` reaches on the same platform
-// (within 0.1 %), and the TI trace waitlab writes of its own replay must replay under
-// `smpirun -replay` to the same time. A LULESH-like MPI_Waitall over sends only, which SimGrid's
-// replayer cannot replay, ends at the traced run's own time (1e-6 relative).
+// Replay fidelity against SimGrid itself: small MPI programs compiled with smpicc and traced
+// with `smpirun -trace-ti` on 16 ranks; `waitlab replay` of such a trace under SMPI's default
+// semantics must end at the simulated time `smpirun -replay` reaches on the same platform, and
+// the TI trace waitlab writes of its own replay must replay under `smpirun -replay` to the same
+// time. With collective algorithms chosen per collective (`--cfg=smpi/alltoall:pair` when
+// tracing and replaying, run.collective_algorithms in waitlab) and with the v-collectives'
+// uneven counts, the end times agree to 1e-6 relative (smpirun's clock read to 15 decimals).
+// A LULESH-like MPI_Waitall over sends only, which SimGrid's replayer cannot replay, ends at the
+// traced run's own time (1e-6 relative). And the algorithm table of sim::collective_algorithms()
+// is the one SimGrid itself prints.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/engine.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace waitlab::app {
@@ -46,32 +51,58 @@ class SmpiReplay : public test::TempDirTest {
     out = slurp(dir_ / "out.txt");
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
-  // `smpirun -replay` of an index on the 16-node platform: the simulated time it prints.
-  double smpi_replay(const std::string& index) const {
+  // `smpirun -replay` of an index on the 16-node platform (`cfg`: more options, such as
+  // --cfg=smpi/alltoall:pair): the simulated time at its end. SMPI prints it with 6 digits;
+  // the log line's clock, formatted with 15 decimals, has them all.
+  double smpi_replay(const std::string& index, const std::string& cfg = "") const {
     std::string out;
     const int rc = sh("smpirun -np 16 -platform platform.xml -hostfile hosts -replay '" + index +
-                          "' --cfg=smpi/display-timing:yes --cfg=smpi/host-speed:1Gf",
+                          "' --cfg=smpi/display-timing:yes --cfg=smpi/host-speed:1Gf " + cfg +
+                          " '--log=smpi_utils.fmt:[%.15r]%e%m%n'",
                       out);
     EXPECT_EQ(rc, 0) << out;
     std::smatch m;
-    const std::regex re("Simulated time: ([0-9.eE+-]+) seconds");
+    const std::regex re("\\[([0-9.eE+-]+)\\] Simulated time: ");
     if (!std::regex_search(out, m, re)) {
       ADD_FAILURE() << "no simulated time in smpirun's output:\n" << out;
       return -1;
     }
     return std::stod(m[1]);
   }
-  double waitlab_replay(const std::string& trace, const std::string& out_dir) const {
+  // `waitlab replay` under smpi-default semantics (`sets`: more --set options); its
+  // summary.json (simulated_time_s, replay_notes, run).
+  nlohmann::json waitlab_summary(const std::string& trace, const std::string& out_dir,
+                                 const std::string& sets = "") const {
     std::string out;
     const int rc = sh(std::string("'") + WAITLAB_BINARY + "' replay '" + trace +
-                          "' --platform platform.xml --set run.semantics=smpi-default --no-progress --out '" +
-                          out_dir + "'",
+                          "' --platform platform.xml --set run.semantics=smpi-default " + sets +
+                          " --no-progress --out '" + out_dir + "'",
                       out);
     EXPECT_EQ(rc, 0) << out;
-    const auto j = nlohmann::json::parse(slurp(dir_ / out_dir / "summary.json"));
-    return j["simulated_time_s"].get<double>();
+    return nlohmann::json::parse(slurp(dir_ / out_dir / "summary.json"));
+  }
+  double waitlab_replay(const std::string& trace, const std::string& out_dir, const std::string& sets = "") const {
+    return waitlab_summary(trace, out_dir, sets)["simulated_time_s"].get<double>();
+  }
+  // tests/data/ti/collectives.c, compiled to ./coll; `what` traced into `name`.ti (`cfg`: more
+  // options for the traced run).
+  void trace_collectives(const std::string& what, const std::string& name, const std::string& cfg = "") const {
+    std::string out;
+    if (!fs::exists(dir_ / "coll")) {
+      ASSERT_EQ(sh("smpicc -O1 '" + std::string(WAITLAB_SOURCE_DIR) + "/tests/data/ti/collectives.c' -o coll", out), 0)
+          << out;
+    }
+    ASSERT_EQ(sh("smpirun -np 16 -platform platform.xml -hostfile hosts -trace-ti --cfg=tracing/filename:" + name +
+                     ".ti --cfg=smpi/host-speed:1Gf " + cfg + " ./coll " + what,
+                 out),
+              0)
+        << out;
   }
 };
+
+double relative(double a, double b) {
+  return std::abs(a - b) / std::abs(b);
+}
 
 TEST_F(SmpiReplay, RingAndAllreduceEndWhereSmpirunReplayEnds) {
   std::string out;
@@ -148,6 +179,85 @@ TEST_F(SmpiReplay, LuleshWaitallOverSendsEndsAtTheTracedRunsTime) {
   EXPECT_LT(std::abs(ours_all - ran_all) / ran_all, 1e-6) << "waitlab " << ours_all << " s, the run " << ran_all;
   // Completing every request at the waitall, as before, ends where the all-variant ends: 3 % late.
   EXPECT_GT(ran_all, ran * 1.01);
+}
+
+// sim::collective_algorithms() is SimGrid's own table: smpirun, asked for an algorithm it does
+// not know, aborts listing the valid ones, and they are the table's, in its order.
+TEST_F(SmpiReplay, AlgorithmTableIsSimGrids) {
+  std::string out;
+  ASSERT_EQ(sh("smpicc -O1 '" + std::string(WAITLAB_SOURCE_DIR) + "/tests/data/ti/collectives.c' -o coll", out), 0)
+      << out;
+  for (const auto& c : sim::collective_algorithms()) {
+    SCOPED_TRACE(c.collective);
+    EXPECT_NE(sh("smpirun -np 2 -platform platform.xml -hostfile hosts --cfg=smpi/" + c.collective +
+                     ":no_such_algorithm ./coll alltoall",
+                 out),
+              0);
+    std::smatch m;
+    const std::regex re("Collective '" + c.collective + "' has no algorithm 'no_such_algorithm'! Valid algorithms: "
+                        "([^\\n]*)\\.");
+    ASSERT_TRUE(std::regex_search(out, m, re)) << out;
+    std::string ours;
+    for (const auto& a : c.algorithms) ours += (ours.empty() ? "" : ", ") + a;
+    EXPECT_EQ(ours, m[1].str());
+  }
+}
+
+// A trace recorded with SMPI's pairwise alltoall replays to smpirun -replay's end with the same
+// choice (run.collective_algorithms.alltoall=pair, on top of smpi-default's selector), and the
+// default algorithm is measurably elsewhere.
+TEST_F(SmpiReplay, AlltoallWithPairEndsWhereSmpirunReplayEnds) {
+  trace_collectives("alltoall", "a2a", "--cfg=smpi/alltoall:pair");
+  const double smpi = smpi_replay("a2a.ti", "--cfg=smpi/alltoall:pair");
+  ASSERT_GT(smpi, 0);
+  const auto j = waitlab_summary("a2a.ti", "pair", "--set run.collective_algorithms.alltoall=pair");
+  const double ours = j["simulated_time_s"].get<double>();
+  EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
+  EXPECT_EQ(j["run"]["collective_algorithms"]["alltoall"], "pair");
+  EXPECT_EQ(j["run"]["collective_algorithms"]["bcast"], "default");
+  // Without the choice: SimGrid's default alltoall, on both sides, another end.
+  const double smpi_default = smpi_replay("a2a.ti");
+  const double ours_default = waitlab_replay("a2a.ti", "default");
+  EXPECT_LT(relative(ours_default, smpi_default), 1e-6) << ours_default << " vs " << smpi_default;
+  EXPECT_GT(relative(ours_default, smpi), 0.01) << "the algorithm makes no difference: " << ours_default;
+}
+
+// MPI_Alltoallv with uneven counts (rank i sends ((i * j) % 7 + 1) KiB to rank j) replays with
+// every count: no approximation note, smpirun -replay's end (default algorithm and pair).
+TEST_F(SmpiReplay, UnevenAlltoallvEndsWhereSmpirunReplayEnds) {
+  trace_collectives("alltoallv", "a2av");
+  const double smpi = smpi_replay("a2av.ti");
+  ASSERT_GT(smpi, 0);
+  const auto j = waitlab_summary("a2av.ti", "replay");
+  const double ours = j["simulated_time_s"].get<double>();
+  EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
+  // Nothing approximated: the only note is TI's communicator assumption.
+  ASSERT_EQ(j["replay_notes"].size(), 1u) << j["replay_notes"].dump();
+  EXPECT_EQ(j["replay_notes"][0], "48 × collectives assumed on MPI_COMM_WORLD (TI records no communicator)");
+  const double smpi_pair = smpi_replay("a2av.ti", "--cfg=smpi/alltoallv:pair");
+  const double ours_pair = waitlab_replay("a2av.ti", "pair", "--set run.collective_algorithms.alltoallv=pair");
+  EXPECT_LT(relative(ours_pair, smpi_pair), 1e-6) << ours_pair << " vs " << smpi_pair;
+  EXPECT_GT(relative(ours_pair, ours), 0.01);
+}
+
+// MPI_Gatherv, MPI_Allgatherv, MPI_Scatterv and MPI_Reduce_scatter with uneven blocks likewise;
+// and waitlab's simulated trace of them, whose totals give the counts back, written as TI,
+// replays under smpirun -replay to the same end.
+TEST_F(SmpiReplay, OtherVCollectivesEndWhereSmpirunReplayEnds) {
+  trace_collectives("vcoll", "vc");
+  const double smpi = smpi_replay("vc.ti");
+  ASSERT_GT(smpi, 0);
+  const auto j = waitlab_summary("vc.ti", "replay");
+  const double ours = j["simulated_time_s"].get<double>();
+  EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
+  // Nothing approximated: the notes are TI's communicator assumption and the iterations.
+  ASSERT_EQ(j["replay_notes"].size(), 2u) << j["replay_notes"].dump();
+  EXPECT_EQ(j["replay_notes"][0], "64 × collectives assumed on MPI_COMM_WORLD (TI records no communicator)");
+  EXPECT_EQ(j["replay_notes"][1].get<std::string>().rfind("iterations: no repeating pattern", 0), 0u);
+  std::string out;
+  ASSERT_EQ(sh(std::string("'") + WAITLAB_BINARY + "' convert replay/trace.wlt ours.ti", out), 0) << out;
+  const double again = smpi_replay("ours.ti");
+  EXPECT_LT(relative(again, smpi), 1e-6) << "smpirun -replay of waitlab's TI " << again << " s, of SMPI's " << smpi;
 }
 
 }  // namespace

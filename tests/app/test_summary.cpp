@@ -152,6 +152,34 @@ TEST(Summary, CollectivesActuallyUsed) {
   EXPECT_EQ(used({"run.semantics=smpi-default", "run.collectives=mpi"}), "default");
 }
 
+// run.collective_algorithms names the algorithm of every choosable collective: the preset's,
+// the scenario's choices on top, "default" (SimGrid's selector) where neither says; the
+// trace's collective_algorithms attribute says the same.
+TEST(Summary, CollectiveAlgorithmsActuallyUsed) {
+  const std::string text =
+      "name: c\nplatform: {type: cluster, nodes: 4}\n"
+      "workload: {type: alltoall_loop, ranks: 4, iterations: 2}\n"
+      "run: {collective_algorithms: {alltoall: pair}}\n";
+  const auto used = [&](const std::vector<std::string>& sets) {
+    const auto s = scenarios::parse_scenario(text, "c.yaml", sets);
+    const Outcome o = simulate_scenario(s, false);
+    const auto j = summary_json(s, o)["run"]["collective_algorithms"];
+    std::string attr;
+    for (const auto& [k, v] : j.items()) attr += (attr.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+    EXPECT_EQ(o.result.trace.attribute("collective_algorithms"), attr);
+    return j;
+  };
+  auto j = used({});
+  EXPECT_EQ(j.size(), 11u);
+  EXPECT_EQ(j["alltoall"], "pair");
+  EXPECT_EQ(j["bcast"], "binomial_tree");
+  EXPECT_EQ(j["alltoallv"], "default");
+  j = used({"run.semantics=smpi-default", "run.collective_algorithms.alltoallv=ring"});
+  EXPECT_EQ(j["alltoall"], "pair");
+  EXPECT_EQ(j["alltoallv"], "ring");
+  EXPECT_EQ(j["bcast"], "default");
+}
+
 // An XML platform's path is recorded as written, not as resolved for opening: the trace
 // must not depend on how the scenario file was named (relative, absolute, with "./").
 TEST(Summary, XmlPlatformPathAsWritten) {

@@ -74,6 +74,27 @@ TEST(Overrides, ValueMayContainEquals) {
       "--set run.collectives=a=b: run.collectives: unknown collective set 'a=b' (sets: fast, mpi, default)");
 }
 
+TEST(Overrides, NestedKeysChooseOneCollectiveAlgorithm) {
+  const Scenario s = load({"run.collective_algorithms.alltoall=pair", "run.collective_algorithms.allreduce=rdb",
+                           "run.collective_algorithms.alltoall=ring"});
+  EXPECT_EQ(s.run.collective_algorithms,
+            (std::vector<std::pair<std::string, std::string>>{{"alltoall", "ring"}, {"allreduce", "rdb"}}));
+  EXPECT_EQ(error_of({"run.collective_algorithms.alltoall=pairs"}),
+            "--set run.collective_algorithms.alltoall=pairs: run.collective_algorithms: collective 'alltoall' has no "
+            "algorithm 'pairs'; did you mean 'pair'? (SimGrid 3.32's algorithms for alltoall: default, 2dmesh, "
+            "3dmesh, basic_linear, bruck, pair, pair_rma, pair_light_barrier, pair_mpi_barrier, pair_one_barrier, "
+            "rdb, ring, ring_light_barrier, ring_mpi_barrier, ring_one_barrier, mvapich2, mvapich2_scatter_dest, "
+            "ompi, mpich, impi, automatic)");
+  EXPECT_EQ(error_of({"run.collective_algorithms.alltoal=pair"})
+                .rfind("--set run.collective_algorithms.alltoal=pair: run.collective_algorithms: unknown collective "
+                       "'alltoal'; did you mean 'alltoall'?",
+                       0),
+            0u);
+  EXPECT_EQ(error_of({"run.collective_algorithms=pair"}),
+            "--set run.collective_algorithms=pair: run.collective_algorithms: expected a mapping (alltoall: pair, "
+            "allreduce: rdb), got a value");
+}
+
 TEST(Overrides, Errors) {
   EXPECT_EQ(error_of({"workload.iterations"}),
             "--set workload.iterations: expected key=value (e.g. workload.iterations=10)");

@@ -148,7 +148,7 @@ TEST(ScenarioErrors, UnknownPerturbationOptionWithoutCloseName) {
 TEST(ScenarioErrors, UnknownRunKey) {
   EXPECT_EQ(error_of(replace(base_scenario(), "  seed: 7", "  sed: 7")),
             "t.yaml:18:3: unknown key 'sed' in run; did you mean 'seed'? (allowed: seed, eager_threshold, "
-            "collectives, semantics, baseline, timing_precision)");
+            "collectives, collective_algorithms, semantics, baseline, timing_precision)");
 }
 
 TEST(ScenarioErrors, UnknownAnalysis) {
@@ -300,6 +300,22 @@ TEST(ScenarioErrors, BadRunValues) {
   EXPECT_EQ(error_of(base_scenario() + "  collectives: mpj\n"),
             "t.yaml:20:16: run.collectives: unknown collective set 'mpj'; did you mean 'mpi'? (sets: fast, "
             "mpi, default)");
+  EXPECT_EQ(error_of(base_scenario() + "  collective_algorithms: {alltoall: pair, bcast: nosuch}\n"),
+            "t.yaml:20:50: run.collective_algorithms: collective 'bcast' has no algorithm 'nosuch' (SimGrid 3.32's "
+            "algorithms for bcast: default, arrival_pattern_aware, arrival_pattern_aware_wait, arrival_scatter, "
+            "binomial_tree, flattree, flattree_pipeline, NTSB, NTSL, NTSL_Isend, scatter_LR_allgather, "
+            "scatter_rdb_allgather, SMP_binary, SMP_binomial, SMP_linear, ompi, ompi_split_bintree, ompi_pipeline, "
+            "mpich, mvapich2, mvapich2_inter_node, mvapich2_intra_node, mvapich2_knomial_intra_node, impi, "
+            "automatic)");
+  EXPECT_EQ(error_of(base_scenario() + "  collective_algorithms:\n    scan: pair\n"),
+            "t.yaml:21:5: run.collective_algorithms: unknown collective 'scan' (collectives "
+            "whose algorithm SMPI lets one choose: gather, allgather, allgatherv, allreduce, alltoall, alltoallv, "
+            "bcast, reduce, reduce_scatter, scatter, barrier)");
+  EXPECT_EQ(error_of(base_scenario() + "  collective_algorithms: {reduce: arrival_pattern_aware}\n")
+                .rfind("t.yaml:20:35: run.collective_algorithms: collective 'reduce': waitlab cannot run SimGrid's "
+                       "algorithm 'arrival_pattern_aware': it receives from MPI_ANY_SOURCE",
+                       0),
+            0u);
   EXPECT_EQ(error_of(base_scenario() + "  baseline: maybe\n"),
             "t.yaml:20:13: run.baseline: 'maybe' is not a boolean (use true or false)");
 }

@@ -41,6 +41,8 @@ class ListWorkload : public models::Workload {
   std::unique_ptr<models::ActionStream> stream(trace::Rank r) const override {
     return std::make_unique<models::VectorStream>(actions_.at(static_cast<std::size_t>(r)));
   }
+  const models::Counts* counts(std::uint32_t id) const override { return id < pool.size() ? &pool.at(id) : nullptr; }
+  models::CountsPool pool;  // the v-collective actions' sizes (Action::counts)
 
  private:
   std::vector<std::vector<Action>> actions_;

@@ -13,7 +13,7 @@ namespace {
 using CommWorkload = ListWorkload;  // with communicators besides MPI_COMM_WORLD
 
 Action on(Action a, std::uint32_t comm) {
-  a.comm = comm;
+  a.comm = static_cast<std::uint16_t>(comm);
   return a;
 }
 
