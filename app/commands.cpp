@@ -202,7 +202,10 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const bool progress = want_progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const bool prebuilt = workload != nullptr;
   Outcome o = simulate_scenario(s, progress, std::move(workload));
-  if (prebuilt) o.replay_notes = std::move(replay_notes);
+  if (prebuilt) {  // the conversion's notes, then those of the run (prepare())
+    replay_notes.insert(replay_notes.end(), o.replay_notes.begin(), o.replay_notes.end());
+    o.replay_notes = std::move(replay_notes);
+  }
   TimeResolvedInput tri;  // outputs.windows was checked by the loader
   tri.windows = models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
   if (o.ideal) tri.ideal = &o.ideal->trace;

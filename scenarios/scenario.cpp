@@ -1260,6 +1260,36 @@ std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, cons
   return workload;
 }
 
+// What a TI trace was recorded with is not in it: SMPI's defaults unless smpirun was given
+// --cfg settings. One line saying what the replay assumes and how to match the recording.
+std::string ti_protocol_note(const Scenario& s) {
+  sim::RunOptions o;
+  o.collectives = s.run.collectives;
+  o.collective_algorithms = s.run.collective_algorithms;
+  o.semantics = s.run.semantics;
+  std::string chosen;
+  for (const auto& [coll, algo] : sim::effective_collective_algorithms(o))
+    if (algo != "default") chosen += (chosen.empty() ? "" : ", ") + coll + "=" + algo;
+  std::ostringstream eager;
+  eager.precision(17);
+  eager << s.run.eager_threshold;
+  const bool smpi = s.run.semantics == sim::Semantics::SmpiDefault;
+  std::string note = "protocol: ";
+  if (smpi)
+    note += "SMPI's defaults (run.semantics=smpi-default: sends below " + eager.str() +
+            " B detached, SimGrid's default collective selector" + (chosen.empty() ? "" : "; " + chosen) +
+            "), as `smpirun -trace-ti` records without --cfg options; a recording made with others replays as "
+            "recorded with them given here too: run.eager_threshold for smpi/send-is-detached-thresh, "
+            "run.collective_algorithms.X=Y for smpi/X:Y";
+  else
+    note += "waitlab's (run.semantics=waitlab: sends below " + eager.str() + " B eager; collectives '" +
+            s.run.collectives + "': " + chosen +
+            "), not SMPI's defaults, with which `smpirun -trace-ti` recorded; to replay as recorded: --set "
+            "run.semantics=smpi-default, and the recording's --cfg settings as run.eager_threshold "
+            "(smpi/send-is-detached-thresh) and run.collective_algorithms.X=Y (smpi/X:Y)";
+  return note;
+}
+
 Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::vector<std::string>* replay_notes) {
   Run r;
   try {
@@ -1294,6 +1324,9 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
       rethrow_at_option(e, s.workload);
     }
   }
+  if (replay_notes != nullptr && s.workload.type == models::kTraceWorkload &&
+      trace::format_of_input(trace_path(s.workload, s.file)) == trace::TraceFormat::Ti)
+    replay_notes->push_back(ti_protocol_note(s));
   try {
     r.placement = models::place(r.platform, r.workload->ranks());
   } catch (const InputError& e) {

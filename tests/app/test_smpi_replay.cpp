@@ -215,6 +215,9 @@ TEST_F(SmpiReplay, AlltoallWithPairEndsWhereSmpirunReplayEnds) {
   EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
   EXPECT_EQ(j["run"]["collective_algorithms"]["alltoall"], "pair");
   EXPECT_EQ(j["run"]["collective_algorithms"]["bcast"], "default");
+  EXPECT_NE(j["replay_notes"].dump().find("SimGrid's default collective selector; alltoall=pair), as"),
+            std::string::npos)
+      << j["replay_notes"].dump();
   // Without the choice: SimGrid's default alltoall, on both sides, another end.
   const double smpi_default = smpi_replay("a2a.ti");
   const double ours_default = waitlab_replay("a2a.ti", "default");
@@ -231,9 +234,29 @@ TEST_F(SmpiReplay, UnevenAlltoallvEndsWhereSmpirunReplayEnds) {
   const auto j = waitlab_summary("a2av.ti", "replay");
   const double ours = j["simulated_time_s"].get<double>();
   EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
-  // Nothing approximated: the only note is TI's communicator assumption.
-  ASSERT_EQ(j["replay_notes"].size(), 1u) << j["replay_notes"].dump();
+  // Nothing approximated: the notes are TI's communicator assumption and the protocol.
+  ASSERT_EQ(j["replay_notes"].size(), 2u) << j["replay_notes"].dump();
   EXPECT_EQ(j["replay_notes"][0], "48 × collectives assumed on MPI_COMM_WORLD (TI records no communicator)");
+  EXPECT_EQ(j["replay_notes"][1],
+            "protocol: SMPI's defaults (run.semantics=smpi-default: sends below 65536 B detached, SimGrid's default "
+            "collective selector), as `smpirun -trace-ti` records without --cfg options; a recording made with "
+            "others replays as recorded with them given here too: run.eager_threshold for "
+            "smpi/send-is-detached-thresh, run.collective_algorithms.X=Y for smpi/X:Y");
+  // Under waitlab's own protocol the note says so, and how to match the recording.
+  std::string out;
+  ASSERT_EQ(sh(std::string("'") + WAITLAB_BINARY + "' replay a2av.ti --platform platform.xml --no-progress --out own",
+               out),
+            0)
+      << out;
+  EXPECT_NE(out.find("replay note     protocol: waitlab's (run.semantics=waitlab: sends below 65536 B eager; "
+                     "collectives 'fast': "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("), not SMPI's defaults, with which `smpirun -trace-ti` recorded; to replay as recorded: --set "
+                     "run.semantics=smpi-default, and the recording's --cfg settings as run.eager_threshold "
+                     "(smpi/send-is-detached-thresh) and run.collective_algorithms.X=Y (smpi/X:Y)\n"),
+            std::string::npos)
+      << out;
   const double smpi_pair = smpi_replay("a2av.ti", "--cfg=smpi/alltoallv:pair");
   const double ours_pair = waitlab_replay("a2av.ti", "pair", "--set run.collective_algorithms.alltoallv=pair");
   EXPECT_LT(relative(ours_pair, smpi_pair), 1e-6) << ours_pair << " vs " << smpi_pair;
@@ -250,8 +273,9 @@ TEST_F(SmpiReplay, OtherVCollectivesEndWhereSmpirunReplayEnds) {
   const auto j = waitlab_summary("vc.ti", "replay");
   const double ours = j["simulated_time_s"].get<double>();
   EXPECT_LT(relative(ours, smpi), 1e-6) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
-  // Nothing approximated: the notes are TI's communicator assumption and the iterations.
-  ASSERT_EQ(j["replay_notes"].size(), 2u) << j["replay_notes"].dump();
+  // Nothing approximated: the notes are TI's communicator assumption, the iterations, the protocol.
+  ASSERT_EQ(j["replay_notes"].size(), 3u) << j["replay_notes"].dump();
+  EXPECT_EQ(j["replay_notes"][2].get<std::string>().rfind("protocol: SMPI's defaults", 0), 0u);
   EXPECT_EQ(j["replay_notes"][0], "64 × collectives assumed on MPI_COMM_WORLD (TI records no communicator)");
   EXPECT_EQ(j["replay_notes"][1].get<std::string>().rfind("iterations: no repeating pattern", 0), 0u);
   std::string out;
