@@ -76,8 +76,11 @@ RankPeriod rank_period(const std::vector<std::uint64_t>& sig) {
 }  // namespace
 
 Loop find_loop(const std::vector<std::vector<Action>>& actions) {
+  return find_loop(static_cast<int>(actions.size()), [&](int r) { return actions[static_cast<std::size_t>(r)]; });
+}
+
+Loop find_loop(int ranks, const std::function<std::vector<Action>(int)>& rank) {
   Loop loop;
-  const int ranks = static_cast<int>(actions.size());
   if (ranks == 0) return loop;
   std::vector<int> sample;
   const int n = std::min(ranks, kSampleRanks);
@@ -88,7 +91,7 @@ Loop find_loop(const std::vector<std::vector<Action>>& actions) {
   std::map<int, std::pair<int, double>> votes;  // period -> (ranks, lowest share)
   std::map<int, int> repeats;                     // period -> the most steps / period of its ranks
   for (const int r : sample) {
-    const auto sig = step_signatures(actions[static_cast<std::size_t>(r)]);
+    const auto sig = step_signatures(rank(r));
     const RankPeriod p = rank_period(sig);
     ++loop.ranks_sampled;
     if (p.period == 0) continue;
@@ -108,25 +111,19 @@ Loop find_loop(const std::vector<std::vector<Action>>& actions) {
   return loop;
 }
 
-int number_iterations(std::vector<std::vector<Action>>& actions, int iterations, int* uneven) {
-  int got = 0;
-  if (uneven) *uneven = 0;
-  for (auto& rank : actions) {
-    std::int32_t intervals = 0;
-    for (const Action& a : rank) intervals += a.kind == ActionKind::Compute;
+IterationSplit split_iterations(const std::vector<std::size_t>& intervals, int iterations) {
+  IterationSplit s;
+  const auto n = static_cast<std::size_t>(std::max(1, iterations));
+  for (const std::size_t k : intervals) {
     // This rank's intervals per iteration: fewer than the sampled ranks' where two compute
     // phases meet with no call between them (a corner of a sweep) and the trace has one
     // interval for both.
-    const std::int32_t per = std::max<std::int32_t>(1, intervals / std::max(1, iterations));
-    if (uneven && intervals % std::max(1, iterations) != 0) ++*uneven;
-    std::int32_t interval = 0;
-    for (Action& a : rank)
-      if (a.kind == ActionKind::Compute) {
-        a.iteration = std::min(interval++ / per, iterations - 1);
-        got = std::max(got, a.iteration + 1);
-      }
+    const std::size_t per = std::max<std::size_t>(1, k / n);
+    if (k % n != 0) ++s.uneven;
+    s.per_rank.push_back(static_cast<std::int32_t>(std::min<std::size_t>(per, INT32_MAX)));
+    if (k > 0) s.iterations = std::max(s.iterations, static_cast<int>(std::min((k - 1) / per, n - 1)) + 1);
   }
-  return got;
+  return s;
 }
 
 }  // namespace waitlab::models

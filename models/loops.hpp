@@ -1,7 +1,7 @@
 // waitlab::models — the iterations of a replayed trace, from the loop structure of its calls.
 //
 // Promise: find_loop() looks for the period of a replayed trace's main loop in its actions
-// and number_iterations() renumbers the compute actions by it, for traces that name no
+// and split_iterations() numbers the compute actions by it, for traces that name no
 // iteration region (every TI trace: TI has no regions). A "step" of a rank is one compute
 // interval and the actions up to the next one (the last interval, followed by the program's
 // end, is no step); its signature hashes those actions' kinds,
@@ -19,12 +19,13 @@
 // every interval; Sweep3D: the blocks of the eight octant sweeps; a corner rank of a sweep
 // has fewer, where two blocks meet with no call between them and the trace has one interval
 // for both). A rank whose intervals do not divide by N (set-up before the loop) puts the rest
-// in its last iteration; number_iterations() counts these ranks. When no period is found the
+// in its last iteration; split_iterations() counts these ranks. When no period is found the
 // caller keeps one iteration per compute interval and says so. Cost: at most
 // kSampleRanks × kWindow × kMaxPeriod signature comparisons plus one pass over the actions.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/action.hpp"
@@ -46,10 +47,17 @@ inline constexpr int kMinRepeats = 3;
 inline constexpr double kAccept = 0.9;
 inline constexpr double kTolerance = 0.02;
 
+// `rank(r)` gives rank r's actions (only the sampled ranks' are asked for).
+Loop find_loop(int ranks, const std::function<std::vector<Action>(int)>& rank);
 Loop find_loop(const std::vector<std::vector<Action>>& actions);
-// Sets every compute action's iteration: its index among the rank's compute actions over the
-// rank's intervals per iteration (its intervals / `iterations`). Returns the number of
-// iterations; `uneven` (if given) counts the ranks whose intervals do not divide evenly.
-int number_iterations(std::vector<std::vector<Action>>& actions, int iterations, int* uneven = nullptr);
+
+// The iterations of every rank's compute intervals: rank r's k-th compute action belongs to
+// iteration min(k / per_rank[r], iterations − 1), per_rank[r] = max(1, intervals[r] / iterations).
+struct IterationSplit {
+  std::vector<std::int32_t> per_rank;
+  int iterations = 0;  // the iterations some rank has (≤ the `iterations` asked for)
+  int uneven = 0;      // ranks whose intervals do not divide evenly
+};
+IterationSplit split_iterations(const std::vector<std::size_t>& intervals, int iterations);
 
 }  // namespace waitlab::models

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis/trace/error.hpp"
+#include "models/action_tape.hpp"
 #include "models/loops.hpp"
 
 namespace waitlab::models {
@@ -33,44 +34,64 @@ class Notes {
   std::map<std::string, std::uint64_t> counts_;
 };
 
+// A replayed trace's actions, each rank's on a compact tape (models/action_tape.hpp: about 8
+// bytes a call instead of 64). Two things are applied as the actions are read rather than
+// stored: the final numbering of communicators (known once every rank is converted) and the
+// iterations found in the loop structure (each rank's compute intervals split evenly).
 class ReplayWorkload : public Workload {
  public:
-  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<std::vector<Action>> actions, int iterations,
-                 CountsPool counts = {})
+  ReplayWorkload(std::string name, trace::Definitions defs, std::vector<ActionTape> tapes, int iterations,
+                 CountsPool counts = {}, std::vector<std::uint16_t> comm_ids = {})
       : name_(std::move(name)),
         defs_(std::move(defs)),
-        actions_(std::move(actions)),
+        tapes_(std::move(tapes)),
         iterations_(iterations),
-        counts_(std::move(counts)) {}
+        counts_(std::move(counts)),
+        comm_ids_(std::move(comm_ids)) {}
   std::string name() const override { return name_; }
-  int ranks() const override { return static_cast<int>(actions_.size()); }
+  int ranks() const override { return static_cast<int>(tapes_.size()); }
   int iterations() const override { return iterations_; }
   const trace::Definitions& definitions() const override { return defs_; }
   std::unique_ptr<ActionStream> stream(Rank r) const override {
-    return std::make_unique<Stream>(actions_[static_cast<std::size_t>(r)]);
+    const auto i = static_cast<std::size_t>(r);
+    return std::make_unique<Stream>(*this, tapes_[i], split_.empty() ? 0 : split_[i]);
   }
   const Counts* counts(std::uint32_t id) const override { return id < counts_.size() ? &counts_.at(id) : nullptr; }
+  const ActionTape& tape(Rank r) const { return tapes_[static_cast<std::size_t>(r)]; }
+  // Compute actions get iteration min(k / per_rank[r], iterations − 1), k their index on the rank.
+  void split_iterations(std::vector<std::int32_t> per_rank, int iterations) {
+    split_ = std::move(per_rank);
+    iterations_ = iterations;
+  }
 
  private:
   class Stream : public ActionStream {
    public:
-    explicit Stream(const std::vector<Action>& a) : a_(a) {}
+    Stream(const ReplayWorkload& w, const ActionTape& t, std::int32_t per) : w_(w), t_(t), reader_(t), per_(per) {}
     bool next(Action& out) override {
-      if (pos_ >= a_.size()) return false;
-      out = a_[pos_++];
+      if (!reader_.next(out)) return false;
+      if (!w_.comm_ids_.empty() && out.comm != 0) out.comm = w_.comm_ids_[out.comm];
+      if (per_ > 0 && out.kind == ActionKind::Compute) out.iteration = std::min(interval_++ / per_, w_.iterations_ - 1);
       return true;
     }
-    double done() const override { return a_.empty() ? 1.0 : static_cast<double>(pos_) / static_cast<double>(a_.size()); }
+    double done() const override {
+      return t_.size() == 0 ? 1.0 : static_cast<double>(reader_.position()) / static_cast<double>(t_.size());
+    }
 
    private:
-    const std::vector<Action>& a_;
-    std::size_t pos_ = 0;
+    const ReplayWorkload& w_;
+    const ActionTape& t_;
+    TapeReader reader_;
+    std::int32_t per_;
+    std::int32_t interval_ = 0;
   };
   std::string name_;
   trace::Definitions defs_;
-  std::vector<std::vector<Action>> actions_;
+  std::vector<ActionTape> tapes_;
   int iterations_;
-  CountsPool counts_;  // the v-collectives' sizes, each distinct vector once
+  CountsPool counts_;                  // the v-collectives' sizes, each distinct vector once
+  std::vector<std::uint16_t> comm_ids_;  // stored communicator id -> the workload's (empty: the same)
+  std::vector<std::int32_t> split_;      // per rank: compute intervals per iteration (empty: as stored)
 };
 
 // Request slots of one rank: the engine names requests by slot; a slot is free again once
@@ -258,23 +279,22 @@ struct TraceConverter {
     return w;
   }
   // The workload's communicators in the order of their trace ids (they were added in the order
-  // the ranks first used them), and the collectives' ids with them.
-  void renumber_comms(std::vector<std::vector<Action>>& actions) {
-    if (defs.comms.size() <= 2) return;
+  // the ranks first used them); returns the collectives' new ids by their old (empty: the same),
+  // which the workload applies as it reads them.
+  std::vector<std::uint16_t> renumber_comms() {
+    if (defs.comms.size() <= 2) return {};
     std::vector<std::uint32_t> order(defs.comms.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin() + 1, order.end(),
               [&](std::uint32_t a, std::uint32_t b) { return trace_comm[a] < trace_comm[b]; });
-    std::vector<std::uint32_t> new_id(order.size());
+    std::vector<std::uint16_t> new_id(order.size());
     std::vector<trace::Communicator> comms(order.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) {
-      new_id[order[i]] = i;
+      new_id[order[i]] = static_cast<std::uint16_t>(i);  // < kMaxComms: comm_of() refuses more
       comms[i] = std::move(defs.comms[order[i]]);
     }
     defs.comms = std::move(comms);
-    for (auto& rank : actions)
-      for (auto& a : rank)
-        if (trace::is_collective(action_op(a.kind))) a.comm = static_cast<std::uint16_t>(new_id[a.comm]);
+    return new_id;
   }
 
   // Rank g's rank in workload communicator w, or kNoRank if it is not a member.
@@ -1254,28 +1274,59 @@ Rank world_rank(const trace::Definitions& d, std::uint32_t comm, Rank local) {
 }
 
 // Without an iteration region, iterations follow the loop structure of the calls
-// (models/loops.hpp); the replay notes say what was found.
-int loop_iterations(std::vector<std::vector<Action>>& actions, int per_interval, ReplayReport* report) {
-  const Loop loop = find_loop(actions);
+// (models/loops.hpp); the replay notes say what was found. The sampled ranks' actions are
+// read back from the workload's tapes.
+void loop_iterations(ReplayWorkload& w, ReplayReport* report) {
+  const Loop loop = find_loop(w.ranks(), [&](int r) {
+    std::vector<Action> out;
+    out.reserve(w.tape(r).size());
+    Action a;
+    for (auto s = w.stream(r); s->next(a);) out.push_back(a);
+    return out;
+  });
   if (loop.period == 0) {
     if (report)
       report->notes.push_back("iterations: no repeating pattern of calls found (on " +
                               std::to_string(loop.ranks_sampled) +
                               " sampled ranks): each compute interval is taken as an iteration; analyses "
                               "that need iterations (idlewave) may not find the program's");
-    return per_interval;
+    return;
   }
-  int uneven = 0;
-  const int iterations = number_iterations(actions, loop.iterations, &uneven);
-  if (report && (loop.period > 1 || uneven > 0))
+  std::vector<std::size_t> intervals;
+  for (Rank r = 0; r < w.ranks(); ++r) intervals.push_back(w.tape(r).computes());
+  IterationSplit split = split_iterations(intervals, loop.iterations);
+  if (report && (loop.period > 1 || split.uneven > 0))
     report->notes.push_back("iterations: the calls repeat every " + std::to_string(loop.period) +
                             " compute interval(s) (" + std::to_string(loop.ranks_agreeing) + " of " +
-                            std::to_string(loop.ranks_sampled) + " sampled ranks): " + std::to_string(iterations) +
+                            std::to_string(loop.ranks_sampled) + " sampled ranks): " +
+                            std::to_string(split.iterations) +
                             " iterations, each rank's compute intervals split evenly among them" +
-                            (uneven > 0 ? " (" + std::to_string(uneven) +
-                                              " rank(s) with intervals left over, put in their last iteration)"
-                                        : std::string()));
-  return iterations;
+                            (split.uneven > 0 ? " (" + std::to_string(split.uneven) +
+                                                    " rank(s) with intervals left over, put in their last iteration)"
+                                              : std::string()));
+  w.split_iterations(std::move(split.per_rank), split.iterations);
+}
+
+// Converts every rank with `convert(r)` (its actions) onto a tape, one rank at a time: a
+// replay holds its tapes, never every rank's Actions at once. `done(r)` may free what rank r
+// was converted from.
+template <class Convert, class Done>
+std::vector<ActionTape> to_tapes(std::size_t ranks, Convert&& convert, Done&& done, std::uint64_t& actions) {
+  std::vector<ActionTape> tapes(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    for (const Action& a : convert(static_cast<Rank>(r))) tapes[r].push(a);
+    tapes[r].shrink_to_fit();
+    actions += tapes[r].size();
+    done(r);
+  }
+  return tapes;
+}
+
+std::unique_ptr<Workload> finish(std::unique_ptr<ReplayWorkload> w, const ReplayOptions& o, ReplayReport* report,
+                                 std::uint64_t actions) {
+  if (report) report->actions = actions;
+  if (o.iteration_region.empty()) loop_iterations(*w, report);
+  return w;
 }
 
 }  // namespace
@@ -1284,33 +1335,46 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string&
                                        ReplayReport* report) {
   if (t.ranks() == 0) throw InputError(name + ": the trace has no ranks to replay");
   TraceConverter c(t, o);
-  std::vector<std::vector<Action>> actions(t.ranks());
   std::uint64_t n = 0;
-  for (std::size_t r = 0; r < t.ranks(); ++r) {
-    actions[r] = c.rank(static_cast<Rank>(r));
-    n += actions[r].size();
-  }
-  c.renumber_comms(actions);
+  auto tapes = to_tapes(t.ranks(), [&](Rank r) { return c.rank(r); }, [](std::size_t) {}, n);
+  auto comm_ids = c.renumber_comms();
   c.notes.flush(report);
-  if (report) report->actions = n;
-  const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations, std::move(c.pool));
+  return finish(std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(tapes), c.iterations,
+                                                 std::move(c.pool), std::move(comm_ids)),
+                o, report, n);
 }
+
+namespace {
+
+// A TI trace's ranks are converted in turn; when the trace is the caller's to give up
+// (`release`: the same trace), each rank's records are freed once converted.
+std::unique_ptr<Workload> replay_ti_records(const trace::TiTrace& ti, trace::TiTrace* release, const std::string& name,
+                                            const ReplayOptions& o, ReplayReport* report) {
+  if (ti.ranks.empty()) throw InputError(name + ": the TI trace has no ranks to replay");
+  TiConverter c(ti, o);
+  std::uint64_t n = 0;
+  auto tapes = to_tapes(
+      ti.ranks.size(), [&](Rank r) { return c.rank(r); },
+      [&](std::size_t r) {
+        if (release != nullptr) std::vector<TiRecord>().swap(release->ranks[r]);
+      },
+      n);
+  c.notes.flush(report);
+  return finish(std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(tapes), c.iterations,
+                                                 std::move(c.pool)),
+                o, report, n);
+}
+
+}  // namespace
 
 std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name, const ReplayOptions& o,
                                     ReplayReport* report) {
-  if (ti.ranks.empty()) throw InputError(name + ": the TI trace has no ranks to replay");
-  TiConverter c(ti, o);
-  std::vector<std::vector<Action>> actions(ti.ranks.size());
-  std::uint64_t n = 0;
-  for (std::size_t r = 0; r < ti.ranks.size(); ++r) {
-    actions[r] = c.rank(static_cast<Rank>(r));
-    n += actions[r].size();
-  }
-  c.notes.flush(report);
-  if (report) report->actions = n;
-  const int iterations = o.iteration_region.empty() ? loop_iterations(actions, c.iterations, report) : c.iterations;
-  return std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(actions), iterations, std::move(c.pool));
+  return replay_ti_records(ti, nullptr, name, o, report);
+}
+
+std::unique_ptr<Workload> replay_ti(trace::TiTrace&& ti, const std::string& name, const ReplayOptions& o,
+                                    ReplayReport* report) {
+  return replay_ti_records(ti, &ti, name, o, report);
 }
 
 trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std::string>* lost) {

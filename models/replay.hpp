@@ -79,6 +79,10 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& trace, const std::str
                                        const ReplayOptions& options, ReplayReport* report = nullptr);
 std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name,
                                     const ReplayOptions& options, ReplayReport* report = nullptr);
+// The same, freeing each rank's records once it is converted (the replay's peak memory is then
+// about the records, not the records and the actions).
+std::unique_ptr<Workload> replay_ti(trace::TiTrace&& ti, const std::string& name,
+                                    const ReplayOptions& options, ReplayReport* report = nullptr);
 
 trace::TiTrace ti_from_workload(const Workload& workload, double speed, std::vector<std::string>* lost = nullptr);
 trace::Trace logical_trace(const Workload& workload, double speed);

@@ -9,6 +9,7 @@
 #include "sim/engine.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -407,6 +408,9 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
                        "(it deadlocks on more); this run has " + std::to_string(workload.ranks()));
   if (platform.kind != models::PlatformKind::Xml) (void)models::place(platform, workload.ranks());
 
+  // What the caller freed before (a replay's trace records, once converted) goes back to the
+  // system: otherwise it stays resident in this process and in the child, which shares it.
+  malloc_trim(0);
   // What the run needs of the host, before anything is started: a run that cannot fit is
   // refused in a second rather than killed after an hour.
   const HostLimits limits = read_host_limits();
