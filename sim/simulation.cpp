@@ -238,6 +238,8 @@ class RankRunner {
   void vcollective(const Action& a, MpiOp op);
   void create_communicators();
   RankComm& comm_of(const Action& a);
+  void check_root(const RankComm& cm, Rank root) const;
+  Rank world_rank(const RankComm& cm, Rank local) const;
   std::string comm_text(std::uint32_t id) const;  // " on communicator 'row 1'" ("" for MPI_COMM_WORLD)
   void finalize();
 
@@ -518,6 +520,20 @@ void RankRunner::check_collective(const RankComm& c) const {
 std::string RankRunner::comm_text(std::uint32_t id) const {
   if (id == trace::kCommWorld || id >= sim_.defs().comms.size()) return "";
   return " on communicator '" + sim_.defs().comms[id].name + "'";
+}
+
+// A collective's root, a rank of its communicator.
+void RankRunner::check_root(const RankComm& cm, Rank root) const {
+  if (cm.id == trace::kCommWorld) return check_peer(root, "root");
+  if (root < 0 || root >= cm.size)
+    bad("root " + std::to_string(root) + " is not a rank of communicator '" + sim_.defs().comms[cm.id].name +
+        "' (it has " + std::to_string(cm.size) + ")");
+}
+
+// The world rank of rank `local` of the communicator: the trace names roots by their world
+// rank (the event model's convention).
+Rank RankRunner::world_rank(const RankComm& cm, Rank local) const {
+  return cm.id == trace::kCommWorld ? local : sim_.defs().comms[cm.id].members[static_cast<std::size_t>(local)];
 }
 
 // The communicator of a collective action, of which this rank must be a member.
@@ -1021,10 +1037,7 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   const MPI_Comm comm = cm.handle;
   const bool rooted =
       op == MpiOp::Bcast || op == MpiOp::Reduce || op == MpiOp::Gather || op == MpiOp::Scatter;
-  if (rooted && cm.id == trace::kCommWorld) check_peer(a.root, "root");
-  if (rooted && cm.id != trace::kCommWorld && (a.root < 0 || a.root >= cm.size))
-    bad("root " + std::to_string(a.root) + " is not a rank of communicator '" +
-        sim_.defs().comms[cm.id].name + "' (it has " + std::to_string(cm.size) + ")");
+  if (rooted) check_root(cm, a.root);
   const int n = op == MpiOp::Barrier ? 0 : count(a.bytes);
   const auto ranks = static_cast<std::uint64_t>(cm.size);
   const std::uint64_t b = op == MpiOp::Barrier ? 0 : a.bytes;
@@ -1112,10 +1125,7 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   e.kind = EventKind::CollEnd;
   e.op = op;
   e.ref = cm.id;
-  // The trace names the root by its world rank (the event model's convention).
-  e.peer = !rooted                      ? trace::kNoRank
-           : cm.id == trace::kCommWorld ? a.root
-                                        : sim_.defs().comms[cm.id].members[static_cast<std::size_t>(a.root)];
+  e.peer = rooted ? world_rank(cm, a.root) : trace::kNoRank;
   e.bytes = sent;
   e.aux = got;
   loc_.events.push_back(e);
@@ -1135,11 +1145,7 @@ void RankRunner::vcollective(const Action& a, MpiOp op) {
   const MPI_Comm comm = cm.handle;
   const auto n = static_cast<std::size_t>(cm.size);
   const bool rooted = op == MpiOp::Gatherv || op == MpiOp::Scatterv;
-  if (rooted && (a.root < 0 || a.root >= cm.size))
-    bad("root " + std::to_string(a.root) + " is not a rank of " +
-        (cm.id == trace::kCommWorld ? std::string("MPI_COMM_WORLD")
-                                    : "communicator '" + sim_.defs().comms[cm.id].name + "'") +
-        " (it has " + std::to_string(cm.size) + ")");
+  if (rooted) check_root(cm, a.root);
   const bool root = rooted && a.root == cm.local;
   const models::Counts* c = sim_.counts(a.counts);
   if (c == nullptr) bad("the " + std::string(trace::mpi_name(op)) + " names no per-rank sizes (counts id " +
@@ -1244,11 +1250,7 @@ void RankRunner::vcollective(const Action& a, MpiOp op) {
   block_ = Block::None;
   check(rc, std::string(trace::mpi_name(op)).c_str());
   const double t = now();
-  // The trace names the root by its world rank (the event model's convention).
-  const Rank root_world = !rooted                      ? trace::kNoRank
-                          : cm.id == trace::kCommWorld ? a.root
-                                                       : sim_.defs().comms[cm.id].members[static_cast<std::size_t>(a.root)];
-  event(EventKind::CollEnd, op, t, cm.id, root_world, 0, sent, got);
+  event(EventKind::CollEnd, op, t, cm.id, rooted ? world_rank(cm, a.root) : trace::kNoRank, 0, sent, got);
   if (profile_ != nullptr) facts_.collective(root, sent + got);
   leave(op, t);
 }
