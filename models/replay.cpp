@@ -119,8 +119,12 @@ class RankBuilder {
   RankBuilder(Rank rank, const ReplayOptions& o, trace::Definitions& defs, std::vector<Action>& out)
       : rank_(rank), o_(o), defs_(defs), out_(out) {}
 
+  // Compute of `amount` seconds, or flops. No time is nothing to replay, but for flops: a TI
+  // `compute 0` is a call of smpi_execute_flops(0), which SMPI's replay (and the traced run)
+  // executes as an execution of no flops — it ends after the other ranks' calls of the same
+  // instant — so it is kept, and the engine executes it likewise.
   void compute(double amount, bool flops, trace::RegionId region) {
-    if (!(amount > 0)) return;
+    if (!(amount > 0) && !(flops && amount == 0)) return;
     double f = 1;
     for (const auto& s : o_.scales)
       if (s.applies(defs_.regions[region].name, rank_)) f *= s.factor;
@@ -1214,10 +1218,11 @@ struct TiConverter {
       default:
         break;
     }
-    // SMPI's replayer executes a reduction's flops after the collective.
-    if ((rec.op == TiOp::Reduce || rec.op == TiOp::Allreduce || rec.op == TiOp::ReduceScatter ||
-         rec.op == TiOp::Scan || rec.op == TiOp::Exscan) &&
-        rec.amount > 0)
+    // SMPI's replayer executes a reduction's flops after the collective, none too (an
+    // execution of no flops).
+    // (SMPI does not replay scans: waitlab's allreduce for them takes their flops if any.)
+    if (rec.op == TiOp::Reduce || rec.op == TiOp::Allreduce || rec.op == TiOp::ReduceScatter ||
+        ((rec.op == TiOp::Scan || rec.op == TiOp::Exscan) && rec.amount > 0))
       b.compute(rec.amount, true, main);
   }
 };
