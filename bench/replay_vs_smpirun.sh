@@ -24,7 +24,8 @@
 #
 # usage: bench/replay_vs_smpirun.sh [--reuse] [BUILD_DIR] [APP:RANKS[:ARG,ARG...] ...]
 #   default: build heat:1024 sweep3d:1024 lu:1024 cg:256 lulesh:512 lulesh_all:512
-#   --reuse: keep and reuse traces already in the work directory (same app, ranks and args)
+#   --reuse: reuse a trace already in the work directory if made from the same source, flags
+#            and arguments (traces are always kept there)
 # env: WORK=/tmp/waitlab-replay-bench  TIMEOUT=1800 (s per run)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,7 +64,8 @@ for c in "${CASES[@]}"; do
 XML
   seq 0 $((n - 1)) | sed 's/^/node-/' > "$hosts"
   ti="$app.ti"
-  if [ $REUSE = 0 ] || [ ! -f "$d/traced.ok" ]; then
+  stamp="$(md5sum < "$ROOT/bench/apps/$src.c" | cut -d' ' -f1) $cflags $args"  # what the trace was made of
+  if [ $REUSE = 0 ] || [ "$(cat "$d/traced.ok" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$d/$ti" "$d/${ti}_files" "$d/traced.ok"
     if ! smpicc -O1 $cflags "$ROOT/bench/apps/$src.c" -o "$d/$app" > "$d/compile.log" 2>&1; then
       echo "$app: smpicc failed:"; tail -5 "$d/compile.log"; continue
@@ -74,7 +76,7 @@ XML
           --cfg=smpi/display-timing:yes "$LOGFMT" "./$app" $args > trace.log 2>&1); then
       echo "$app: tracing failed:"; tail -5 "$d/trace.log"; continue
     fi
-    touch "$d/traced.ok"
+    echo "$stamp" > "$d/traced.ok"
   fi
   traced=$(simtime "$d/trace.log")
   records=$(cd "$d" && xargs cat < "$ti" | wc -l)

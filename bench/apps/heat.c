@@ -11,7 +11,7 @@
  * Compute is not executed: smpi_execute_flops() injects it, so `smpirun -trace-ti` with
  * --cfg=smpi/simulate-computation:no records deterministic `compute N` records.
  *
- * usage: heat [ITERATIONS=100] [FLOPS_PER_STEP=1e6] */
+ * usage: heat [ITERATIONS=150] [FLOPS_PER_STEP=1e6] */
 #include <mpi.h>
 #include <smpi/smpi.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@ static void shift(double* out, int to, double* in, int from, int tag) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const int iters = argc > 1 ? atoi(argv[1]) : 100;
+  const int iters = argc > 1 ? atoi(argv[1]) : 150;
   const double flops = argc > 2 ? atof(argv[2]) : 1e6;
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -15,7 +15,7 @@
  * source the program gave). Compute is injected with smpi_execute_flops() (traced as
  * `compute N` records under --cfg=smpi/simulate-computation:no).
  *
- * usage: lu [ITERATIONS=2] [N=162] [INORM=2] [FLOPS_PER_POINT=100]
+ * usage: lu [ITERATIONS=1] [N=64] [INORM=2] [FLOPS_PER_POINT=100]
  *   N: the global grid is N^3 (class C: 162; nz = N, nx = N / xdim, ny = N / ydim). */
 #include <mpi.h>
 #include <smpi/smpi.h>
@@ -58,8 +58,8 @@ static void exchange_3_pair(int first, int second, int len, int tag1, int tag2) 
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const int iters = argc > 1 ? atoi(argv[1]) : 2;
-  const int n = argc > 2 ? atoi(argv[2]) : 162;
+  const int iters = argc > 1 ? atoi(argv[1]) : 1;
+  const int n = argc > 2 ? atoi(argv[2]) : 64;
   const int inorm = argc > 3 ? atoi(argv[3]) : 2;
   const double fpp = argc > 4 ? atof(argv[4]) : 100;
   int rank, size;
