@@ -111,10 +111,12 @@ ref = float(sm_sim) if ok else (float(traced) if traced != "-" else None)
 rel = "-" if ref is None else "%+.1e" % ((float(wl_sim) - ref) / ref)
 if not ok and ref is not None:
     rel += "*"
-print("%-10s %5s %9s %10.7f | %8.2f %7.0f %17s | %8.2f %7.0f %17.15f | %7.2f %6.2f %9s" % (
+# speed-up and memory ratio only where smpirun replayed the whole trace
+speedup = "%.2f" % (float(sm_s) / float(wl_s)) if ok else "-"
+mem = "%.2f" % (int(sm_kb) / int(wl_kb)) if ok else "-"
+print("%-10s %5s %9s %10.7f | %8.2f %7.0f %17s | %8.2f %7.0f %17.15f | %7s %6s %9s" % (
     app, n, rec, float(traced) if traced != "-" else float("nan"), float(sm_s), int(sm_kb) / 1024,
-    ("%.15f" % float(sm_sim)) if ok else sm_sim, float(wl_s), int(wl_kb) / 1024, float(wl_sim),
-    float(sm_s) / float(wl_s), int(sm_kb) / int(wl_kb), rel))
+    ("%.15f" % float(sm_sim)) if ok else sm_sim, float(wl_s), int(wl_kb) / 1024, float(wl_sim), speedup, mem, rel))
 if note:
     print("  %s: %s; rel diff* is waitlab against the traced run" % (app, note))
 PY
