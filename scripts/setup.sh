@@ -16,6 +16,7 @@ PACKAGES=(
   python3 python3-matplotlib python3-numpy
   chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
   clang-14 libclang-rt-14-dev llvm-14  # fuzz targets (scripts/fuzz.sh): clang, libFuzzer's runtime, llvm-symbolizer
+  time                      # GNU time: peak memory in bench/replay_vs_smpirun.sh
 )
 
 missing=()

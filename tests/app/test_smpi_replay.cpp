@@ -39,10 +39,10 @@ class SmpiReplay : public test::TempDirTest {
     std::ofstream(dir_ / "platform.xml")
         << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
            "<platform version=\"4.1\">\n"
-           "  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-15\" speed=\"1Gf\" bw=\"10GBps\" "
+           "  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-63\" speed=\"1Gf\" bw=\"10GBps\" "
            "lat=\"1us\" loopback_bw=\"50GBps\" loopback_lat=\"0.1us\"/>\n</platform>\n";
     std::ofstream hosts(dir_ / "hosts");
-    for (int i = 0; i < 16; ++i) hosts << "node-" << i << "\n";
+    for (int i = 0; i < 64; ++i) hosts << "node-" << i << "\n";
   }
   // Runs `cmd` in the test directory; returns its exit status, output in `out`.
   int sh(const std::string& cmd, std::string& out) const {
@@ -51,12 +51,12 @@ class SmpiReplay : public test::TempDirTest {
     out = slurp(dir_ / "out.txt");
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
-  // `smpirun -replay` of an index on the 16-node platform (`cfg`: more options, such as
+  // `smpirun -replay` of an index on `ranks` nodes of the 64-node platform (`cfg`: more options, such as
   // --cfg=smpi/alltoall:pair): the simulated time at its end. SMPI prints it with 6 digits;
   // the log line's clock, formatted with 15 decimals, has them all.
-  double smpi_replay(const std::string& index, const std::string& cfg = "") const {
+  double smpi_replay(const std::string& index, const std::string& cfg = "", int ranks = 16) const {
     std::string out;
-    const int rc = sh("smpirun -np 16 -platform platform.xml -hostfile hosts -replay '" + index +
+    const int rc = sh("smpirun -np " + std::to_string(ranks) + " -platform platform.xml -hostfile hosts -replay '" + index +
                           "' --cfg=smpi/display-timing:yes --cfg=smpi/host-speed:1Gf " + cfg +
                           " '--log=smpi_utils.fmt:[%.15r]%e%m%n'",
                       out);
@@ -282,6 +282,29 @@ TEST_F(SmpiReplay, OtherVCollectivesEndWhereSmpirunReplayEnds) {
   ASSERT_EQ(sh(std::string("'") + WAITLAB_BINARY + "' convert replay/trace.wlt ours.ti", out), 0) << out;
   const double again = smpi_replay("ours.ti");
   EXPECT_LT(relative(again, smpi), 1e-6) << "smpirun -replay of waitlab's TI " << again << " s, of SMPI's " << smpi;
+}
+
+// A TI `compute 0` (smpi_execute_flops(0)) is an execution of no flops in SMPI's replay and in
+// the traced run: it ends after the other ranks' calls of the same instant. A Sweep3D-like
+// wavefront of blocking 3840-byte sends with no compute in its blocks (bench/apps/sweep3d.c,
+// 64 ranks, one iteration) ends where smpirun -replay ends; skipping the executions, as
+// waitlab did, ended 1.9e-3 late.
+TEST_F(SmpiReplay, ComputeOfNoFlopsIsAnExecutionAsInSmpi) {
+  std::string out;
+  ASSERT_EQ(sh("smpicc -O1 '" + std::string(WAITLAB_SOURCE_DIR) + "/bench/apps/sweep3d.c' -o sweep3d", out), 0)
+      << out;
+  ASSERT_EQ(sh("smpirun -np 64 -platform platform.xml -hostfile hosts -trace-ti --cfg=tracing/filename:sw.ti "
+               "--cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no ./sweep3d 1 16 100 10 3 0",
+               out),
+            0)
+      << out;
+  const std::string index = slurp(dir_ / "sw.ti");
+  const std::string first = slurp(dir_ / index.substr(0, index.find('\n')));
+  EXPECT_NE(first.find(" compute 0\n"), std::string::npos);
+  const double smpi = smpi_replay("sw.ti", "", 64);
+  ASSERT_GT(smpi, 0);
+  const double ours = waitlab_replay("sw.ti", "replay");
+  EXPECT_LT(relative(ours, smpi), 1e-9) << "waitlab " << ours << " s, smpirun -replay " << smpi << " s";
 }
 
 }  // namespace
