@@ -33,6 +33,7 @@
 #include "app/version.hpp"
 #include "models/perturbation.hpp"
 #include "models/replay.hpp"
+#include "models/spec.hpp"
 #include "models/text.hpp"
 #include "models/units.hpp"
 #include "models/windows.hpp"
@@ -201,7 +202,10 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
 
   const bool progress = want_progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const bool prebuilt = workload != nullptr;
-  Outcome o = simulate_scenario(s, progress, std::move(workload));
+  // Nothing reads the events of a run that writes no trace and analyses none: they are
+  // counted, not recorded (the run's memory and time are then mostly SimGrid's).
+  const bool events = s.outputs.trace || !models::select_analyses(s.outputs.analyses).empty();
+  Outcome o = simulate_scenario(s, progress, std::move(workload), events);
   if (prebuilt) {  // the conversion's notes, then those of the run (prepare())
     replay_notes.insert(replay_notes.end(), o.replay_notes.begin(), o.replay_notes.end());
     o.replay_notes = std::move(replay_notes);

@@ -189,7 +189,7 @@ Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
   Figures f;
   f.simulated_time = stats.simulated_time;
   f.mpi_operations = stats.mpi_operations;
-  f.events = t.event_count();
+  f.events = stats.events;  // recorded or not (sim::RunOptions::record_events)
   double first_init = std::numeric_limits<double>::infinity();
   double last_finalize = -std::numeric_limits<double>::infinity();
   std::array<std::vector<double>, trace::kCauseCount> per_rank;
@@ -232,11 +232,13 @@ Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
   return f;
 }
 
-Outcome simulate_scenario(const scenarios::Scenario& s, bool progress, std::unique_ptr<models::Workload> workload) {
+Outcome simulate_scenario(const scenarios::Scenario& s, bool progress, std::unique_ptr<models::Workload> workload,
+                          bool events) {
   const auto t0 = std::chrono::steady_clock::now();
   Outcome o;
   scenarios::Run run = scenarios::prepare(s, std::move(workload), &o.replay_notes);
   run.options.progress = progress;
+  run.options.record_events = events;
   o.ranks = run.workload->ranks();
   o.iterations = run.workload->iterations();
   o.result = sim::simulate(run.platform, *run.workload, run.perturbations, run.options);

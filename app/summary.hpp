@@ -64,8 +64,10 @@ struct Outcome {
 
 // Prepares and simulates `s` (with `workload` instead of the scenario's, when given: the
 // replay command reads its trace first); adds scenario attributes to the recorded traces.
+// With `events` false, the traces keep only MPI_Init's and MPI_Finalize's events (the
+// figures count the others: sim::RunOptions::record_events): for callers that read nothing else.
 Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
-                          std::unique_ptr<models::Workload> workload = nullptr);
+                          std::unique_ptr<models::Workload> workload = nullptr, bool events = true);
 
 nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome& o);
 // The figures checked in as scenarios/expected/<name>.json.

@@ -133,6 +133,7 @@ void write_result(const std::string& path, Status status, const std::string& mes
   if (r != nullptr) {
     put(out, r->stats.simulated_time);
     put(out, r->stats.mpi_operations);
+    put(out, r->stats.events);
     put_estimate(out, r->estimate);
     trace::write_wlt(r->trace, out);
   }
@@ -484,6 +485,7 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   RunResult r;
   r.stats.simulated_time = get<double>(in);
   r.stats.mpi_operations = get<std::uint64_t>(in);
+  r.stats.events = get<std::uint64_t>(in);
   r.estimate = get_estimate(in);
   r.trace = trace::read_wlt(in, result_path);
   // Warnings of a successful run (SimGrid's, unusual) are passed on rather than lost, except

@@ -65,11 +65,17 @@ struct RunOptions {
   bool minprofile = false;
   double minprofile_percentile = 5;         // the percentile variant's Q
   NetworkChange network;  // applied to every link of the platform after it is built, XML platforms included
+  // false: the trace keeps only MPI_Init's and MPI_Finalize's Enter and Leave events (and the
+  // compute intervals' ground truth); every other event is counted (RunStats::events), not
+  // stored — for runs whose trace nobody reads (no trace output, no analysis): the memory
+  // and time of recording and passing back tens of bytes per event are saved.
+  bool record_events = true;
 };
 
 struct RunStats {
   double simulated_time = 0;        // SimGrid clock at the end of the run, s
   std::uint64_t mpi_operations = 0; // MPI calls executed by all ranks (excl. Init/Finalize)
+  std::uint64_t events = 0;         // events of the run, recorded or not (RunOptions::record_events)
   double host_seconds = 0;          // host wall-clock time of the simulation (not deterministic)
   // Host-dependent too: the simulation process's peak resident memory (getrusage), what
   // simulate() estimated it before starting it (sim/resources.hpp), and the part of it the

@@ -208,6 +208,7 @@ class RankRunner {
   double finished_at() const { return finished_at_; }
   const std::vector<RankComm>& comms() const { return comms_; }
   std::uint64_t operations() const { return ops_; }
+  std::uint64_t events() const { return events_; }
   bool received(Rank src, std::int32_t tag, std::uint64_t seq) const {
     const auto it = recv_.find(channel(src, tag));
     return it != recv_.end() && it->second.done(seq);
@@ -217,9 +218,13 @@ class RankRunner {
 
  private:
   double now() const;  // the simulated clock (0 until the communicators' creation ended)
+  // Records an event (RunOptions::record_events false: MPI_Init's and MPI_Finalize's only)
+  // and counts it.
   void event(EventKind k, MpiOp op, double t, std::uint32_t ref, Rank peer = trace::kNoRank,
              std::int32_t tag = 0, std::uint64_t bytes = 0, std::uint64_t aux = 0) {
-    loc_.events.push_back(trace::make_event(t, k, op, ref, peer, tag, bytes, aux));
+    ++events_;
+    if (record_ || op == MpiOp::Init || op == MpiOp::Finalize)
+      loc_.events.push_back(trace::make_event(t, k, op, ref, peer, tag, bytes, aux));
   }
   void enter(MpiOp op, double t);
   void leave(MpiOp op, double t);
@@ -271,12 +276,14 @@ class RankRunner {
   std::unique_ptr<models::ActionStream> stream_;
   std::unique_ptr<models::RankPerturber> perturber_;
   trace::Location& loc_;
+  bool record_;  // every event (RunOptions::record_events), else MPI_Init's and MPI_Finalize's only
   MPI_Comm world_ = MPI_COMM_NULL;
   const char* stack_top_ = nullptr;  // near the top of this rank's actor stack (for ASan)
 
   std::int64_t action_ = -1;  // index of the action being executed
   Action current_;
   std::uint64_t ops_ = 0;
+  std::uint64_t events_ = 0;  // recorded or not
   std::uint64_t next_request_id_ = 0;
   std::vector<Outstanding> outstanding_;
   std::vector<std::int32_t> joined_;  // slots of the in_waitall Waits before the coming Waitall
@@ -433,7 +440,8 @@ RankRunner::RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr
       speed_(speed),
       stream_(std::move(stream)),
       perturber_(std::move(perturber)),
-      loc_(loc) {}
+      loc_(loc),
+      record_(sim.options().record_events || sim.options().minprofile) {}  // the estimator flags recorded events
 
 // The clock, with the few 1e-299 s that creating the communicators took counted as 0: the
 // timestamps are those of a creation that costs nothing (a duration d started then ends at
@@ -1134,15 +1142,7 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   block_ = Block::None;
   check(rc, std::string(trace::mpi_name(op)).c_str());
   const double t = now();
-  trace::Event e;
-  e.time = t;
-  e.kind = EventKind::CollEnd;
-  e.op = op;
-  e.ref = cm.id;
-  e.peer = rooted ? world_rank(cm, a.root) : trace::kNoRank;
-  e.bytes = sent;
-  e.aux = got;
-  loc_.events.push_back(e);
+  event(EventKind::CollEnd, op, t, cm.id, rooted ? world_rank(cm, a.root) : trace::kNoRank, 0, sent, got);
   if (profile_ != nullptr) facts_.collective(root, sent + got);
   leave(op, t);
 }
@@ -1658,7 +1658,10 @@ RunResult Simulation::run() {
   synchronise_finalize(tr, profiles_);
 
   result_.stats.simulated_time = sg4::Engine::get_clock();
-  for (const auto& r : runners_) result_.stats.mpi_operations += r->operations();
+  for (const auto& r : runners_) {
+    result_.stats.mpi_operations += r->operations();
+    result_.stats.events += r->events();
+  }
 
   const auto& coll = effective_collectives(options_);
   std::ostringstream thr;

@@ -526,6 +526,15 @@ TEST_F(Cli, ReplayReproducesARunAndAppliesScalesAndPerturbations) {
   EXPECT_EQ(j["workload"]["type"], "trace");
   EXPECT_EQ(j["replay_notes"].size(), 0u);
   EXPECT_EQ(j["ranks"], 16);
+  // Without a trace written (and no analysis) the events are not recorded: the same summary.
+  const Result lean = waitlab("replay '" + wlt + "' --scenario '" + scenario + "' --set outputs.trace=false" +
+                              " --no-progress --out '" + (dir_ / "lean").string() + "'");
+  ASSERT_EQ(lean.code, 0) << lean.err;
+  auto l = nlohmann::json::parse(slurp(dir_ / "lean" / "summary.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "lean" / "trace.wlt"));
+  EXPECT_EQ(l["scenario"]["overrides"], nlohmann::json::parse(R"(["outputs.trace=false"])"));
+  l["scenario"]["overrides"] = j["scenario"]["overrides"];
+  EXPECT_EQ(l, j);  // events, times and operations included
 
   // Half the compute in region `compute`: 20 iterations of 1 ms become 0.5 ms each.
   const Result half = waitlab("replay '" + wlt + "' --scenario '" + scenario +

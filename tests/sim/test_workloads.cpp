@@ -164,6 +164,34 @@ TEST(Determinism, TwoRunsGiveIdenticalTraces) {
   EXPECT_NE(a.trace.attribute("platform").find("32 nodes"), std::string::npos);
 }
 
+// A run whose events nobody reads (RunOptions::record_events false) records only MPI_Init's
+// and MPI_Finalize's Enter and Leave, counts the others, and is the same run: the same clock,
+// operations, event count, ground truth and Init/Finalize events, with noise and a collective.
+TEST(Recording, WithoutEventsTheRunIsTheSameAndCountsThem) {
+  const auto platform = cluster(16);
+  const auto w = workload("allreduce_loop", {{"ranks", "16"}, {"iterations", "6"}, {"halo", "1KiB"}});
+  models::Perturbations ps;
+  add(ps, "random_noise", {{"rate", "1kHz"}, {"duration", "30us"}}, context(*w, platform, 5));
+  auto o = options();
+  o.seed = 5;
+  const auto all = simulate(platform, *w, ps, o);
+  o.record_events = false;
+  const auto lean = simulate(platform, *w, ps, o);
+  EXPECT_EQ(all.stats.events, all.trace.event_count());
+  EXPECT_EQ(lean.stats.events, all.stats.events);
+  EXPECT_EQ(lean.stats.simulated_time, all.stats.simulated_time);
+  EXPECT_EQ(lean.stats.mpi_operations, all.stats.mpi_operations);
+  EXPECT_EQ(lean.trace.event_count(), 16u * 4);
+  for (std::size_t r = 0; r < 16; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_TRUE(lean.trace.locations[r].truth == all.trace.locations[r].truth);
+    std::vector<trace::Event> init_finalize;
+    for (const auto& e : all.trace.locations[r].events)
+      if (e.op == trace::MpiOp::Init || e.op == trace::MpiOp::Finalize) init_finalize.push_back(e);
+    EXPECT_TRUE(lean.trace.locations[r].events == init_finalize);
+  }
+}
+
 // Past about half the kernel's vm.max_map_count in ranks the actors' stacks go in the heap
 // without guard pages (32,768 ranks aborted in SimGrid before): a pretend limit takes that
 // path at 32 ranks, and every event, every timestamp, is the same.
