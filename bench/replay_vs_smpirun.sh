@@ -27,6 +27,8 @@
 #   --reuse: reuse a trace already in the work directory if made from the same source, flags
 #            and arguments (traces are always kept there)
 # env: WORK=/tmp/waitlab-replay-bench  TIMEOUT=1800 (s per run)
+#      WAITLAB_ARGS: more arguments for waitlab replay, e.g. "--set outputs.trace=false" (a replay
+#      that writes no trace.wlt and so records no events: as smpirun -replay, which writes none)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REUSE=0
@@ -35,6 +37,7 @@ BUILD="$(cd "${1:-$ROOT/build}" && pwd)"; shift || true
 CASES=("$@"); [ ${#CASES[@]} -eq 0 ] && CASES=(heat:1024 sweep3d:1024 lu:1024 cg:256 lulesh:512 lulesh_all:512)
 WORK="${WORK:-/tmp/waitlab-replay-bench}"
 TIMEOUT="${TIMEOUT:-1800}"
+read -r -a WAITLAB_ARGS <<< "${WAITLAB_ARGS:-}"
 WAITLAB="$BUILD/app/waitlab"
 mkdir -p "$WORK"
 for tool in smpicc smpirun python3; do command -v $tool > /dev/null || { echo "missing: $tool"; exit 2; }; done
@@ -98,7 +101,7 @@ XML
   # (b) waitlab replay
   rm -rf "$d/wl"
   (cd "$d" && timeout "$TIMEOUT" /usr/bin/time -f "%e %M" -o wl.time "$WAITLAB" replay "$ti" --platform "$xml" \
-     --set run.semantics=smpi-default --no-progress --out wl > wl.log 2>&1) ||
+     --set run.semantics=smpi-default "${WAITLAB_ARGS[@]}" --no-progress --out wl > wl.log 2>&1) ||
     { echo "$app: waitlab replay failed:"; tail -5 "$d/wl.log"; continue; }
   read -r wl_s wl_kb < <(tail -1 "$d/wl.time")
   wl_sim=$(python3 -c "import json;print(repr(json.load(open('$d/wl/summary.json'))['simulated_time_s']))")
