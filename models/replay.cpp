@@ -852,8 +852,46 @@ bool is_ti_collective(TiOp op) {
   return op >= TiOp::Barrier && op <= TiOp::Exscan;
 }
 
+// Where a TI conversion reads its records: a TiTrace in memory (whose ranks may be freed as
+// they are converted) or a TiReader parsing one rank's file at a time.
+class TiSource {
+ public:
+  virtual ~TiSource() = default;
+  virtual std::size_t ranks() const = 0;
+  virtual const std::vector<std::string>& files() const = 0;
+  // Rank r's records, valid until records() of another rank or done(r).
+  virtual const std::vector<TiRecord>& records(std::size_t r) = 0;
+  virtual void done(std::size_t /*r*/) {}  // rank r is converted
+};
+
+class MemorySource : public TiSource {
+ public:
+  MemorySource(const trace::TiTrace& ti, trace::TiTrace* release) : ti_(ti), release_(release) {}
+  std::size_t ranks() const override { return ti_.ranks.size(); }
+  const std::vector<std::string>& files() const override { return ti_.files; }
+  const std::vector<TiRecord>& records(std::size_t r) override { return ti_.ranks[r]; }
+  void done(std::size_t r) override {
+    if (release_ != nullptr) std::vector<TiRecord>().swap(release_->ranks[r]);
+  }
+
+ private:
+  const trace::TiTrace& ti_;
+  trace::TiTrace* release_;
+};
+
+class ReaderSource : public TiSource {
+ public:
+  explicit ReaderSource(const std::string& path) : reader_(path) {}
+  std::size_t ranks() const override { return reader_.ranks(); }
+  const std::vector<std::string>& files() const override { return reader_.files(); }
+  const std::vector<TiRecord>& records(std::size_t r) override { return reader_.records(r); }
+
+ private:
+  trace::TiReader reader_;
+};
+
 struct TiConverter {
-  const trace::TiTrace& ti;
+  TiSource& ti;
   const ReplayOptions& o;
   trace::Definitions defs;
   Notes notes;
@@ -863,34 +901,38 @@ struct TiConverter {
   // The v-collectives' per-rank sizes, each distinct vector stored once for the workload.
   CountsPool pool;
 
-  TiConverter(const trace::TiTrace& t, const ReplayOptions& opt) : ti(t), o(opt) {
+  TiConverter(TiSource& t, const ReplayOptions& opt) : ti(t), o(opt) {
     defs.region("main");
-    resolve_any_source();
-    harmonise_collectives();
+    const bool any = harmonise_collectives();
+    if (any) resolve_any_source();
   }
 
-  std::string where(Rank r, const TiRecord& rec) const {
-    const std::string file = ti.files.size() == ti.ranks.size() ? ti.files[static_cast<std::size_t>(r)]
-                             : ti.files.empty()                 ? std::string("TI trace")
-                                                                : ti.files.front();
-    return file + ":" + std::to_string(rec.line) + " (rank " + std::to_string(r) + ")";
+  std::string where(Rank r, std::uint32_t line) const {
+    const auto& files = ti.files();
+    const std::string file = files.size() == ti.ranks() ? files[static_cast<std::size_t>(r)]
+                             : files.empty()            ? std::string("TI trace")
+                                                        : files.front();
+    return file + ":" + std::to_string(line) + " (rank " + std::to_string(r) + ")";
+  }
+  std::string where(Rank r, const TiRecord& rec) const { return where(r, rec.line); }
+
+  static bool any_source_receive(const TiRecord& rec) {
+    return ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer == trace::kAnySource) ||
+           (rec.op == TiOp::Sendrecv && rec.peer2 == trace::kAnySource);
   }
 
   // Sends to each (receiver, tag) per source, minus the receives that name that source: what
   // is left is what the ANY_SOURCE receives of that receiver and tag take, round robin over
-  // the sources in rank order.
+  // the sources in rank order. (A pass over every rank's records; only for traces that have
+  // such receives.)
   void resolve_any_source() {
-    const auto n = ti.ranks.size();
+    const auto n = ti.ranks();
     any_sources.assign(n, {});
-    bool any = false;
-    for (const auto& rank : ti.ranks)
-      for (const auto& rec : rank)
-        any = any || ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer == trace::kAnySource) ||
-              (rec.op == TiOp::Sendrecv && rec.peer2 == trace::kAnySource);
-    if (!any) return;
     std::map<std::tuple<Rank, std::int32_t, Rank>, std::int64_t> left;  // (dst, tag, src) -> sends - receives
-    for (std::size_t s = 0; s < n; ++s)
-      for (const auto& rec : ti.ranks[s]) {
+    // Per receiver: the tags and lines of its ANY_SOURCE receives, in program order.
+    std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> wanted(n);
+    for (std::size_t s = 0; s < n; ++s) {
+      for (const auto& rec : ti.records(s)) {
         const auto src = static_cast<Rank>(s);
         if (rec.op == TiOp::Send || rec.op == TiOp::Ssend || rec.op == TiOp::Isend || rec.op == TiOp::Issend)
           ++left[{rec.peer, rec.tag, src}];
@@ -898,15 +940,12 @@ struct TiConverter {
         if ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer != trace::kAnySource)
           --left[{src, rec.tag, rec.peer}];
         if (rec.op == TiOp::Sendrecv && rec.peer2 != trace::kAnySource) --left[{src, 0, rec.peer2}];
+        if (any_source_receive(rec)) wanted[s].emplace_back(rec.op == TiOp::Sendrecv ? 0 : rec.tag, rec.line);
       }
+    }
     for (std::size_t d = 0; d < n; ++d) {
       std::map<std::int32_t, std::size_t> turn;  // per tag: where the round robin stands
-      for (const auto& rec : ti.ranks[d]) {
-        const bool any_recv =
-            ((rec.op == TiOp::Recv || rec.op == TiOp::Irecv) && rec.peer == trace::kAnySource) ||
-            (rec.op == TiOp::Sendrecv && rec.peer2 == trace::kAnySource);
-        if (!any_recv) continue;
-        const std::int32_t tag = rec.op == TiOp::Sendrecv ? 0 : rec.tag;
+      for (const auto& [tag, line] : wanted[d]) {
         const auto dst = static_cast<Rank>(d);
         Rank chosen = trace::kNoRank;
         for (std::size_t k = 0; k < n && chosen == trace::kNoRank; ++k) {
@@ -919,7 +958,7 @@ struct TiConverter {
           }
         }
         if (chosen == trace::kNoRank)
-          throw InputError(where(dst, rec) + ": a receive from MPI_ANY_SOURCE (-333) with tag " + std::to_string(tag) +
+          throw InputError(where(dst, line) + ": a receive from MPI_ANY_SOURCE (-333) with tag " + std::to_string(tag) +
                            " that no send to rank " + std::to_string(d) + " is left for");
         any_sources[d].push_back(chosen);
         notes.add("MPI_ANY_SOURCE receives given the source of a send left over for them (round robin)");
@@ -928,38 +967,55 @@ struct TiConverter {
   }
 
   // Every rank calls the same collectives in the same order (a TI trace records no
-  // communicator: all are on MPI_COMM_WORLD).
-  void harmonise_collectives() {
-    std::vector<std::vector<const TiRecord*>> seq(ti.ranks.size());
-    std::size_t instances = 0;
-    for (std::size_t r = 0; r < ti.ranks.size(); ++r) {
-      for (const auto& rec : ti.ranks[r])
-        if (is_ti_collective(rec.op)) seq[r].push_back(&rec);
-      instances = std::max(instances, seq[r].size());
+  // communicator: all are on MPI_COMM_WORLD). One pass over every rank's records, keeping rank
+  // 0's sequence; returns whether some rank receives from MPI_ANY_SOURCE.
+  bool harmonise_collectives() {
+    struct Call {
+      TiOp op;
+      std::uint32_t line;
+    };
+    std::vector<Call> first;                       // rank 0's collectives
+    std::vector<std::size_t> count(ti.ranks(), 0);  // per rank
+    std::vector<std::uint32_t> last(ti.ranks(), 0);  // line of each rank's last collective
+    struct Mismatch {
+      std::size_t k;
+      TiOp op;
+      std::uint32_t line;
+    };
+    std::vector<std::optional<Mismatch>> mismatch(ti.ranks());  // each rank's first differing collective
+    bool any = false;
+    for (std::size_t r = 0; r < ti.ranks(); ++r) {
+      for (const auto& rec : ti.records(r)) {
+        any = any || any_source_receive(rec);
+        if (!is_ti_collective(rec.op)) continue;
+        const std::size_t k = count[r]++;
+        last[r] = rec.line;
+        if (r == 0) first.push_back({rec.op, rec.line});
+        else if (!mismatch[r] && k < first.size() && first[k].op != rec.op) mismatch[r] = Mismatch{k, rec.op, rec.line};
+      }
     }
-    for (std::size_t r = 0; r < seq.size(); ++r) {
-      if (seq[r].size() != instances) {
-        const TiRecord* last = seq[r].empty() ? nullptr : seq[r].back();
-        throw InputError((last ? where(static_cast<Rank>(r), *last) : "rank " + std::to_string(r)) + ": rank " +
-                         std::to_string(r) + " calls " + std::to_string(seq[r].size()) +
+    const std::size_t instances = *std::max_element(count.begin(), count.end());
+    for (std::size_t r = 0; r < count.size(); ++r) {
+      if (count[r] != instances)
+        throw InputError((count[r] > 0 ? where(static_cast<Rank>(r), last[r]) : "rank " + std::to_string(r)) +
+                         ": rank " + std::to_string(r) + " calls " + std::to_string(count[r]) +
                          " collectives, other ranks " + std::to_string(instances) +
                          " (every collective of a TI trace is on MPI_COMM_WORLD)");
-      }
-      for (std::size_t k = 0; k < instances; ++k) {
-        const auto& rec = *seq[r][k];
-        const auto& first = *seq[0][k];
-        if (rec.op != first.op)
-          throw InputError(where(static_cast<Rank>(r), rec) + ": collective " + std::to_string(k) + " is '" +
-                           std::string(trace::ti_op_name(rec.op)) + "' here but '" +
-                           std::string(trace::ti_op_name(first.op)) + "' on rank 0 (" + where(0, first) + ")");
+      if (mismatch[r]) {
+        const Mismatch& m = *mismatch[r];
+        throw InputError(where(static_cast<Rank>(r), m.line) + ": collective " + std::to_string(m.k) + " is '" +
+                         std::string(trace::ti_op_name(m.op)) + "' here but '" +
+                         std::string(trace::ti_op_name(first[m.k].op)) + "' on rank 0 (" +
+                         where(0, first[m.k].line) + ")");
       }
     }
+    return any;
   }
 
   // The look-ahead of the rank's waitalls: its records read once before the conversion.
   WaitLookahead lookahead(Rank r) {
     WaitLookahead look;
-    const auto& recs = ti.ranks[static_cast<std::size_t>(r)];
+    const auto& recs = ti.records(static_cast<std::size_t>(r));
     // Without wait or waitAny records nothing is named later: every waitall completes all.
     if (std::none_of(recs.begin(), recs.end(),
                      [](const TiRecord& rec) { return rec.op == TiOp::Wait || rec.op == TiOp::Waitany; }))
@@ -1033,7 +1089,7 @@ struct TiConverter {
       outstanding.erase(outstanding.begin() + static_cast<std::ptrdiff_t>(idx));
       b.push(a);
     };
-    for (const auto& rec : ti.ranks[static_cast<std::size_t>(r)]) {
+    for (const auto& rec : ti.records(static_cast<std::size_t>(r))) {
       switch (rec.op) {
         case TiOp::Compute:
           b.compute(rec.amount, true, main);
@@ -1351,19 +1407,15 @@ std::unique_ptr<Workload> replay_trace(const trace::Trace& t, const std::string&
 
 namespace {
 
-// A TI trace's ranks are converted in turn; when the trace is the caller's to give up
-// (`release`: the same trace), each rank's records are freed once converted.
-std::unique_ptr<Workload> replay_ti_records(const trace::TiTrace& ti, trace::TiTrace* release, const std::string& name,
-                                            const ReplayOptions& o, ReplayReport* report) {
-  if (ti.ranks.empty()) throw InputError(name + ": the TI trace has no ranks to replay");
-  TiConverter c(ti, o);
+// A TI trace's ranks are converted in turn, each from its records as the source gives them,
+// and then let go (source.done()).
+std::unique_ptr<Workload> replay_ti_records(TiSource& source, const std::string& name, const ReplayOptions& o,
+                                            ReplayReport* report) {
+  if (source.ranks() == 0) throw InputError(name + ": the TI trace has no ranks to replay");
+  TiConverter c(source, o);
   std::uint64_t n = 0;
   auto tapes = to_tapes(
-      ti.ranks.size(), [&](Rank r) { return c.rank(r); },
-      [&](std::size_t r) {
-        if (release != nullptr) std::vector<TiRecord>().swap(release->ranks[r]);
-      },
-      n);
+      source.ranks(), [&](Rank r) { return c.rank(r); }, [&](std::size_t r) { source.done(r); }, n);
   c.notes.flush(report);
   return finish(std::make_unique<ReplayWorkload>(name, std::move(c.defs), std::move(tapes), c.iterations,
                                                  std::move(c.pool)),
@@ -1374,12 +1426,20 @@ std::unique_ptr<Workload> replay_ti_records(const trace::TiTrace& ti, trace::TiT
 
 std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string& name, const ReplayOptions& o,
                                     ReplayReport* report) {
-  return replay_ti_records(ti, nullptr, name, o, report);
+  MemorySource source(ti, nullptr);
+  return replay_ti_records(source, name, o, report);
 }
 
 std::unique_ptr<Workload> replay_ti(trace::TiTrace&& ti, const std::string& name, const ReplayOptions& o,
                                     ReplayReport* report) {
-  return replay_ti_records(ti, &ti, name, o, report);
+  MemorySource source(ti, &ti);
+  return replay_ti_records(source, name, o, report);
+}
+
+std::unique_ptr<Workload> replay_ti_file(const std::string& path, const std::string& name, const ReplayOptions& o,
+                                         ReplayReport* report) {
+  ReaderSource source(path);
+  return replay_ti_records(source, name, o, report);
 }
 
 trace::TiTrace ti_from_workload(const Workload& w, double speed, std::vector<std::string>* lost) {

@@ -83,6 +83,12 @@ std::unique_ptr<Workload> replay_ti(const trace::TiTrace& ti, const std::string&
 // about the records, not the records and the actions).
 std::unique_ptr<Workload> replay_ti(trace::TiTrace&& ti, const std::string& name,
                                     const ReplayOptions& options, ReplayReport* report = nullptr);
+// The same from a TI trace's file, read one rank at a time (trace::TiReader): a pass over every
+// rank's records for what needs them all (every rank's collectives, and where some receive is
+// from MPI_ANY_SOURCE a second, for the sends left over for it), then each rank's records again
+// as it is converted. Peak memory: one rank's records and the tapes.
+std::unique_ptr<Workload> replay_ti_file(const std::string& path, const std::string& name,
+                                         const ReplayOptions& options, ReplayReport* report = nullptr);
 
 trace::TiTrace ti_from_workload(const Workload& workload, double speed, std::vector<std::string>* lost = nullptr);
 trace::Trace logical_trace(const Workload& workload, double speed);

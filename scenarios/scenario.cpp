@@ -1252,7 +1252,7 @@ std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, cons
                      " gives its compute in flops already (replayed at the platform's core speed, "
                      "platform.speed); speed converts the seconds of OTF2, Paraver and .wlt traces");
   if (ti)
-    workload = models::replay_ti(trace::read_ti(path), name, o, &report);
+    workload = models::replay_ti_file(path, name, o, &report);
   else
     workload = models::replay_trace(trace::read_trace(path), name, o, &report);
   check_trace_options(w, o, *workload, name);

@@ -446,6 +446,30 @@ void append_int(std::string& s, I v) {
   s.append(buf, r.ptr);
 }
 
+// The rank files an index lists (relative to the index), each checked to exist.
+std::vector<std::string> index_files(const std::string& path, std::string_view text) {
+  std::vector<std::string> files;
+  std::vector<std::string_view> tok;
+  for_each_line(text, [&](std::uint32_t no, std::string_view line) {
+    split(line, tok);
+    if (skippable(tok)) return;
+    if (tok.size() != 1)
+      throw InputError(path + ":" + std::to_string(no) +
+                       ": expected one trace file name per line (an index file) or '<rank> <action> ...' (a trace "
+                       "file), got '" + std::string(line) + "'");
+    files.push_back(resolve(path, std::string(tok[0])));
+  });
+  if (files.empty())
+    throw InputError(path + ": empty TI trace (expected an index of rank files or '<rank> <action> ...' lines)");
+  for (std::size_t r = 0; r < files.size(); ++r) {
+    std::error_code ec;
+    if (!fs::exists(files[r], ec))
+      throw InputError(path + ":" + std::to_string(r + 1) + ": the trace file of rank " + std::to_string(r) + ", " +
+                       files[r] + ", does not exist");
+  }
+  return files;
+}
+
 }  // namespace
 
 std::string_view ti_op_name(TiOp op) {
@@ -500,31 +524,43 @@ TiTrace read_ti(const std::string& path, TiReadStats* stats) {
     return out;
   }
   // An index: one rank file per line.
-  std::vector<std::string> files;
-  std::vector<std::string_view> tok;
-  for_each_line(text, [&](std::uint32_t no, std::string_view line) {
-    split(line, tok);
-    if (skippable(tok)) return;
-    if (tok.size() != 1)
-      throw InputError(path + ":" + std::to_string(no) +
-                       ": expected one trace file name per line (an index file) or '<rank> <action> ...' (a trace "
-                       "file), got '" + std::string(line) + "'");
-    files.push_back(resolve(path, std::string(tok[0])));
-  });
-  if (files.empty())
-    throw InputError(path + ": empty TI trace (expected an index of rank files or '<rank> <action> ...' lines)");
+  std::vector<std::string> files = index_files(path, text);
   const int ranks = static_cast<int>(files.size());
   out.ranks.resize(files.size());
   for (std::size_t r = 0; r < files.size(); ++r) {
-    std::error_code ec;
-    if (!fs::exists(files[r], ec))
-      throw InputError(path + ":" + std::to_string(r + 1) + ": the trace file of rank " + std::to_string(r) + ", " +
-                       files[r] + ", does not exist");
     const std::string body = read_whole(files[r], "TI trace file of rank " + std::to_string(r));
     parse_file(files[r], body, ranks, static_cast<int>(r), out, stats);
   }
   out.files = std::move(files);
   return out;
+}
+
+TiReader::TiReader(const std::string& path) {
+  const std::string text = read_whole(path, "TI trace");
+  if (looks_like_trace(text)) {
+    whole_ = read_ti(path);
+    shared_ = true;
+    ranks_ = whole_.ranks.size();
+    files_ = whole_.files;
+    return;
+  }
+  files_ = index_files(path, text);
+  ranks_ = files_.size();
+}
+
+const std::vector<TiRecord>& TiReader::records(std::size_t r) {
+  if (shared_) return whole_.ranks.at(r);
+  if (loaded_ != r) {
+    TiTrace one;
+    one.ranks.resize(ranks_);
+    current_.clear();
+    loaded_ = SIZE_MAX;
+    const std::string body = read_whole(files_.at(r), "TI trace file of rank " + std::to_string(r));
+    parse_file(files_[r], body, static_cast<int>(ranks_), static_cast<int>(r), one, nullptr);
+    current_ = std::move(one.ranks[r]);
+    loaded_ = r;
+  }
+  return current_;
 }
 
 std::vector<std::string> write_ti(const TiTrace& ti, const std::string& index_path) {

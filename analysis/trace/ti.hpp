@@ -109,6 +109,26 @@ struct TiReadStats {
 
 TiTrace read_ti(const std::string& path, TiReadStats* stats = nullptr);
 
+// A TI trace read one rank at a time, for replays that hold one rank's records at a time: the
+// constructor reads the index and checks that every rank file exists (a shared file, holding
+// every rank, is read whole); records(r) parses rank r's file when asked, with the errors of
+// read_ti(). The records stay valid until records() is asked for another rank.
+class TiReader {
+ public:
+  explicit TiReader(const std::string& path);
+  std::size_t ranks() const { return ranks_; }
+  const std::vector<std::string>& files() const { return files_; }  // as TiTrace::files
+  const std::vector<TiRecord>& records(std::size_t r);
+
+ private:
+  std::size_t ranks_ = 0;
+  std::vector<std::string> files_;
+  TiTrace whole_;  // a shared file's records
+  bool shared_ = false;
+  std::size_t loaded_ = SIZE_MAX;
+  std::vector<TiRecord> current_;
+};
+
 // Sizes in bytes of SimGrid 3.32's datatype ids (0 MPI_DOUBLE, 1 MPI_INT, 2 MPI_CHAR, 6
 // MPI_BYTE, ...); 0 for an id SimGrid does not predefine.
 std::uint64_t ti_datatype_size(int id);
