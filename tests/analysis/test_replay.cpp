@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "analysis/critpath/critpath.hpp"
@@ -285,6 +286,80 @@ TEST_F(Replay, ComputeScalesByRegionAndRank) {
           << e.what();
     }
   }
+}
+
+// replay_ti_file() reads one rank at a time and converts exactly as replay_ti() of the whole
+// trace: the same actions on every rank, the same notes (ANY_SOURCE receives resolved over all
+// ranks, waitAny, Issend), and the same errors naming file and line.
+TEST_F(Replay, TiFileReadRankByRankConvertsAsTheWholeTrace) {
+  const auto same = [](const std::string& path) -> std::vector<std::string> {
+    models::ReplayReport a_rep, b_rep;
+    const auto a = models::replay_ti(trace::read_ti(path), "t", {}, &a_rep);
+    const auto b = models::replay_ti_file(path, "t", {}, &b_rep);
+    EXPECT_EQ(a_rep.notes, b_rep.notes);
+    EXPECT_EQ(a_rep.actions, b_rep.actions);
+    EXPECT_EQ(a->iterations(), b->iterations());
+    if (a->ranks() != b->ranks()) {
+      ADD_FAILURE() << a->ranks() << " ranks and " << b->ranks();
+      return a_rep.notes;
+    }
+    for (trace::Rank r = 0; r < a->ranks(); ++r) {
+      auto sa = a->stream(r);
+      auto sb = b->stream(r);
+      Action x, y;
+      std::size_t k = 0;
+      for (bool more = sa->next(x); more; more = sa->next(x), ++k) {
+        if (!sb->next(y)) {
+          ADD_FAILURE() << "rank " << r << " ends at action " << k;
+          break;
+        }
+        EXPECT_TRUE(x.kind == y.kind && x.peer == y.peer && x.tag == y.tag && x.bytes == y.bytes &&
+                    x.request == y.request && x.amount == y.amount && x.iteration == y.iteration &&
+                    x.in_waitall == y.in_waitall && x.root == y.root)
+            << "rank " << r << " action " << k;
+      }
+      EXPECT_FALSE(sb->next(y)) << "rank " << r;
+    }
+    return a_rep.notes;
+  };
+  const auto notes = same(std::string(WAITLAB_SOURCE_DIR) + "/tests/data/ti/smpi_calls.ti");
+  std::string all;
+  for (const auto& n : notes) all += n + "\n";
+  EXPECT_NE(all.find("6 × MPI_ANY_SOURCE receives given the source of a send left over"), std::string::npos) << all;
+
+  // Errors that need every rank, with rank files.
+  int traces = 0;
+  const auto error = [&](const std::vector<std::string>& ranks) {
+    const fs::path dir = dir_ / ("e" + std::to_string(traces++));
+    fs::create_directories(dir);
+    std::ofstream index(dir / "t.ti");
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      std::ofstream(dir / ("r" + std::to_string(r))) << ranks[r];
+      index << "r" << r << "\n";
+    }
+    index.close();
+    std::string whole, by_rank;
+    try {
+      (void)models::replay_ti(trace::read_ti((dir / "t.ti").string()), "t", {});
+    } catch (const InputError& e) {
+      whole = e.what();
+    }
+    try {
+      (void)models::replay_ti_file((dir / "t.ti").string(), "t", {});
+    } catch (const InputError& e) {
+      by_rank = e.what();
+    }
+    EXPECT_EQ(whole, by_rank);
+    return by_rank.substr(by_rank.find("/r") + 1);
+  };
+  EXPECT_EQ(error({"0 allreduce 8 0\n0 barrier\n", "1 allreduce 8 0\n1 bcast 8 0\n"}),
+            "r1:2 (rank 1): collective 1 is 'bcast' here but 'barrier' on rank 0 (" +
+                (dir_ / "e0" / "r0").string() + ":2 (rank 0))");
+  EXPECT_EQ(error({"0 allreduce 8 0\n", "1 allreduce 8 0\n1 barrier\n"}),
+            "r0:1 (rank 0): rank 0 calls 1 collectives, other ranks 2 (every collective of a TI trace is on "
+            "MPI_COMM_WORLD)");
+  EXPECT_EQ(error({"0 send 1 3 8\n", "1 recv -333 3 8\n1 recv -333 3 8\n"}),
+            "r1:2 (rank 1): a receive from MPI_ANY_SOURCE (-333) with tag 3 that no send to rank 1 is left for");
 }
 
 // What SMPI writes, including what its own replayer cannot replay, runs to the end.
