@@ -241,6 +241,8 @@ class RankRunner {
   void sendrecv(const Action& a);
   void collective(const Action& a, MpiOp op);
   void vcollective(const Action& a, MpiOp op);
+  void end_collective(MpiOp op, const RankComm& cm, Rank root_world, bool root, std::uint64_t sent, std::uint64_t got,
+                      int rc);
   void create_communicators();
   RankComm& comm_of(const Action& a);
   void check_root(const RankComm& cm, Rank root) const;
@@ -1139,10 +1141,17 @@ void RankRunner::collective(const Action& a, MpiOp op) {
     default:
       break;
   }
+  end_collective(op, cm, rooted ? world_rank(cm, a.root) : trace::kNoRank, root, sent, got, rc);
+}
+
+// A collective call returned `rc`: its CollEnd (the root as a world rank or kNoRank; the bytes
+// the call's buffers sent and received) and Leave.
+void RankRunner::end_collective(MpiOp op, const RankComm& cm, Rank root_world, bool root, std::uint64_t sent,
+                                std::uint64_t got, int rc) {
   block_ = Block::None;
   check(rc, std::string(trace::mpi_name(op)).c_str());
   const double t = now();
-  event(EventKind::CollEnd, op, t, cm.id, rooted ? world_rank(cm, a.root) : trace::kNoRank, 0, sent, got);
+  event(EventKind::CollEnd, op, t, cm.id, root_world, 0, sent, got);
   if (profile_ != nullptr) facts_.collective(root, sent + got);
   leave(op, t);
 }
@@ -1261,12 +1270,7 @@ void RankRunner::vcollective(const Action& a, MpiOp op) {
     default:
       break;
   }
-  block_ = Block::None;
-  check(rc, std::string(trace::mpi_name(op)).c_str());
-  const double t = now();
-  event(EventKind::CollEnd, op, t, cm.id, rooted ? world_rank(cm, a.root) : trace::kNoRank, 0, sent, got);
-  if (profile_ != nullptr) facts_.collective(root, sent + got);
-  leave(op, t);
+  end_collective(op, cm, rooted ? world_rank(cm, a.root) : trace::kNoRank, root, sent, got, rc);
 }
 
 // MPI_Finalize is recorded returning at once here (SMPI's has no finalization barrier);
