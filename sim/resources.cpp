@@ -202,8 +202,11 @@ MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& o
     auto stream = workload.stream(r);
     models::Action a;
     events += 4;  // MPI_Init and MPI_Finalize: Enter and Leave each
+    // Without record_events only those are recorded (RunOptions::record_events; the online
+    // estimator, which flags recorded events, makes the engine record them all).
+    const bool recorded = options.record_events || options.minprofile;
     while (stream->next(a)) {
-      if (!a.in_waitall) events += events_of(a.kind);  // (an in_waitall Wait records nothing itself)
+      if (recorded && !a.in_waitall) events += events_of(a.kind);  // (an in_waitall Wait records nothing itself)
       if (a.kind == models::ActionKind::Compute) ++truths;
       ++actions;
     }

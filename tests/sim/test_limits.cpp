@@ -70,6 +70,14 @@ TEST(MemoryEstimate, CountsExactlyTheEventsTheEngineRecords) {
   EXPECT_EQ(need.truths, static_cast<double>(truths(r.trace)));
   EXPECT_EQ(need.ranks, 4);
   EXPECT_FALSE(need.heap_stacks);
+  // A run that records only MPI_Init's and MPI_Finalize's events (RunOptions::record_events).
+  auto lean = options();
+  lean.record_events = false;
+  const MemoryNeed lean_need = estimate_memory(w, lean, limits);
+  const RunResult lr = simulate(cluster(4), w, {}, lean);
+  EXPECT_EQ(lean_need.events, static_cast<double>(lr.trace.event_count()));
+  EXPECT_EQ(lean_need.events, 16.0);
+  EXPECT_EQ(lean_need.truths, need.truths);
 }
 
 TEST(MemoryEstimate, CountsEveryRankAndSamplesBeyondTheBudget) {
