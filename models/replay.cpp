@@ -903,6 +903,7 @@ struct TiConverter {
 
   TiConverter(TiSource& t, const ReplayOptions& opt) : ti(t), o(opt) {
     defs.region("main");
+    any_sources.assign(ti.ranks(), {});
     const bool any = harmonise_collectives();
     if (any) resolve_any_source();
   }
@@ -927,7 +928,6 @@ struct TiConverter {
   // such receives.)
   void resolve_any_source() {
     const auto n = ti.ranks();
-    any_sources.assign(n, {});
     std::map<std::tuple<Rank, std::int32_t, Rank>, std::int64_t> left;  // (dst, tag, src) -> sends - receives
     // Per receiver: the tags and lines of its ANY_SOURCE receives, in program order.
     std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> wanted(n);
