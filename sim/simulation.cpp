@@ -1806,7 +1806,9 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
   // The preset's algorithms, then the per-collective choices on top (SimGrid takes an
   // smpi/<collective> key over the selector's choice). SimGrid aborts on an unknown name.
   std::vector<std::pair<std::string, std::string>> chosen = coll.algorithms;
-  for (const auto& [key, algo] : options.collective_algorithms) {
+  for (const auto& choice : options.collective_algorithms) {
+    const std::string& key = choice.first;  // (not a structured binding: clang 14 cannot capture one)
+    const std::string& algo = choice.second;
     if (const std::string e = collective_algorithm_error(key, algo); !e.empty())
       throw InputError("run.collective_algorithms: " + e);
     const auto it = std::find_if(chosen.begin(), chosen.end(), [&](const auto& p) { return p.first == key; });
