@@ -241,6 +241,7 @@ class RankRunner {
   void sendrecv(const Action& a);
   void collective(const Action& a, MpiOp op);
   void vcollective(const Action& a, MpiOp op);
+  void begin_collective(MpiOp op, const RankComm& cm);
   void end_collective(MpiOp op, const RankComm& cm, Rank root_world, bool root, std::uint64_t sent, std::uint64_t got,
                       int rc);
   void create_communicators();
@@ -1108,10 +1109,7 @@ void RankRunner::collective(const Action& a, MpiOp op) {
   if (wide > kMaxScratch)
     bad("a " + std::string(trace::mpi_name(op)) + " of " + bytes_text(b) + " per rank on " +
         std::to_string(ranks) + " ranks needs buffers larger than 16 GiB");
-  const double t0 = now();
-  enter(op, t0);
-  event(EventKind::CollBegin, op, t0, cm.id);
-  block_ = Block::Call;
+  begin_collective(op, cm);
   int rc = MPI_SUCCESS;
   switch (op) {
     case MpiOp::Barrier:
@@ -1142,6 +1140,14 @@ void RankRunner::collective(const Action& a, MpiOp op) {
       break;
   }
   end_collective(op, cm, rooted ? world_rank(cm, a.root) : trace::kNoRank, root, sent, got, rc);
+}
+
+// A collective call starts: its Enter and CollBegin.
+void RankRunner::begin_collective(MpiOp op, const RankComm& cm) {
+  const double t0 = now();
+  enter(op, t0);
+  event(EventKind::CollBegin, op, t0, cm.id);
+  block_ = Block::Call;
 }
 
 // A collective call returned `rc`: its CollEnd (the root as a world rank or kNoRank; the bytes
@@ -1243,10 +1249,7 @@ void RankRunner::vcollective(const Action& a, MpiOp op) {
         " needs buffers larger than 16 GiB");
   void* const sb = sim_.send_buffer(sbuf);
   void* const rb = sim_.recv_buffer(rbuf);
-  const double t0 = now();
-  enter(op, t0);
-  event(EventKind::CollBegin, op, t0, cm.id);
-  block_ = Block::Call;
+  begin_collective(op, cm);
   int rc = MPI_SUCCESS;
   switch (op) {
     case MpiOp::Gatherv:
