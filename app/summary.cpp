@@ -108,12 +108,8 @@ std::string collectives_used(const scenarios::Scenario& s, const Outcome& o) {
 // the preset's (SimGrid's default selector under smpi-default), run.collective_algorithms on
 // top, "default" where neither says.
 ordered_json collective_algorithms_used(const scenarios::Scenario& s) {
-  sim::RunOptions o;
-  o.collectives = s.run.collectives;
-  o.collective_algorithms = s.run.collective_algorithms;
-  o.semantics = s.run.semantics;
   ordered_json j = ordered_json::object();
-  for (const auto& [coll, algo] : sim::effective_collective_algorithms(o)) j[coll] = algo;
+  for (const auto& [coll, algo] : sim::effective_collective_algorithms(scenarios::run_options(s))) j[coll] = algo;
   return j;
 }
 

@@ -1260,15 +1260,23 @@ std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, cons
   return workload;
 }
 
-// What a TI trace was recorded with is not in it: SMPI's defaults unless smpirun was given
-// --cfg settings. One line saying what the replay assumes and how to match the recording.
-std::string ti_protocol_note(const Scenario& s) {
+sim::RunOptions run_options(const Scenario& s) {
   sim::RunOptions o;
+  o.name = s.name;
+  o.seed = s.run.seed;
+  o.eager_threshold = s.run.eager_threshold;
+  o.timing_precision = s.run.timing_precision;
   o.collectives = s.run.collectives;
   o.collective_algorithms = s.run.collective_algorithms;
   o.semantics = s.run.semantics;
+  return o;
+}
+
+// What a TI trace was recorded with is not in it: SMPI's defaults unless smpirun was given
+// --cfg settings. One line saying what the replay assumes and how to match the recording.
+std::string ti_protocol_note(const Scenario& s) {
   std::string chosen;
-  for (const auto& [coll, algo] : sim::effective_collective_algorithms(o))
+  for (const auto& [coll, algo] : sim::effective_collective_algorithms(run_options(s)))
     if (algo != "default") chosen += (chosen.empty() ? "" : ", ") + coll + "=" + algo;
   std::ostringstream eager;
   eager.precision(17);
@@ -1350,14 +1358,7 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
       rethrow_at_option(e, p);
     }
   }
-  r.options.name = s.name;
-  r.options.seed = s.run.seed;
-  r.options.eager_threshold = s.run.eager_threshold;
-  r.options.timing_precision = s.run.timing_precision;
-  r.options.collectives = s.run.collectives;
-  r.options.collective_algorithms = s.run.collective_algorithms;
-  r.options.semantics = s.run.semantics;
-  r.options.progress = false;
+  r.options = run_options(s);
   r.options.minprofile =
       std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), "minprofile") != s.outputs.analyses.end();
   r.options.network = s.change.network;

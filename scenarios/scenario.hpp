@@ -145,6 +145,9 @@ struct Run {
 Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload = nullptr,
             std::vector<std::string>* replay_notes = nullptr);
 
+// The engine's options as the scenario's `run` section sets them (prepare() adds the rest).
+sim::RunOptions run_options(const Scenario& s);
+
 // Reads the trace of a `trace` workload section (a relative path is relative to
 // `scenario_file`'s directory; "" = the working directory) and turns it into a workload
 // (models/replay.hpp). Notes on what was approximated go to `notes`.
