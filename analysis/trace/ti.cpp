@@ -487,42 +487,50 @@ std::size_t TiTrace::record_count() const {
   return n;
 }
 
+namespace {
+
+// A shared TI file (every rank's lines in one file), read as `text`.
+TiTrace read_shared(const std::string& path, std::string_view text, TiReadStats* stats) {
+  TiTrace out;
+  // One shared file: the number of ranks is the largest rank token + 1, and every rank up to
+  // it has lines (as SMPI writes it), so a file cannot make us allocate ranks it does not hold.
+  long long max_rank = -1;
+  std::uint32_t max_line = 0;
+  std::vector<char> seen;
+  std::vector<std::string_view> tok;
+  for_each_line(text, [&](std::uint32_t no, std::string_view line) {
+    split(line, tok);
+    if (skippable(tok)) return;
+    long long r = 0;
+    const auto res = std::from_chars(tok[0].data(), tok[0].data() + tok[0].size(), r);
+    if (res.ec != std::errc() || res.ptr != tok[0].data() + tok[0].size() || r < 0 || r > 10000000)
+      throw InputError(path + ":" + std::to_string(no) + ": expected a rank (0..10000000) at the start of the line, got '" +
+                       std::string(tok[0]) + "'");
+    if (r > max_rank) {
+      max_rank = r;
+      max_line = no;
+    }
+    if (static_cast<std::size_t>(r) >= seen.size()) seen.resize(static_cast<std::size_t>(r) + 1, 0);
+    seen[static_cast<std::size_t>(r)] = 1;
+  });
+  for (std::size_t r = 0; r < seen.size(); ++r)
+    if (!seen[r])
+      throw InputError(path + ":" + std::to_string(max_line) + ": rank " + std::to_string(max_rank) +
+                       " in a file without a line of rank " + std::to_string(r) +
+                       " (a shared TI file holds the lines of every rank from 0 to the largest)");
+  const int ranks = static_cast<int>(max_rank + 1);
+  out.ranks.resize(static_cast<std::size_t>(ranks));
+  out.files.push_back(path);
+  parse_file(path, text, ranks, -1, out, stats);
+  return out;
+}
+
+}  // namespace
+
 TiTrace read_ti(const std::string& path, TiReadStats* stats) {
   const std::string text = read_whole(path, "TI trace");
+  if (looks_like_trace(text)) return read_shared(path, text, stats);
   TiTrace out;
-  if (looks_like_trace(text)) {
-    // One shared file: the number of ranks is the largest rank token + 1, and every rank up to
-    // it has lines (as SMPI writes it), so a file cannot make us allocate ranks it does not hold.
-    long long max_rank = -1;
-    std::uint32_t max_line = 0;
-    std::vector<char> seen;
-    std::vector<std::string_view> tok;
-    for_each_line(text, [&](std::uint32_t no, std::string_view line) {
-      split(line, tok);
-      if (skippable(tok)) return;
-      long long r = 0;
-      const auto res = std::from_chars(tok[0].data(), tok[0].data() + tok[0].size(), r);
-      if (res.ec != std::errc() || res.ptr != tok[0].data() + tok[0].size() || r < 0 || r > 10000000)
-        throw InputError(path + ":" + std::to_string(no) + ": expected a rank (0..10000000) at the start of the line, got '" +
-                         std::string(tok[0]) + "'");
-      if (r > max_rank) {
-        max_rank = r;
-        max_line = no;
-      }
-      if (static_cast<std::size_t>(r) >= seen.size()) seen.resize(static_cast<std::size_t>(r) + 1, 0);
-      seen[static_cast<std::size_t>(r)] = 1;
-    });
-    for (std::size_t r = 0; r < seen.size(); ++r)
-      if (!seen[r])
-        throw InputError(path + ":" + std::to_string(max_line) + ": rank " + std::to_string(max_rank) +
-                         " in a file without a line of rank " + std::to_string(r) +
-                         " (a shared TI file holds the lines of every rank from 0 to the largest)");
-    const int ranks = static_cast<int>(max_rank + 1);
-    out.ranks.resize(static_cast<std::size_t>(ranks));
-    out.files.push_back(path);
-    parse_file(path, text, ranks, -1, out, stats);
-    return out;
-  }
   // An index: one rank file per line.
   std::vector<std::string> files = index_files(path, text);
   const int ranks = static_cast<int>(files.size());
@@ -538,7 +546,7 @@ TiTrace read_ti(const std::string& path, TiReadStats* stats) {
 TiReader::TiReader(const std::string& path) {
   const std::string text = read_whole(path, "TI trace");
   if (looks_like_trace(text)) {
-    whole_ = read_ti(path);
+    whole_ = read_shared(path, text, nullptr);
     shared_ = true;
     ranks_ = whole_.ranks.size();
     files_ = whole_.files;
