@@ -31,6 +31,8 @@
 #      that writes no trace.wlt and so records no events: as smpirun -replay, which writes none)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/cluster.sh
+source "$ROOT/bench/cluster.sh"
 REUSE=0
 [ "${1:-}" = "--reuse" ] && { REUSE=1; shift; }
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"; shift || true
@@ -57,15 +59,7 @@ for c in "${CASES[@]}"; do
   d="$WORK/$app-$n${args:+-${args// /_}}"
   mkdir -p "$d"
   xml="$d/cluster.xml"; hosts="$d/hosts"
-  cat > "$xml" <<XML
-<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <cluster id="bench" prefix="node-" suffix="" radical="0-$((n - 1))" speed="1Gf"
-           bw="10GBps" lat="1us" loopback_bw="50GBps" loopback_lat="0.1us"/>
-</platform>
-XML
-  seq 0 $((n - 1)) | sed 's/^/node-/' > "$hosts"
+  write_cluster "$n" "$xml" "$hosts"
   ti="$app.ti"
   stamp="$(md5sum < "$ROOT/bench/apps/$src.c" | cut -d' ' -f1) $cflags $args"  # what the trace was made of
   if [ $REUSE = 0 ] || [ "$(cat "$d/traced.ok" 2>/dev/null)" != "$stamp" ]; then

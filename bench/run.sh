@@ -17,6 +17,8 @@
 #        WORKLOADS="heat1d halo2d allreduce_loop"  REPEAT=1 (--against only)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/cluster.sh
+source "$ROOT/bench/cluster.sh"
 AGAINST=""
 if [ "${1:-}" = "--against" ]; then
   AGAINST="${2:?--against needs a git revision}"; shift 2
@@ -67,15 +69,7 @@ fi
   "smpirun s" "ops/s" speedup "simulated time waitlab / smpirun"
 for n in "${RANKS[@]}"; do
   xml="$WORK/cluster-$n.xml"
-  cat > "$xml" <<XML
-<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <cluster id="bench" prefix="node-" suffix="" radical="0-$((n - 1))" speed="1Gf"
-           bw="10GBps" lat="1us" loopback_bw="50GBps" loopback_lat="0.1us"/>
-</platform>
-XML
-  seq 0 $((n - 1)) | sed 's/^/node-/' > "$WORK/hosts-$n.txt"
+  write_cluster "$n" "$xml" "$WORK/hosts-$n.txt"
   for w in $WORKLOADS; do
     extra=""
     [ "$w" = heat1d ] && extra="mode: blocking"
