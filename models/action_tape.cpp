@@ -1,7 +1,8 @@
 #include "models/action_tape.hpp"
 
 #include <cstring>
-#include <stdexcept>
+
+#include "analysis/trace/varint.hpp"
 
 namespace waitlab::models {
 
@@ -27,23 +28,10 @@ enum Field : std::uint32_t {
   kBytes2 = 1u << 14,
 };
 
-void put(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<std::uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<std::uint8_t>(v));
-}
-
-void put_signed(std::vector<std::uint8_t>& out, std::int64_t v) {
-  put(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-}
-
-std::uint64_t bits(double d) {
-  std::uint64_t b = 0;
-  std::memcpy(&b, &d, sizeof b);
-  return b;
-}
+using trace::put_u64;
+using trace::put_varint;
+using trace::put_zigzag;
+std::uint64_t bits(double d) { return trace::double_bits(d); }
 
 }  // namespace
 
@@ -66,22 +54,21 @@ void ActionTape::push(const Action& a) {
   if (a.bytes2 != none.bytes2) mask |= kBytes2;
   if (bits(a.amount) != bits(none.amount)) mask |= kAmount;
   data_.push_back(static_cast<std::uint8_t>(a.kind));
-  put(data_, mask);
-  if (mask & kComm) put(data_, a.comm);
-  if (mask & kRegion) put(data_, a.region);
-  if (mask & kPeer) put_signed(data_, a.peer);
-  if (mask & kPeer2) put_signed(data_, a.peer2);
-  if (mask & kRoot) put_signed(data_, a.root);
-  if (mask & kTag) put_signed(data_, a.tag);
-  if (mask & kTag2) put_signed(data_, a.tag2);
-  if (mask & kRequest) put_signed(data_, a.request);
-  if (mask & kIteration) put_signed(data_, a.iteration);
-  if (mask & kCounts) put(data_, a.counts);
-  if (mask & kBytes) put(data_, a.bytes);
-  if (mask & kBytes2) put(data_, a.bytes2);
+  put_varint(data_, mask);
+  if (mask & kComm) put_varint(data_, a.comm);
+  if (mask & kRegion) put_varint(data_, a.region);
+  if (mask & kPeer) put_zigzag(data_, a.peer);
+  if (mask & kPeer2) put_zigzag(data_, a.peer2);
+  if (mask & kRoot) put_zigzag(data_, a.root);
+  if (mask & kTag) put_zigzag(data_, a.tag);
+  if (mask & kTag2) put_zigzag(data_, a.tag2);
+  if (mask & kRequest) put_zigzag(data_, a.request);
+  if (mask & kIteration) put_zigzag(data_, a.iteration);
+  if (mask & kCounts) put_varint(data_, a.counts);
+  if (mask & kBytes) put_varint(data_, a.bytes);
+  if (mask & kBytes2) put_varint(data_, a.bytes2);
   if (mask & kAmount) {
-    const std::uint64_t b = bits(a.amount);
-    for (int i = 0; i < 8; ++i) data_.push_back(static_cast<std::uint8_t>(b >> (8 * i)));
+    put_u64(data_, bits(a.amount));
   }
   ++count_;
   computes_ += a.kind == ActionKind::Compute;
@@ -90,22 +77,11 @@ void ActionTape::push(const Action& a) {
 bool TapeReader::next(Action& a) {
   const std::vector<std::uint8_t>& d = t_.data_;
   if (pos_ >= d.size()) return false;
-  // The tape holds only what push() wrote: running past its end is a bug, not bad input.
-  const auto get = [&]() {
-    std::uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos_ >= d.size() || shift > 63) throw std::logic_error("action tape: truncated varint");
-      const std::uint8_t b = d[pos_++];
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-  };
-  const auto get_signed = [&]() {
-    const std::uint64_t z = get();
-    return static_cast<std::int64_t>(z >> 1) ^ -static_cast<std::int64_t>(z & 1);
-  };
+  trace::VarintCursor c(d.data() + pos_, d.size() - pos_, "action tape");
+  const auto get = [&c] { return c.varint(); };
+  const auto get_signed = [&c] { return c.zigzag(); };
   a = Action{};
-  a.kind = static_cast<ActionKind>(d[pos_++]);
+  a.kind = static_cast<ActionKind>(c.byte());
   const auto mask = static_cast<std::uint32_t>(get());
   a.flops = (mask & kFlops) != 0;
   a.in_waitall = (mask & kInWaitall) != 0;
@@ -122,11 +98,10 @@ bool TapeReader::next(Action& a) {
   if (mask & kBytes) a.bytes = get();
   if (mask & kBytes2) a.bytes2 = get();
   if (mask & kAmount) {
-    if (pos_ + 8 > d.size()) throw std::logic_error("action tape: truncated amount");
-    std::uint64_t b = 0;
-    for (int i = 0; i < 8; ++i) b |= static_cast<std::uint64_t>(d[pos_++]) << (8 * i);
+    const std::uint64_t b = c.u64();
     std::memcpy(&a.amount, &b, sizeof b);
   }
+  pos_ += c.position();
   ++read_;
   return true;
 }
