@@ -158,4 +158,13 @@ std::string Trace::attribute(std::string_view key) const {
   return {};
 }
 
+void Trace::set_attribute(const std::string& key, const std::string& value) {
+  for (auto& a : attributes)
+    if (a.key == key) {
+      a.value = value;
+      return;
+    }
+  attributes.push_back({key, value});
+}
+
 }  // namespace waitlab::trace

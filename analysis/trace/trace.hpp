@@ -271,6 +271,8 @@ struct Trace {
   Time begin_time() const;
   Time end_time() const;
   std::string attribute(std::string_view key) const;  // "" if absent
+  // Sets the attribute `key` to `value`: in place if present, else appended.
+  void set_attribute(const std::string& key, const std::string& value);
   bool operator==(const Trace&) const = default;
 };
 

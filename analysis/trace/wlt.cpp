@@ -56,6 +56,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <istream>
 #include <limits>
 #include <ostream>
@@ -234,14 +235,21 @@ class Writer {
     uint(static_cast<std::uint64_t>(v.size()));
     for (std::size_t done = 0; done < v.size();) {
       const std::size_t n = std::min(v.size() - done, kChunkRecords);
-      if constexpr (Rec<T>::kBulk) {
-        static_assert(kChunkRecords * sizeof(T) <= kFlush);  // the buffer stays small
-        raw(v.data() + done, n * sizeof(T));
-      } else {
-        for (std::size_t i = done; i < done + n; ++i) put(v[i]);
-      }
+      block(v.data() + done, n);
       done += n;
-      checksum();
+    }
+  }
+  // The same bytes for `count` records that `fill(block, n)` gives n at a time, in order.
+  template <typename T>
+  void records(std::uint64_t count, const std::function<void(T*, std::size_t)>& fill) {
+    uint(count);
+    std::vector<T> b;
+    for (std::uint64_t done = 0; done < count;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count - done, kChunkRecords));
+      b.resize(n);
+      fill(b.data(), n);
+      block(b.data(), n);
+      done += n;
     }
   }
   void finish() {
@@ -250,6 +258,17 @@ class Writer {
   }
 
  private:
+  template <typename T>
+  void block(const T* v, std::size_t n) {
+    if constexpr (Rec<T>::kBulk) {
+      static_assert(kChunkRecords * sizeof(T) <= kFlush);  // the buffer stays small
+      raw(v, n * sizeof(T));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) put(v[i]);
+    }
+    checksum();
+  }
+
   static constexpr std::size_t kFlush = 1 << 20;
   void maybe_flush() {
     if (buf_.size() >= kFlush) flush();
@@ -595,8 +614,8 @@ void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at, c
 
 // The file without the final stream check, so that write_wlt(path) can report a failed
 // stream as the unwritable file it is.
-void write_records(const Trace& t, std::ostream& out) {
-  Writer w(out);
+// Header, definitions and attributes.
+void write_head(Writer& w, const Trace& t) {
   w.raw(kMagic.data(), kMagic.size());
   w.uint(kWltVersion);
   w.uint(kByteOrderMark);
@@ -621,6 +640,24 @@ void write_records(const Trace& t, std::ostream& out) {
     w.str(a.value);
   }
   w.checksum();
+}
+
+// The run section and the trailer.
+void write_tail(Writer& w, const Trace& t) {
+  w.uint(static_cast<std::uint8_t>(t.origin));
+  w.uint(t.counters);
+  w.uint(std::uint16_t{0});
+  w.uint(std::uint32_t{0});
+  w.f64(t.span_begin);
+  w.f64(t.span_end);
+  w.checksum();
+  w.raw(kEndMagic.data(), kEndMagic.size());
+  w.finish();
+}
+
+void write_records(const Trace& t, std::ostream& out) {
+  Writer w(out);
+  write_head(w, t);
   const auto location = [&w](const Location& l) {
     w.records(l.events);
     w.records(l.truth);
@@ -639,15 +676,7 @@ void write_records(const Trace& t, std::ostream& out) {
     w.i32(l.thread);
     location(l);
   }
-  w.uint(static_cast<std::uint8_t>(t.origin));
-  w.uint(t.counters);
-  w.uint(std::uint16_t{0});
-  w.uint(std::uint32_t{0});
-  w.f64(t.span_begin);
-  w.f64(t.span_end);
-  w.checksum();
-  w.raw(kEndMagic.data(), kEndMagic.size());
-  w.finish();
+  write_tail(w, t);
 }
 
 }  // namespace
@@ -659,6 +688,26 @@ void write_wlt(const Trace& t, std::ostream& out) {
 
 void write_wlt(const Trace& t, const std::string& path) {
   write_file_atomic(path, [&t](std::ostream& out) { write_records(t, out); });
+}
+
+void write_wlt(const Trace& head, std::size_t ranks, const std::function<LocationSource(Rank)>& location,
+               std::ostream& out) {
+  Writer w(out);
+  write_head(w, head);
+  w.uint(static_cast<std::uint64_t>(ranks));
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const auto rank = static_cast<Rank>(r);
+    const LocationSource l = location(rank);
+    w.i32(rank);
+    w.records(l.events, l.read_events);
+    w.records(l.truth, l.read_truth);
+    w.records(std::vector<StateInterval>{});
+    w.records(std::vector<CounterSample>{});
+    w.checksum();
+  }
+  w.uint(std::uint64_t{0});  // no threads
+  write_tail(w, head);
+  if (!out) throw std::runtime_error("wlt: write failed");
 }
 
 Trace read_wlt(std::istream& in, const std::string& name) {

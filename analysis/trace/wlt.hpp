@@ -23,7 +23,9 @@
 // half-written file is ever left under the final name.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -35,6 +37,23 @@ inline constexpr std::uint32_t kWltVersion = 3;  // 2 (no checksums) and 1 (nor 
 
 void write_wlt(const Trace& t, std::ostream& out);
 void write_wlt(const Trace& t, const std::string& path);  // atomic: path.tmp, then rename
+
+// The records of one location given block by block (a simulation's records, kept on disk):
+// the counts, then read_events(block, n) and read_truth(block, n) fill the next n records, in
+// order, until the counts are reached.
+struct LocationSource {
+  std::uint64_t events = 0;
+  std::uint64_t truth = 0;
+  std::function<void(Event*, std::size_t)> read_events;
+  std::function<void(ComputeTruth*, std::size_t)> read_truth;
+};
+// Writes `head` (definitions, attributes, truth flag, origin, span, counters bits; its own
+// locations and threads are not written) with `ranks` locations whose records come from
+// location(r), called once per rank in order; no threads, state intervals or counter samples.
+// The bytes are those write_wlt(t, out) writes for the same trace held in memory.
+void write_wlt(const Trace& head, std::size_t ranks, const std::function<LocationSource(Rank)>& location,
+               std::ostream& out);
+
 // `name` is used in error messages.
 Trace read_wlt(std::istream& in, const std::string& name);
 Trace read_wlt(const std::string& path);
