@@ -204,17 +204,8 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const bool prebuilt = workload != nullptr;
   // Nothing reads the events of a run that writes no trace and analyses none: they are
   // counted, not recorded (the run's memory and time are then mostly SimGrid's).
-  const bool events = s.outputs.trace || !models::select_analyses(s.outputs.analyses).empty();
-  Outcome o = simulate_scenario(s, progress, std::move(workload), events);
-  if (prebuilt) {  // the conversion's notes, then those of the run (prepare())
-    replay_notes.insert(replay_notes.end(), o.replay_notes.begin(), o.replay_notes.end());
-    o.replay_notes = std::move(replay_notes);
-  }
-  TimeResolvedInput tri;  // outputs.windows was checked by the loader
-  tri.windows = models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
-  if (o.ideal) tri.ideal = &o.ideal->trace;
-  const AnalysisReport report = run_analyses(o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"),
-                                             o.result.estimate, tri);
+  const bool analysed = !models::select_analyses(s.outputs.analyses).empty();
+  const bool events = s.outputs.trace || analysed;
 
   OutputDir staged(dir);
   std::vector<std::string> files;
@@ -229,18 +220,32 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     remove_stale(summary);
     remove_stale((d / "report.html").string());
     files.push_back(summary);
+    // The simulation process writes the traces into place as it runs; the trace comes back
+    // into memory only for the analyses.
+    TraceFiles traces;
+    traces.keep = analysed;
     if (s.outputs.trace) {
-      trace::write_wlt(o.result.trace, trace_path);
+      traces.run = trace_path;
       files.push_back(trace_path);
     } else {
       remove_stale(trace_path);
     }
-    if (s.outputs.trace && o.baseline) {
-      trace::write_wlt(o.baseline->trace, baseline_path);
+    if (s.outputs.trace && s.run.baseline) {
+      traces.baseline = baseline_path;
       files.push_back(baseline_path);
     } else {
       remove_stale(baseline_path);
     }
+    Outcome o = simulate_scenario(s, progress, std::move(workload), events, traces);
+    if (prebuilt) {  // the conversion's notes, then those of the run (prepare())
+      replay_notes.insert(replay_notes.end(), o.replay_notes.begin(), o.replay_notes.end());
+      o.replay_notes = std::move(replay_notes);
+    }
+    TimeResolvedInput tri;  // outputs.windows was checked by the loader
+    tri.windows = models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
+    if (o.ideal) tri.ideal = &o.ideal->trace;
+    const AnalysisReport report = run_analyses(
+        o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate, tri);
 
     nlohmann::ordered_json host;
     host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";
@@ -273,11 +278,11 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     if (std::string report_path = try_write_report(staged.path(), &staged); !report_path.empty())
       files.push_back(std::move(report_path));
     staged.commit();
+    for (auto& f : files) f = staged.final_text(f);
+    print_run_summary(s, o, files, report, out);
   } catch (...) {
     staged.rethrow_final();
   }
-  for (auto& f : files) f = staged.final_text(f);
-  print_run_summary(s, o, files, report, out);
 }
 
 }  // namespace

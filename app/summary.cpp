@@ -113,32 +113,27 @@ ordered_json collective_algorithms_used(const scenarios::Scenario& s) {
   return j;
 }
 
-void add_attribute(trace::Trace& t, const std::string& key, const std::string& value) {
-  for (auto& a : t.attributes)
-    if (a.key == key) {
-      a.value = value;
-      return;
-    }
-  t.attributes.push_back({key, value});
-}
-
-void annotate(trace::Trace& t, const scenarios::Scenario& s, bool baseline) {
-  add_attribute(t, "scenario.name", s.name);
-  add_attribute(t, "scenario.file", std::filesystem::path(s.file).filename().string());
-  add_attribute(t, "scenario.platform", s.platform.type);
-  add_attribute(t, "scenario.workload", s.workload.type);
+// The scenario's attributes of a recorded trace (sim::RunOptions::attributes).
+std::vector<trace::Attribute> annotations(const scenarios::Scenario& s, bool baseline) {
   std::string perturbations;
   for (const auto& p : s.perturbations) perturbations += (perturbations.empty() ? "" : ",") + p.type;
-  add_attribute(t, "scenario.perturbations", baseline ? "" : perturbations);
-  add_attribute(t, "scenario.seed", std::to_string(s.run.seed));
-  add_attribute(t, "scenario.baseline", baseline ? "true" : "false");
-  add_attribute(t, "generator", std::string("waitlab ") + kVersion);
+  std::vector<trace::Attribute> a = {
+      {"scenario.name", s.name},
+      {"scenario.file", std::filesystem::path(s.file).filename().string()},
+      {"scenario.platform", s.platform.type},
+      {"scenario.workload", s.workload.type},
+      {"scenario.perturbations", baseline ? "" : perturbations},
+      {"scenario.seed", std::to_string(s.run.seed)},
+      {"scenario.baseline", baseline ? "true" : "false"},
+      {"generator", std::string("waitlab ") + kVersion},
+  };
   // The engine describes an XML platform by the path it opened, which the loader resolved
   // against the scenario file's directory as the user spelled it (relative or absolute), so
   // it depends on the working directory. The trace records the path as written instead: two
   // runs of one scenario give the same bytes from anywhere.
   if (s.platform.type == "xml" && s.platform.options.has("file"))
-    add_attribute(t, "platform", "xml: " + s.platform.options.string("file"));
+    a.push_back({"platform", "xml: " + s.platform.options.string("file")});
+  return a;
 }
 
 bool close(double a, double b) {
@@ -181,41 +176,23 @@ double Figures::injected_total() const {
   return s;
 }
 
-Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
+Figures figures(const trace::RecordTotals& s, const sim::RunStats& stats) {
   Figures f;
   f.simulated_time = stats.simulated_time;
   f.mpi_operations = stats.mpi_operations;
   f.events = stats.events;  // recorded or not (sim::RunOptions::record_events)
-  double first_init = std::numeric_limits<double>::infinity();
-  double last_finalize = -std::numeric_limits<double>::infinity();
-  std::array<std::vector<double>, trace::kCauseCount> per_rank;
-  for (auto& v : per_rank) v.assign(t.locations.size(), 0.0);
-  for (std::size_t r = 0; r < t.locations.size(); ++r) {
-    const auto& l = t.locations[r];
-    for (const auto& e : l.events) {
-      if (e.op == trace::MpiOp::Init && e.kind == trace::EventKind::Enter)
-        first_init = std::min(first_init, e.time);
-      if (e.op == trace::MpiOp::Finalize && e.kind == trace::EventKind::Leave)
-        last_finalize = std::max(last_finalize, e.time);
-    }
-    for (const auto& c : l.truth) {
-      ++f.compute_intervals;
-      f.nominal_compute += c.nominal;
-      for (std::size_t k = 0; k < trace::kCauseCount; ++k) {
-        if (c.injected[k] > 0) ++f.injected[k].intervals;
-        per_rank[k][r] += c.injected[k];
-      }
-    }
-  }
-  if (!std::isfinite(first_init) || !std::isfinite(last_finalize)) {
-    first_init = t.begin_time();
-    last_finalize = t.end_time();
-  }
-  f.wall_time = last_finalize - first_init;
+  f.compute_intervals = s.compute_intervals;
+  f.nominal_compute = s.nominal_compute;
+  if (std::isfinite(s.first_init) && std::isfinite(s.last_finalize))
+    f.wall_time = s.last_finalize - s.first_init;
+  else  // no MPI_Init or MPI_Finalize: the span of the events (Trace::begin_time(), end_time())
+    f.wall_time = (std::isfinite(s.last_event) ? s.last_event : 0.0) - (std::isfinite(s.first_event) ? s.first_event : 0.0);
   for (std::size_t k = 0; k < trace::kCauseCount; ++k) {
     auto& cf = f.injected[k];
-    for (std::size_t r = 0; r < per_rank[k].size(); ++r) {
-      const double v = per_rank[k][r];
+    cf.intervals = s.injected_intervals[k];
+    const auto& per_rank = s.injected_by_rank[k];
+    for (std::size_t r = 0; r < per_rank.size(); ++r) {
+      const double v = per_rank[r];
       cf.total += v;
       if (v > 0) ++cf.ranks;
       if (v > cf.max_rank) {
@@ -223,32 +200,39 @@ Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
         cf.max_rank_id = static_cast<trace::Rank>(r);
       }
     }
-    cf.mean_rank = per_rank[k].empty() ? 0.0 : cf.total / static_cast<double>(per_rank[k].size());
+    cf.mean_rank = per_rank.empty() ? 0.0 : cf.total / static_cast<double>(per_rank.size());
   }
   return f;
 }
 
+Figures figures(const trace::Trace& t, const sim::RunStats& stats) { return figures(trace::totals(t), stats); }
+
 Outcome simulate_scenario(const scenarios::Scenario& s, bool progress, std::unique_ptr<models::Workload> workload,
-                          bool events) {
+                          bool events, const TraceFiles& files) {
   const auto t0 = std::chrono::steady_clock::now();
   Outcome o;
   scenarios::Run run = scenarios::prepare(s, std::move(workload), &o.replay_notes);
   run.options.progress = progress;
   run.options.record_events = events;
+  run.options.return_trace = files.keep;
   o.ranks = run.workload->ranks();
   o.iterations = run.workload->iterations();
-  o.result = sim::simulate(run.platform, *run.workload, run.perturbations, run.options);
-  annotate(o.result.trace, s, false);
-  o.fig = figures(o.result.trace, o.result.stats);
+  sim::RunOptions options = run.options;
+  options.attributes = annotations(s, false);
+  options.trace_file = files.run;
+  o.result = sim::simulate(run.platform, *run.workload, run.perturbations, options);
+  o.fig = figures(o.result.stats.totals, o.result.stats);
   if (s.run.baseline) {
     const models::Perturbations none;
-    o.baseline = sim::simulate(run.platform, *run.workload, none, run.options);
-    annotate(o.baseline->trace, s, true);
-    o.base_fig = figures(o.baseline->trace, o.baseline->stats);
+    options.attributes = annotations(s, true);
+    options.trace_file = files.baseline;
+    o.baseline = sim::simulate(run.platform, *run.workload, none, options);
+    o.base_fig = figures(o.baseline->stats.totals, o.baseline->stats);
   }
   const auto analyses = models::select_analyses(s.outputs.analyses);
   if (std::find(analyses.begin(), analyses.end(), "timeresolved") != analyses.end()) {
     sim::RunOptions ideal = run.options;
+    ideal.return_trace = true;
     ideal.network = sim::NetworkChange{true, 1, 1};
     ideal.minprofile = false;
     o.ideal = sim::simulate(run.platform, *run.workload, run.perturbations, ideal);

@@ -45,7 +45,8 @@ struct Figures {
   double injected_total() const;
 };
 
-Figures figures(const trace::Trace& t, const sim::RunStats& stats);
+Figures figures(const trace::RecordTotals& totals, const sim::RunStats& stats);
+Figures figures(const trace::Trace& t, const sim::RunStats& stats);  // the totals of t's records
 
 // One simulated scenario (and its unperturbed counterfactual if run.baseline).
 struct Outcome {
@@ -62,12 +63,23 @@ struct Outcome {
   std::vector<std::string> replay_notes;  // what a replayed trace's conversion approximated
 };
 
+// Where simulate_scenario writes the traces of the run and of its baseline (sim::RunOptions::
+// trace_file): "" = a temporary file. With `keep` false the Outcome's traces hold only their
+// attributes (the figures come from the engine's totals): a trace written straight to its
+// output file is never held in memory.
+struct TraceFiles {
+  std::string run;
+  std::string baseline;
+  bool keep = true;
+};
+
 // Prepares and simulates `s` (with `workload` instead of the scenario's, when given: the
 // replay command reads its trace first); adds scenario attributes to the recorded traces.
 // With `events` false, the traces keep only MPI_Init's and MPI_Finalize's events (the
 // figures count the others: sim::RunOptions::record_events): for callers that read nothing else.
 Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
-                          std::unique_ptr<models::Workload> workload = nullptr, bool events = true);
+                          std::unique_ptr<models::Workload> workload = nullptr, bool events = true,
+                          const TraceFiles& files = {});
 
 nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome& o);
 // The figures checked in as scenarios/expected/<name>.json.

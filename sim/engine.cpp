@@ -28,6 +28,7 @@
 #include <iostream>
 #include <optional>
 
+#include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "models/spec.hpp"
@@ -124,6 +125,39 @@ std::optional<minprofile::Result> get_estimate(std::istream& in) {
   return e;
 }
 
+void put_totals(std::ostream& out, const trace::RecordTotals& t) {
+  put(out, t.first_init);
+  put(out, t.last_finalize);
+  put(out, t.first_event);
+  put(out, t.last_event);
+  put(out, t.compute_intervals);
+  put(out, t.nominal_compute);
+  for (const auto n : t.injected_intervals) put(out, n);
+  put(out, static_cast<std::uint64_t>(t.injected_by_rank[0].size()));
+  for (const auto& v : t.injected_by_rank) out.write(reinterpret_cast<const char*>(v.data()),
+                                                      static_cast<std::streamsize>(v.size() * sizeof(double)));
+}
+trace::RecordTotals get_totals(std::istream& in) {
+  trace::RecordTotals t;
+  t.first_init = get<double>(in);
+  t.last_finalize = get<double>(in);
+  t.first_event = get<double>(in);
+  t.last_event = get<double>(in);
+  t.compute_intervals = get<std::uint64_t>(in);
+  t.nominal_compute = get<double>(in);
+  for (auto& n : t.injected_intervals) n = get<std::uint64_t>(in);
+  const auto ranks = static_cast<std::size_t>(get<std::uint64_t>(in));
+  for (auto& v : t.injected_by_rank) {
+    v.resize(in ? ranks : 0);
+    in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
+  }
+  if (!in) throw std::runtime_error("the simulation result ends inside the trace's totals");
+  return t;
+}
+
+// The result of a run: status, message, then for a run that ended well its statistics, the
+// trace's totals, the online estimate and the trace's truth flag and attributes (the trace
+// itself is in a .wlt file: RunOptions::trace_file or the temporary directory's trace.wlt).
 void write_result(const std::string& path, Status status, const std::string& message, const RunResult* r) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(kMagic, sizeof kMagic);
@@ -134,8 +168,14 @@ void write_result(const std::string& path, Status status, const std::string& mes
     put(out, r->stats.simulated_time);
     put(out, r->stats.mpi_operations);
     put(out, r->stats.events);
+    put_totals(out, r->stats.totals);
     put_estimate(out, r->estimate);
-    trace::write_wlt(r->trace, out);
+    put(out, static_cast<std::uint8_t>(r->trace.has_truth));
+    put(out, static_cast<std::uint64_t>(r->trace.attributes.size()));
+    for (const auto& a : r->trace.attributes) {
+      put_string(out, a.key);
+      put_string(out, a.value);
+    }
   }
   out.flush();
   if (!out) throw std::runtime_error("cannot write the simulation result to " + path);
@@ -159,6 +199,11 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
+// Where the child writes the trace.
+std::string trace_path(const TempDir& dir, const RunOptions& options) {
+  return options.trace_file.empty() ? dir.file("trace.wlt") : options.trace_file;
+}
+
 // Runs in the child; never returns.
 [[noreturn]] void child(const TempDir& dir, const models::PlatformDesc& platform,
                         const models::Workload& workload, const models::Perturbations& perturbations,
@@ -175,7 +220,17 @@ std::string read_text(const std::string& path) {
       const auto phase = [&dir](const char* what) {
         std::ofstream(dir.file("phase"), std::ios::trunc) << what;
       };
-      const RunResult r = detail::run_here(platform, workload, perturbations, options, progress_fd, phase, watch);
+      Recording recording(dir.file("records"), static_cast<std::size_t>(workload.ranks()),
+                          options.record_buffer_bytes > 0 ? options.record_buffer_bytes : Recording::kBufferBytes);
+      RunResult r = detail::run_here(platform, workload, perturbations, options, progress_fd, recording, phase, watch);
+      for (const auto& a : options.attributes) r.trace.set_attribute(a.key, a.value);
+      // The trace, from the records on disk; the parent reads it back if it asked for it.
+      if (options.trace_file.empty() && !options.return_trace)
+        r.stats.totals = recording.totals();
+      else
+        trace::write_file_atomic(trace_path(dir, options), [&](std::ostream& out) {
+          r.stats.totals = recording.write_wlt(r.trace, out);
+        });
       write_result(dir.file("result"), Status::Ok, "", &r);
     } catch (const InputError& e) {
       write_result(dir.file("result"), Status::BadInput, e.what(), nullptr);
@@ -486,8 +541,21 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   r.stats.simulated_time = get<double>(in);
   r.stats.mpi_operations = get<std::uint64_t>(in);
   r.stats.events = get<std::uint64_t>(in);
+  r.stats.totals = get_totals(in);
   r.estimate = get_estimate(in);
-  r.trace = trace::read_wlt(in, result_path);
+  const bool has_truth = get<std::uint8_t>(in) != 0;
+  std::vector<trace::Attribute> attributes(static_cast<std::size_t>(get<std::uint64_t>(in)));
+  for (auto& a : attributes) {
+    a.key = get_string(in);
+    a.value = get_string(in);
+  }
+  if (!in) throw std::runtime_error("the simulation result ends inside the trace's attributes");
+  if (options.return_trace) {
+    r.trace = trace::read_wlt(trace_path(dir, options));
+  } else {
+    r.trace.has_truth = has_truth;
+    r.trace.attributes = std::move(attributes);
+  }
   // Warnings of a successful run (SimGrid's, unusual) are passed on rather than lost, except
   // AddressSanitizer's note that it cannot follow SimGrid's stack switches (ASan builds only).
   std::ifstream warnings(log);

@@ -15,12 +15,14 @@
 // SIGTERM or SIGHUP to the parent stops both (sim/signals.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "analysis/minprofile/estimator.hpp"
+#include "analysis/trace/totals.hpp"
 #include "analysis/trace/trace.hpp"
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
@@ -70,12 +72,26 @@ struct RunOptions {
   // stored — for runs whose trace nobody reads (no trace output, no analysis): the memory
   // and time of recording and passing back tens of bytes per event are saved.
   bool record_events = true;
+  // Attributes set on the recorded trace before it is written (one of the engine's own of the
+  // same key is replaced, in place).
+  std::vector<trace::Attribute> attributes;
+  // Where the simulation process writes the trace (.wlt, from records it keeps on disk while
+  // it runs, sim/recording.hpp); "" = a temporary file.
+  std::string trace_file;
+  // Whether RunResult::trace holds the whole trace, read back from that file; false: only its
+  // attributes and truth flag (RunStats::totals has what the summary needs). Without
+  // trace_file and return_trace no trace is written at all.
+  bool return_trace = true;
+  // The memory the simulation process's record buffers take over all ranks (0: Recording::
+  // kBufferBytes); tests make it tiny so that every few records go to disk.
+  std::size_t record_buffer_bytes = 0;
 };
 
 struct RunStats {
   double simulated_time = 0;        // SimGrid clock at the end of the run, s
   std::uint64_t mpi_operations = 0; // MPI calls executed by all ranks (excl. Init/Finalize)
   std::uint64_t events = 0;         // events of the run, recorded or not (RunOptions::record_events)
+  trace::RecordTotals totals;       // of the recorded trace (analysis/trace/totals.hpp)
   double host_seconds = 0;          // host wall-clock time of the simulation (not deterministic)
   // Host-dependent too: the simulation process's peak resident memory (getrusage), what
   // simulate() estimated it before starting it (sim/resources.hpp), and the part of it the

@@ -60,13 +60,15 @@ struct MemoryNeed {
   std::uint64_t resident = 0;       // peak resident memory of the simulation process
   std::uint64_t address_space = 0;  // new mappings of the child (stacks included)
   std::uint64_t result_bytes = 0;   // the trace as the child hands it over (.wlt: as recorded)
+  bool held = true;                 // the trace comes back into memory (RunOptions::return_trace)
   std::string breakdown() const;   // "65,536 ranks × 20 KiB + 5.2 million events × 60 B + ..."
 };
 // Counts the actions of every rank, up to `budget` actions (then extrapolates from the ranks counted).
 MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& options, const HostLimits& limits,
                            std::uint64_t budget = 50'000'000);
-// The pure part, for tests: `events` and `truths` as counted.
-MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks);
+// The pure part, for tests: `events` and `truths` as counted; `held`: the trace is read back
+// into memory (else only the simulation's bounded record buffers count).
+MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks, bool held = true);
 
 // Throws InputError when the run clearly cannot fit; returns a warning ("" if none).
 std::string check_memory(const MemoryNeed& need, const HostLimits& limits);

@@ -192,7 +192,7 @@ class Simulation;
 class RankRunner {
  public:
   RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr<models::ActionStream> stream,
-             std::unique_ptr<models::RankPerturber> perturber, trace::Location& loc);
+             std::unique_ptr<models::RankPerturber> perturber, Recording& rec);
 
   // One communicator this rank is a member of (MPI_COMM_WORLD first, then by id).
   struct RankComm {
@@ -209,6 +209,7 @@ class RankRunner {
   const std::vector<RankComm>& comms() const { return comms_; }
   std::uint64_t operations() const { return ops_; }
   std::uint64_t events() const { return events_; }
+  const FinalizeCall& finalize_call() const { return finalize_call_; }
   bool received(Rank src, std::int32_t tag, std::uint64_t seq) const {
     const auto it = recv_.find(channel(src, tag));
     return it != recv_.end() && it->second.done(seq);
@@ -224,7 +225,7 @@ class RankRunner {
              std::int32_t tag = 0, std::uint64_t bytes = 0, std::uint64_t aux = 0) {
     ++events_;
     if (record_ || op == MpiOp::Init || op == MpiOp::Finalize)
-      loc_.events.push_back(trace::make_event(t, k, op, ref, peer, tag, bytes, aux));
+      rec_.event(rank_, trace::make_event(t, k, op, ref, peer, tag, bytes, aux));
   }
   void enter(MpiOp op, double t);
   void leave(MpiOp op, double t);
@@ -278,7 +279,7 @@ class RankRunner {
   double speed_;
   std::unique_ptr<models::ActionStream> stream_;
   std::unique_ptr<models::RankPerturber> perturber_;
-  trace::Location& loc_;
+  Recording& rec_;
   bool record_;  // every event (RunOptions::record_events), else MPI_Init's and MPI_Finalize's only
   MPI_Comm world_ = MPI_COMM_NULL;
   const char* stack_top_ = nullptr;  // near the top of this rank's actor stack (for ASan)
@@ -297,6 +298,7 @@ class RankRunner {
   std::vector<RankComm> comms_;  // sorted by id; comms_[0] is MPI_COMM_WORLD
   bool finished_ = false;
   double finished_at_ = 0;
+  FinalizeCall finalize_call_;
 
   // The online estimator: what a PMPI wrapper sees of the call in progress.
   minprofile::RankProfile* profile_ = nullptr;  // null unless RunOptions::minprofile
@@ -316,14 +318,15 @@ class Simulation {
  public:
   Simulation(const models::PlatformDesc& platform, const models::Workload& workload,
              const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-             const std::function<void(const char*)>& phase, const MemoryWatch& watch)
+             const std::function<void(const char*)>& phase, const MemoryWatch& watch, Recording& recording)
       : platform_(platform),
         workload_(workload),
         perturbations_(perturbations),
         options_(options),
         progress_fd_(progress_fd),
         phase_(phase),
-        watch_(watch) {}
+        watch_(watch),
+        recording_(recording) {}
 
   RunResult run();
 
@@ -395,6 +398,7 @@ class Simulation {
   int progress_fd_;
   const std::function<void(const char*)>& phase_;
   const MemoryWatch watch_;
+  Recording& recording_;
 
   RunResult result_;
   std::vector<std::unique_ptr<RankRunner>> runners_;
@@ -437,13 +441,13 @@ class Simulation {
 // RankRunner
 
 RankRunner::RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr<models::ActionStream> stream,
-                       std::unique_ptr<models::RankPerturber> perturber, trace::Location& loc)
+                       std::unique_ptr<models::RankPerturber> perturber, Recording& rec)
     : sim_(sim),
       rank_(rank),
       speed_(speed),
       stream_(std::move(stream)),
       perturber_(std::move(perturber)),
-      loc_(loc),
+      rec_(rec),
       record_(sim.options().record_events || sim.options().minprofile) {}  // the estimator flags recorded events
 
 // The clock, with the few 1e-299 s that creating the communicators took counted as 0: the
@@ -794,7 +798,7 @@ void RankRunner::compute(const Action& a) {
   t.injected = p.injected;
   t.region = a.region;
   t.iteration = a.iteration;
-  loc_.truth.push_back(t);
+  rec_.truth(rank_, t);
 }
 
 void RankRunner::send(const Action& a, bool synchronous) {
@@ -915,7 +919,7 @@ void RankRunner::test_at_entry(std::span<Outstanding> reqs) {
   if (profile_ == nullptr) return;
   bool all = true;
   for (auto& o : reqs) all = test_now(o) && all;
-  if (all) loc_.events.back().flags |= trace::kTestedComplete;
+  if (all) rec_.last_event(rank_).flags |= trace::kTestedComplete;
   facts_.tested_complete(all);
 }
 
@@ -1296,6 +1300,7 @@ void RankRunner::finalize() {
   block_ = Block::None;
   const double end = t0 + (now() - t1);
   leave(MpiOp::Finalize, end);
+  finalize_call_ = FinalizeCall{t0, rec_.events(rank_) - 1, end};
   if (profile_ != nullptr) profile_->set_span(begin_, end);
 }
 
@@ -1599,18 +1604,15 @@ RunResult Simulation::run() {
     tr.defs.comms[0] = world;
   region(MpiOp::Init);
   region(MpiOp::Finalize);
-  tr.locations.resize(static_cast<std::size_t>(n));
-  tr.has_truth = true;
+  tr.has_truth = true;  // the locations' records go to recording_
 
   runners_.reserve(static_cast<std::size_t>(n));
   if (options_.minprofile)
     profiles_.assign(static_cast<std::size_t>(n), minprofile::RankProfile(options_.minprofile_percentile));
   for (Rank r = 0; r < n; ++r) {
-    auto& loc = tr.locations[static_cast<std::size_t>(r)];
-    loc.rank = r;
     runners_.push_back(std::make_unique<RankRunner>(*this, r,
                                                     platform.rank_speed[static_cast<std::size_t>(r)],
-                                                    workload_.stream(r), perturbations_.for_rank(r), loc));
+                                                    workload_.stream(r), perturbations_.for_rank(r), recording_));
     if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
   }
   set_up_communicators(engine);
@@ -1662,7 +1664,9 @@ RunResult Simulation::run() {
   }
   if (!deadlock_.empty()) throw InputError(deadlock_);
   SMPI_finalize();
-  synchronise_finalize(tr, profiles_);
+  std::vector<FinalizeCall> finalize_calls;
+  for (const auto& r : runners_) finalize_calls.push_back(r->finalize_call());
+  synchronise_finalize(recording_, finalize_calls, profiles_);
 
   result_.stats.simulated_time = sg4::Engine::get_clock();
   for (const auto& r : runners_) {
@@ -1702,27 +1706,17 @@ RunResult Simulation::run() {
 
 // ---------------------------------------------------------------------------------------
 
-void synchronise_finalize(trace::Trace& tr, std::vector<minprofile::RankProfile>& profiles) {
-  // Each rank's last MPI_Finalize Leave, and the latest Enter of the ranks' last one.
-  const std::size_t n = tr.locations.size();
-  std::vector<std::size_t> leave_at(n, SIZE_MAX);
+void synchronise_finalize(Recording& rec, const std::vector<FinalizeCall>& calls,
+                          std::vector<minprofile::RankProfile>& profiles) {
   double last_enter = -std::numeric_limits<double>::infinity();
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& ev = tr.locations[r].events;
-    for (std::size_t k = ev.size(); k-- > 0;) {
-      if (ev[k].op != MpiOp::Finalize) continue;
-      if (ev[k].kind == EventKind::Leave && leave_at[r] == SIZE_MAX) leave_at[r] = k;
-      if (ev[k].kind == EventKind::Enter) {
-        last_enter = std::max(last_enter, ev[k].time);
-        break;
-      }
-    }
-  }
-  for (std::size_t r = 0; r < n; ++r) {
-    if (leave_at[r] == SIZE_MAX) continue;
-    auto& leave = tr.locations[r].events[leave_at[r]];
-    leave.time = std::max(leave.time, last_enter);
-    if (r < profiles.size()) profiles[r].set_span(profiles[r].begin(), leave.time);
+  for (const auto& c : calls)
+    if (c.leave != FinalizeCall::kNone) last_enter = std::max(last_enter, c.enter);
+  for (std::size_t r = 0; r < calls.size(); ++r) {
+    const FinalizeCall& c = calls[r];
+    if (c.leave == FinalizeCall::kNone) continue;
+    const double t = std::max(c.leave_time, last_enter);
+    rec.set_time(static_cast<Rank>(r), c.leave, t);
+    if (r < profiles.size()) profiles[r].set_span(profiles[r].begin(), t);
   }
 }
 
@@ -1826,8 +1820,9 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
 
 RunResult run_here(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-                   const std::function<void(const char*)>& phase, const MemoryWatch& watch) {
-  Simulation sim(platform, workload, perturbations, options, progress_fd, phase, watch);
+                   Recording& recording, const std::function<void(const char*)>& phase,
+                   const MemoryWatch& watch) {
+  Simulation sim(platform, workload, perturbations, options, progress_fd, phase, watch, recording);
   return sim.run();
 }
 

@@ -1,7 +1,9 @@
 // waitlab::sim (internal) — one simulation run inside the calling process.
 //
 // Promise: run_here() builds SimGrid's engine and the platform, runs one MPI instance whose
-// ranks execute their action streams through the MPI API, and returns the recorded trace.
+// ranks execute their action streams through the MPI API, and returns the trace's definitions
+// and attributes (RunResult::trace, without locations) while the ranks' records go to a
+// Recording (sim/recording.hpp), which writes them as the trace's locations.
 // SimGrid 3.32 supports this once per process (simulate() calls it in a forked child).
 // Throws InputError for bad input (bad actions, a deadlock, a platform SimGrid rejects) and
 // std::runtime_error for internal failures. Progress lines go to `progress_fd` (-1: none).
@@ -10,6 +12,7 @@
 #include <functional>
 
 #include "sim/engine.hpp"
+#include "sim/recording.hpp"
 #include "sim/resources.hpp"
 
 namespace waitlab::sim::detail {
@@ -20,7 +23,8 @@ namespace waitlab::sim::detail {
 // comes near it (with or without progress lines), and progress lines show the resident memory.
 RunResult run_here(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
-                   const std::function<void(const char*)>& phase = {}, const MemoryWatch& watch = {});
+                   Recording& recording, const std::function<void(const char*)>& phase = {},
+                   const MemoryWatch& watch = {});
 
 // The SimGrid configuration (--cfg=key:value) a run uses, in the order it is applied.
 std::vector<std::string> simgrid_config(const RunOptions& options);
@@ -50,7 +54,16 @@ bool unguarded_stacks(int ranks, long max_map_count);
 // last Enter of MPI_Finalize of any rank, at no cost, and so does the end of its minprofile
 // span. The run's end (the latest Leave) does not move. SMPI's own MPI_Finalize returns at
 // once; docs/engine.md.
-void synchronise_finalize(trace::Trace& tr, std::vector<minprofile::RankProfile>& profiles);
+// `calls[r]`: rank r's MPI_Finalize (its Enter time, the index of its Leave event among the
+// rank's recorded events and the Leave's time).
+struct FinalizeCall {
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  double enter = 0;
+  std::uint64_t leave = kNone;  // no MPI_Finalize left (the rank did not finish)
+  double leave_time = 0;
+};
+void synchronise_finalize(Recording& rec, const std::vector<FinalizeCall>& calls,
+                          std::vector<minprofile::RankProfile>& profiles);
 
 // The collective set a run really uses: SmpiDefault semantics always use SimGrid's default selector.
 const CollectiveSet& effective_collectives(const RunOptions& options);

@@ -181,6 +181,36 @@ TEST_F(Cli, FailedTraceWriteChangesNothing) {
     EXPECT_TRUE(fs::exists(dir_ / "o" / name)) << name;
 }
 
+// Without analyses the simulation processes write trace.wlt and baseline.wlt into place and
+// nothing reads them back (sim::RunOptions::trace_file); with analyses the trace comes back
+// for them. Either way the files and the summary's figures are the same, byte for byte.
+TEST_F(Cli, TracesWrittenInPlaceAreThoseTheAnalysesRead) {
+  const auto f = write("small.yaml", kSmall);
+  const std::string plain = (dir_ / "plain").string();
+  const std::string analysed = (dir_ / "analysed").string();
+  Result r = waitlab("run '" + f.string() + "' --no-progress --out '" + plain + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = waitlab("run '" + f.string() + "' --no-progress --set outputs.analyses=waitstate,delay --out '" + analysed + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"trace.wlt", "baseline.wlt"}) {
+    const std::string bytes = slurp(dir_ / "plain" / name);
+    EXPECT_GT(bytes.size(), 1000u) << name;
+    EXPECT_EQ(bytes, slurp(dir_ / "analysed" / name)) << name;
+  }
+  auto a = nlohmann::json::parse(slurp(dir_ / "plain" / "summary.json"));
+  auto b = nlohmann::json::parse(slurp(dir_ / "analysed" / "summary.json"));
+  a.erase("analyses");
+  b.erase("analyses");
+  a["scenario"].erase("overrides");
+  b["scenario"].erase("overrides");
+  EXPECT_EQ(a, b);
+  // The figures are those of the trace on disk.
+  const trace::Trace t = trace::read_wlt((dir_ / "plain" / "trace.wlt").string());
+  EXPECT_EQ(a["events"].get<std::size_t>(), t.event_count());
+  EXPECT_EQ(t.attribute("scenario.name"), "small");
+  EXPECT_EQ(trace::read_wlt((dir_ / "plain" / "baseline.wlt").string()).attribute("scenario.baseline"), "true");
+}
+
 TEST_F(Cli, StaleTracesAreRemoved) {
   const auto f = write("small.yaml", kSmall);
   const std::string out = (dir_ / "o").string();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "analysis/trace/error.hpp"
+#include "sim/recording.hpp"
 #include "sim/resources.hpp"
 #include "sim/simulation.hpp"
 #include "sim_util.hpp"
@@ -107,6 +108,16 @@ TEST(MemoryEstimate, FormulaAndWhatItSays) {
   EXPECT_EQ(human_bytes(m.resident), "1.8 GiB");                // measured: 1.83 GiB peak
   EXPECT_EQ(m.breakdown(),
             "65536 ranks × 19 KiB + 10.7 million events × 40 B and 655360 compute intervals × 56 B as recorded");
+  // A trace nobody reads back (sim::RunOptions::return_trace false): the simulation process
+  // holds its record buffers only, at most Recording::kBufferBytes.
+  const MemoryNeed on_disk = memory_need(65536, 10747784, 655360, true, false);
+  EXPECT_EQ(on_disk.resident, kBaseBytes + 65536 * kRankBytes + Recording::kBufferBytes);
+  EXPECT_EQ(on_disk.result_bytes, m.result_bytes);
+  EXPECT_EQ(on_disk.breakdown(),
+            "65536 ranks × 19 KiB + 16 MiB of buffers for 10.7 million events and 655360 compute intervals "
+            "recorded to disk");
+  const MemoryNeed small = memory_need(4, 100, 10, false, false);
+  EXPECT_EQ(small.resident, kBaseBytes + 4 * kRankBytes + 100 * 40 + 10 * 56);
   const MemoryNeed guarded = memory_need(1024, 0, 0, false);
   EXPECT_EQ(guarded.address_space, guarded.resident + 1024 * (kStackBytes + 4096));
   EXPECT_EQ(human_bytes(512), "512 B");

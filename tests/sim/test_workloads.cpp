@@ -3,8 +3,11 @@
 // runs are deterministic.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 
+#include "analysis/trace/totals.hpp"
+#include "analysis/trace/wlt.hpp"
 #include "sim/simulation.hpp"
 #include "sim_util.hpp"
 
@@ -190,6 +193,77 @@ TEST(Recording, WithoutEventsTheRunIsTheSameAndCountsThem) {
       if (e.op == trace::MpiOp::Init || e.op == trace::MpiOp::Finalize) init_finalize.push_back(e);
     EXPECT_TRUE(lean.trace.locations[r].events == init_finalize);
   }
+}
+
+// The records go to disk every two records (RunOptions::record_buffer_bytes): the trace —
+// every timestamp, the estimator's flags set after the fact, MPI_Finalize's synchronised
+// Leaves — and the totals are those of the default buffers (which hold this whole run).
+TEST(Recording, ThroughTheDiskEveryFewRecordsTheTraceIsTheSame) {
+  const auto platform = cluster(16);
+  const auto w = workload("halo2d", {{"ranks", "16"}, {"iterations", "8"}, {"bytes", "1KiB"}});
+  models::Perturbations ps;
+  add(ps, "random_noise", {{"rate", "1kHz"}, {"duration", "30us"}}, context(*w, platform, 5));
+  auto o = options();
+  o.seed = 5;
+  const auto memory = simulate(platform, *w, ps, o);
+  o.record_buffer_bytes = 1;
+  const auto disk = simulate(platform, *w, ps, o);
+  ASSERT_GT(memory.trace.event_count(), 16u * 8 * 8);
+  EXPECT_TRUE(disk.trace == memory.trace);
+  EXPECT_TRUE(disk.stats.totals == trace::totals(memory.trace));
+  EXPECT_TRUE(memory.stats.totals == trace::totals(memory.trace));
+
+  // The estimator flags an MPI_Wait's Enter once its test found the receive complete (a
+  // receive posted 1 ms before its wait; after an odd pair the sender computes 3 ms first, so
+  // pairs 0, 1, 3, 5, ..., 19 are flagged: 11).
+  using A = ActionKind;
+  std::vector<std::vector<Action>> actions(2);
+  for (int k = 0; k < 20; ++k) {
+    actions[0].insert(actions[0].end(), {p2p(A::Irecv, 1, 8, k, 0), compute(1e-3), wait(0)});
+    actions[1].insert(actions[1].end(), {p2p(A::Isend, 0, 8, k, 0), wait(0), compute(k % 2 ? 3e-3 : 0)});
+  }
+  const ListWorkload pairs(actions);
+  auto p = options();
+  p.minprofile = true;
+  const auto flags_memory = simulate(cluster(2), pairs, {}, p);
+  p.record_buffer_bytes = 1;
+  const auto flags_disk = simulate(cluster(2), pairs, {}, p);
+  EXPECT_TRUE(flags_disk.trace == flags_memory.trace);
+  std::size_t flagged = 0;
+  for (const auto& e : flags_disk.trace.locations[0].events) flagged += (e.flags & trace::kTestedComplete) != 0;
+  EXPECT_EQ(flagged, 11u);
+  ASSERT_TRUE(flags_disk.estimate && flags_memory.estimate);
+  ASSERT_EQ(flags_disk.estimate->rows.size(), flags_memory.estimate->rows.size());
+  for (std::size_t i = 0; i < flags_disk.estimate->rows.size(); ++i) {
+    const auto& d = flags_disk.estimate->rows[i];
+    const auto& m = flags_memory.estimate->rows[i];
+    EXPECT_EQ(d.calls, m.calls);
+    EXPECT_EQ(d.time, m.time);
+    EXPECT_TRUE(d.waiting == m.waiting);
+  }
+}
+
+// A trace written to a file of the caller's (RunOptions::trace_file) and not read back: the
+// file holds the trace the caller would have got, the result its attributes and totals.
+TEST(Recording, ATraceWrittenToItsFileIsNotReadBack) {
+  const auto platform = cluster(8);
+  const auto w = workload("heat1d", {{"ranks", "8"}, {"iterations", "5"}});
+  auto o = options();
+  o.attributes = {{"scenario.name", "file"}, {"seed", "replaced"}};
+  const auto memory = simulate(platform, *w, {}, o);
+  EXPECT_EQ(memory.trace.attribute("scenario.name"), "file");
+  EXPECT_EQ(memory.trace.attribute("seed"), "replaced");
+  const std::string path = ::testing::TempDir() + "waitlab-trace-file.wlt";
+  o.trace_file = path;
+  o.return_trace = false;
+  const auto file = simulate(platform, *w, {}, o);
+  EXPECT_TRUE(file.trace.locations.empty());
+  EXPECT_TRUE(file.trace.attributes == memory.trace.attributes);
+  EXPECT_TRUE(file.trace.has_truth);
+  EXPECT_TRUE(file.stats.totals == memory.stats.totals);
+  EXPECT_EQ(file.stats.events, memory.stats.events);
+  EXPECT_TRUE(trace::read_wlt(path) == memory.trace);
+  std::remove(path.c_str());
 }
 
 // Past about half the kernel's vm.max_map_count in ranks the actors' stacks go in the heap
