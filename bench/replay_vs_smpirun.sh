@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Replay benchmark: `waitlab replay` against SimGrid's own `smpirun -replay` on time-independent
-# traces of five application-like MPI programs (bench/apps/*.c: a 1D heat code, Sweep3D, NPB LU,
-# NPB CG, LULESH), recorded with `smpirun -trace-ti` (SimGrid 3.32).
+# traces of seven application-like MPI programs (bench/apps/*.c: a 1D heat code, Sweep3D, NPB LU,
+# NPB CG, LULESH, NPB FT, NPB IS), recorded with `smpirun -trace-ti` (SimGrid 3.32).
 #
 # For each APP:RANKS: writes a flat cluster platform (as bench/run.sh: 1 Gf cores, 10 GB/s and
 # 1 us links, a loopback link) and a hostfile, compiles bench/apps/APP.c with smpicc, traces it
@@ -18,12 +18,16 @@
 # script whose child smpimain does the whole simulation, and GNU time reports the maximum over
 # the waited-for descendants (ru_maxrss of RUSAGE_CHILDREN), i.e. smpimain's.
 #
+# ft and is use SMPI's pairwise exchange for MPI_Alltoall and MPI_Alltoallv, as these codes are
+# run at 256 ranks: --cfg=smpi/alltoall:pair --cfg=smpi/alltoallv:pair when tracing and for
+# smpirun -replay, --set run.collective_algorithms.alltoall=pair (and alltoallv) for waitlab.
+#
 # "traced s" is the simulated end of the recording run itself. lulesh's MPI_Waitall over its
 # sends only cannot be replayed by smpirun (it aborts); its row compares waitlab with the
 # traced run, and the lulesh_all row (lulesh.c built with -DWAITALL_ALL) with smpirun.
 #
 # usage: bench/replay_vs_smpirun.sh [--reuse] [BUILD_DIR] [APP:RANKS[:ARG,ARG...] ...]
-#   default: build heat:1024 sweep3d:1024 lu:1024 cg:256 lulesh:512 lulesh_all:512
+#   default: build heat:1024 sweep3d:1024 lu:1024 cg:256 lulesh:512 lulesh_all:512 ft:256 is:256
 #   --reuse: reuse a trace already in the work directory if made from the same source, flags
 #            and arguments (traces are always kept there)
 # env: WORK=/tmp/waitlab-replay-bench  TIMEOUT=1800 (s per run)
@@ -36,7 +40,7 @@ source "$ROOT/bench/cluster.sh"
 REUSE=0
 [ "${1:-}" = "--reuse" ] && { REUSE=1; shift; }
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"; shift || true
-CASES=("$@"); [ ${#CASES[@]} -eq 0 ] && CASES=(heat:1024 sweep3d:1024 lu:1024 cg:256 lulesh:512 lulesh_all:512)
+CASES=("$@"); [ ${#CASES[@]} -eq 0 ] && CASES=(heat:1024 sweep3d:1024 lu:1024 cg:256 lulesh:512 lulesh_all:512 ft:256 is:256)
 WORK="${WORK:-/tmp/waitlab-replay-bench}"
 TIMEOUT="${TIMEOUT:-1800}"
 read -r -a WAITLAB_ARGS <<< "${WAITLAB_ARGS:-}"
@@ -56,12 +60,18 @@ for c in "${CASES[@]}"; do
   args="${args//,/ }"
   src="$app"; cflags=""
   [ "$app" = lulesh_all ] && { src=lulesh; cflags=-DWAITALL_ALL; }
+  # The collective algorithms of the recording, given to both replays.
+  smpi_coll=(); wl_coll=()
+  if [ "$app" = ft ] || [ "$app" = is ]; then
+    smpi_coll=(--cfg=smpi/alltoall:pair --cfg=smpi/alltoallv:pair)
+    wl_coll=(--set run.collective_algorithms.alltoall=pair --set run.collective_algorithms.alltoallv=pair)
+  fi
   d="$WORK/$app-$n${args:+-${args// /_}}"
   mkdir -p "$d"
   xml="$d/cluster.xml"; hosts="$d/hosts"
   write_cluster "$n" "$xml" "$hosts"
   ti="$app.ti"
-  stamp="$(md5sum < "$ROOT/bench/apps/$src.c" | cut -d' ' -f1) $cflags $args"  # what the trace was made of
+  stamp="$(md5sum < "$ROOT/bench/apps/$src.c" | cut -d' ' -f1) $cflags $args ${smpi_coll[*]}"  # what the trace was made of
   if [ $REUSE = 0 ] || [ "$(cat "$d/traced.ok" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$d/$ti" "$d/${ti}_files" "$d/traced.ok"
     if ! smpicc -O1 $cflags "$ROOT/bench/apps/$src.c" -o "$d/$app" > "$d/compile.log" 2>&1; then
@@ -70,7 +80,7 @@ for c in "${CASES[@]}"; do
     # shellcheck disable=SC2086
     if ! (cd "$d" && timeout "$TIMEOUT" smpirun -np "$n" -platform "$xml" -hostfile "$hosts" -trace-ti \
           --cfg=tracing/filename:"$ti" --cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no \
-          --cfg=smpi/display-timing:yes "$LOGFMT" "./$app" $args > trace.log 2>&1); then
+          "${smpi_coll[@]}" --cfg=smpi/display-timing:yes "$LOGFMT" "./$app" $args > trace.log 2>&1); then
       echo "$app: tracing failed:"; tail -5 "$d/trace.log"; continue
     fi
     echo "$stamp" > "$d/traced.ok"
@@ -80,8 +90,8 @@ for c in "${CASES[@]}"; do
 
   # (a) smpirun -replay, from the trace's directory (the index names its files relatively)
   (cd "$d" && timeout "$TIMEOUT" /usr/bin/time -f "%e %M" -o smpi.time smpirun -np "$n" -platform "$xml" \
-     -hostfile "$hosts" -replay "$ti" --cfg=smpi/host-speed:1Gf --cfg=smpi/display-timing:yes "$LOGFMT" \
-     > smpi.log 2>&1)
+     -hostfile "$hosts" -replay "$ti" --cfg=smpi/host-speed:1Gf "${smpi_coll[@]}" --cfg=smpi/display-timing:yes \
+     "$LOGFMT" > smpi.log 2>&1)
   smpi_rc=$?
   read -r sm_s sm_kb < <(tail -1 "$d/smpi.time")
   sm_sim=$(simtime "$d/smpi.log")
@@ -95,7 +105,7 @@ for c in "${CASES[@]}"; do
   # (b) waitlab replay
   rm -rf "$d/wl"
   (cd "$d" && timeout "$TIMEOUT" /usr/bin/time -f "%e %M" -o wl.time "$WAITLAB" replay "$ti" --platform "$xml" \
-     --set run.semantics=smpi-default "${WAITLAB_ARGS[@]}" --no-progress --out wl > wl.log 2>&1) ||
+     --set run.semantics=smpi-default "${wl_coll[@]}" "${WAITLAB_ARGS[@]}" --no-progress --out wl > wl.log 2>&1) ||
     { echo "$app: waitlab replay failed:"; tail -5 "$d/wl.log"; continue; }
   read -r wl_s wl_kb < <(tail -1 "$d/wl.time")
   wl_sim=$(python3 -c "import json;print(repr(json.load(open('$d/wl/summary.json'))['simulated_time_s']))")
