@@ -183,7 +183,7 @@ void Recording::io_error(const char* what) const {
 
 void Recording::event(trace::Rank r, const Event& e) {
   RankRecords& k = ranks_[static_cast<std::size_t>(r)];
-  if (k.buffer.size() == event_cap_) spill_events(k);  // before: the last event stays in the buffer
+  if (k.buffer.size() == event_cap_) spill(k.buffer, k.event_chunks);  // before: the last event stays in the buffer
   if (k.buffer.capacity() == 0) k.buffer.reserve(event_cap_);
   k.buffer.push_back(e);
   ++k.events;
@@ -193,7 +193,7 @@ Event& Recording::last_event(trace::Rank r) { return ranks_[static_cast<std::siz
 
 void Recording::truth(trace::Rank r, const ComputeTruth& t) {
   RankRecords& k = ranks_[static_cast<std::size_t>(r)];
-  if (k.truth_buffer.size() == truth_cap_) spill_truth(k);
+  if (k.truth_buffer.size() == truth_cap_) spill(k.truth_buffer, k.truth_chunks);
   if (k.truth_buffer.capacity() == 0) k.truth_buffer.reserve(truth_cap_);
   k.truth_buffer.push_back(t);
   ++k.truths;
@@ -212,20 +212,13 @@ void Recording::set_time(trace::Rank r, std::uint64_t index, trace::Time t) {
   k.patches.insert(at, Patch{index, t});
 }
 
-void Recording::spill_events(RankRecords& k) {
+template <typename T>
+void Recording::spill(std::vector<T>& buffer, std::vector<Chunk>& chunks) {
   chunk_start_ = out_.size();
   std::uint64_t prev = 0;
-  for (const Event& e : k.buffer) encode(out_, e, prev);
-  k.event_chunks.push_back(append(static_cast<std::uint32_t>(k.buffer.size())));
-  k.buffer.clear();
-}
-
-void Recording::spill_truth(RankRecords& k) {
-  chunk_start_ = out_.size();
-  std::uint64_t prev = 0;
-  for (const ComputeTruth& t : k.truth_buffer) encode(out_, t, prev);
-  k.truth_chunks.push_back(append(static_cast<std::uint32_t>(k.truth_buffer.size())));
-  k.truth_buffer.clear();
+  for (const T& record : buffer) encode(out_, record, prev);
+  chunks.push_back(append(static_cast<std::uint32_t>(buffer.size())));
+  buffer.clear();
 }
 
 Recording::Chunk Recording::append(std::uint32_t count) {

@@ -73,8 +73,8 @@ class Recording {
   class Reader;
   friend class Reader;
 
-  void spill_events(RankRecords& k);
-  void spill_truth(RankRecords& k);
+  template <typename T>
+  void spill(std::vector<T>& buffer, std::vector<Chunk>& chunks);  // encodes and empties a full buffer
   Chunk append(std::uint32_t count);  // the chunk of the bytes encoded into out_ since `chunk_start_`
   void flush();
   void read_chunk(const Chunk& c, std::vector<std::uint8_t>& into) const;
