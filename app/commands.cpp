@@ -242,7 +242,8 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
       o.replay_notes = std::move(replay_notes);
     }
     TimeResolvedInput tri;  // outputs.windows was checked by the loader
-    tri.windows = models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
+    tri.windows =
+        models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
     if (o.ideal) tri.ideal = &o.ideal->trace;
     const AnalysisReport report = run_analyses(
         o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate, tri);

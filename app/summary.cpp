@@ -186,7 +186,8 @@ Figures figures(const trace::RecordTotals& s, const sim::RunStats& stats) {
   if (std::isfinite(s.first_init) && std::isfinite(s.last_finalize))
     f.wall_time = s.last_finalize - s.first_init;
   else  // no MPI_Init or MPI_Finalize: the span of the events (Trace::begin_time(), end_time())
-    f.wall_time = (std::isfinite(s.last_event) ? s.last_event : 0.0) - (std::isfinite(s.first_event) ? s.first_event : 0.0);
+    f.wall_time = (std::isfinite(s.last_event) ? s.last_event : 0.0) -
+                  (std::isfinite(s.first_event) ? s.first_event : 0.0);
   for (std::size_t k = 0; k < trace::kCauseCount; ++k) {
     auto& cf = f.injected[k];
     cf.intervals = s.injected_intervals[k];
@@ -205,10 +206,12 @@ Figures figures(const trace::RecordTotals& s, const sim::RunStats& stats) {
   return f;
 }
 
-Figures figures(const trace::Trace& t, const sim::RunStats& stats) { return figures(trace::totals(t), stats); }
+Figures figures(const trace::Trace& t, const sim::RunStats& stats) {
+  return figures(trace::totals(t), stats);
+}
 
-Outcome simulate_scenario(const scenarios::Scenario& s, bool progress, std::unique_ptr<models::Workload> workload,
-                          bool events, const TraceFiles& files) {
+Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
+                          std::unique_ptr<models::Workload> workload, bool events, const TraceFiles& files) {
   const auto t0 = std::chrono::steady_clock::now();
   Outcome o;
   scenarios::Run run = scenarios::prepare(s, std::move(workload), &o.replay_notes);

@@ -31,7 +31,9 @@ enum Field : std::uint32_t {
 using trace::put_u64;
 using trace::put_varint;
 using trace::put_zigzag;
-std::uint64_t bits(double d) { return trace::double_bits(d); }
+std::uint64_t bits(double d) {
+  return trace::double_bits(d);
+}
 
 }  // namespace
 

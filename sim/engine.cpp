@@ -134,8 +134,9 @@ void put_totals(std::ostream& out, const trace::RecordTotals& t) {
   put(out, t.nominal_compute);
   for (const auto n : t.injected_intervals) put(out, n);
   put(out, static_cast<std::uint64_t>(t.injected_by_rank[0].size()));
-  for (const auto& v : t.injected_by_rank) out.write(reinterpret_cast<const char*>(v.data()),
-                                                      static_cast<std::streamsize>(v.size() * sizeof(double)));
+  for (const auto& v : t.injected_by_rank)
+    out.write(reinterpret_cast<const char*>(v.data()),
+              static_cast<std::streamsize>(v.size() * sizeof(double)));
 }
 trace::RecordTotals get_totals(std::istream& in) {
   trace::RecordTotals t;
@@ -220,9 +221,11 @@ std::string trace_path(const TempDir& dir, const RunOptions& options) {
       const auto phase = [&dir](const char* what) {
         std::ofstream(dir.file("phase"), std::ios::trunc) << what;
       };
-      Recording recording(dir.file("records"), static_cast<std::size_t>(workload.ranks()),
-                          options.record_buffer_bytes > 0 ? options.record_buffer_bytes : Recording::kBufferBytes);
-      RunResult r = detail::run_here(platform, workload, perturbations, options, progress_fd, recording, phase, watch);
+      Recording recording(
+          dir.file("records"), static_cast<std::size_t>(workload.ranks()),
+          options.record_buffer_bytes > 0 ? options.record_buffer_bytes : Recording::kBufferBytes);
+      RunResult r =
+          detail::run_here(platform, workload, perturbations, options, progress_fd, recording, phase, watch);
       for (const auto& a : options.attributes) r.trace.set_attribute(a.key, a.value);
       // The trace, from the records on disk; the parent reads it back if it asked for it.
       if (options.trace_file.empty() && !options.return_trace)

@@ -3,8 +3,8 @@
 // Promise: simulate() runs SimGrid 3.32's SMPI embedded in this program (no smpirun) in a
 // forked child process — SimGrid cannot run two engines in one process — and returns the
 // recorded Trace with ground truth (or writes it to RunOptions::trace_file without holding it:
-// the child keeps its records on disk as it runs, sim/recording.hpp). Timestamps come from the simulated clock only; host
-// code costs no simulated time. Under Semantics::Waitlab sends smaller than the eager
+// the child keeps its records on disk as it runs, sim/recording.hpp). Timestamps come from the simulated
+// clock only; host code costs no simulated time. Under Semantics::Waitlab sends smaller than the eager
 // threshold return without waiting for their receiver (as under SMPI's defaults) while
 // the simulation cost stays linear (docs/engine.md explains how); Semantics::SmpiDefault
 // uses SimGrid's default settings, for cross-checking small runs.

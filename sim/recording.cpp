@@ -119,15 +119,15 @@ class Recording::Reader {
  private:
   template <typename T>
   struct Stream {
-    std::size_t chunk = 0;      // next chunk to decode
-    std::vector<T> decoded;     // of the current chunk
-    std::size_t used = 0;       // of `decoded`
-    std::size_t buffered = 0;   // records taken from the rank's buffer
+    std::size_t chunk = 0;     // next chunk to decode
+    std::vector<T> decoded;    // of the current chunk
+    std::size_t used = 0;      // of `decoded`
+    std::size_t buffered = 0;  // records taken from the rank's buffer
   };
 
   template <typename T, typename Decode>
-  void fill(T* out, std::size_t n, const std::vector<Chunk>& chunks, const std::vector<T>& buffer, Stream<T>& s,
-            Decode decode) {
+  void fill(T* out, std::size_t n, const std::vector<Chunk>& chunks, const std::vector<T>& buffer,
+            Stream<T>& s, Decode decode) {
     for (std::size_t i = 0; i < n;) {
       if (s.used < s.decoded.size()) {
         const std::size_t take = std::min(n - i, s.decoded.size() - s.used);
@@ -183,13 +183,16 @@ void Recording::io_error(const char* what) const {
 
 void Recording::event(trace::Rank r, const Event& e) {
   RankRecords& k = ranks_[static_cast<std::size_t>(r)];
-  if (k.buffer.size() == event_cap_) spill(k.buffer, k.event_chunks);  // before: the last event stays in the buffer
+  if (k.buffer.size() == event_cap_)
+    spill(k.buffer, k.event_chunks);  // before: the last event stays in the buffer
   if (k.buffer.capacity() == 0) k.buffer.reserve(event_cap_);
   k.buffer.push_back(e);
   ++k.events;
 }
 
-Event& Recording::last_event(trace::Rank r) { return ranks_[static_cast<std::size_t>(r)].buffer.back(); }
+Event& Recording::last_event(trace::Rank r) {
+  return ranks_[static_cast<std::size_t>(r)].buffer.back();
+}
 
 void Recording::truth(trace::Rank r, const ComputeTruth& t) {
   RankRecords& k = ranks_[static_cast<std::size_t>(r)];
@@ -233,7 +236,8 @@ Recording::Chunk Recording::append(std::uint32_t count) {
 void Recording::flush() {
   std::size_t done = 0;
   while (done < out_.size()) {
-    const ssize_t w = ::pwrite(fd_, out_.data() + done, out_.size() - done, static_cast<off_t>(file_size_ + done));
+    const ssize_t w =
+        ::pwrite(fd_, out_.data() + done, out_.size() - done, static_cast<off_t>(file_size_ + done));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) io_error("write");
     done += static_cast<std::size_t>(w);
@@ -249,7 +253,8 @@ void Recording::read_chunk(const Chunk& c, std::vector<std::uint8_t>& into) cons
     const ssize_t got = ::pread(fd_, into.data() + done, c.bytes - done, static_cast<off_t>(c.offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) io_error("read");
-    if (got == 0) throw std::runtime_error("the simulation's record file " + path_ + " is shorter than written");
+    if (got == 0)
+      throw std::runtime_error("the simulation's record file " + path_ + " is shorter than written");
     done += static_cast<std::size_t>(got);
   }
 }

@@ -1,7 +1,5 @@
 #include "sim/resources.hpp"
 
-#include "sim/recording.hpp"
-
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -15,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "analysis/trace/error.hpp"
+#include "sim/recording.hpp"
 #include "sim/simulation.hpp"
 
 namespace waitlab::sim {
@@ -175,8 +174,10 @@ MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks
   // a trace read back into memory takes its 40 and 56 bytes a record in the caller (counted
   // here too, with the vectors' growth: the two processes do not peak together, so it is an
   // upper bound).
-  const double recorded = held ? bytes * kGrowth : std::min(bytes, static_cast<double>(Recording::kBufferBytes));
-  m.resident = kBaseBytes + static_cast<std::uint64_t>(ranks) * kRankBytes + static_cast<std::uint64_t>(recorded);
+  const double recorded =
+      held ? bytes * kGrowth : std::min(bytes, static_cast<double>(Recording::kBufferBytes));
+  m.resident =
+      kBaseBytes + static_cast<std::uint64_t>(ranks) * kRankBytes + static_cast<std::uint64_t>(recorded);
   m.held = held;
   m.result_bytes = static_cast<std::uint64_t>(bytes);
   // Every actor's stack is a mapping of its own (with a guard page) or a piece of the heap;
@@ -188,9 +189,10 @@ MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks
 
 std::string MemoryNeed::breakdown() const {
   if (!held)
-    return fmt::format("{} ranks × {} + {} of buffers for {} events and {} compute intervals recorded to disk", ranks,
-                       human_bytes(kRankBytes), human_bytes(std::min<std::uint64_t>(result_bytes, Recording::kBufferBytes)),
-                       count_text(events), count_text(truths));
+    return fmt::format(
+        "{} ranks × {} + {} of buffers for {} events and {} compute intervals recorded to disk", ranks,
+        human_bytes(kRankBytes), human_bytes(std::min<std::uint64_t>(result_bytes, Recording::kBufferBytes)),
+        count_text(events), count_text(truths));
   return fmt::format("{} ranks × {} + {} events × {} B and {} compute intervals × {} B as recorded", ranks,
                      human_bytes(kRankBytes), count_text(events), sizeof(trace::Event), count_text(truths),
                      sizeof(trace::ComputeTruth));
@@ -227,7 +229,8 @@ MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& o
   const long maps = options.max_map_count > 0 ? options.max_map_count
                     : limits.max_map_count > 0 ? limits.max_map_count
                                                : 65530;
-  return memory_need(n, events * scale, truths * scale, detail::unguarded_stacks(n, maps), options.return_trace);
+  return memory_need(n, events * scale, truths * scale, detail::unguarded_stacks(n, maps),
+                     options.return_trace);
 }
 
 std::string check_memory(const MemoryNeed& need, const HostLimits& limits) {

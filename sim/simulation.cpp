@@ -448,7 +448,8 @@ RankRunner::RankRunner(Simulation& sim, Rank rank, double speed, std::unique_ptr
       stream_(std::move(stream)),
       perturber_(std::move(perturber)),
       rec_(rec),
-      record_(sim.options().record_events || sim.options().minprofile) {}  // the estimator flags recorded events
+      record_(sim.options().record_events || sim.options().minprofile) {
+}  // the estimator flags recorded events
 
 // The clock, with the few 1e-299 s that creating the communicators took counted as 0: the
 // timestamps are those of a creation that costs nothing (a duration d started then ends at
@@ -1610,9 +1611,9 @@ RunResult Simulation::run() {
   if (options_.minprofile)
     profiles_.assign(static_cast<std::size_t>(n), minprofile::RankProfile(options_.minprofile_percentile));
   for (Rank r = 0; r < n; ++r) {
-    runners_.push_back(std::make_unique<RankRunner>(*this, r,
-                                                    platform.rank_speed[static_cast<std::size_t>(r)],
-                                                    workload_.stream(r), perturbations_.for_rank(r), recording_));
+    runners_.push_back(
+        std::make_unique<RankRunner>(*this, r, platform.rank_speed[static_cast<std::size_t>(r)],
+                                     workload_.stream(r), perturbations_.for_rank(r), recording_));
     if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
   }
   set_up_communicators(engine);

@@ -13,7 +13,8 @@ void RecordTotals::add_events(const Event* e, std::size_t n) {
     first_event = std::min(first_event, e[i].time);
     last_event = std::max(last_event, e[i].time);
     if (e[i].op == MpiOp::Init && e[i].kind == EventKind::Enter) first_init = std::min(first_init, e[i].time);
-    if (e[i].op == MpiOp::Finalize && e[i].kind == EventKind::Leave) last_finalize = std::max(last_finalize, e[i].time);
+    if (e[i].op == MpiOp::Finalize && e[i].kind == EventKind::Leave)
+      last_finalize = std::max(last_finalize, e[i].time);
   }
 }
 

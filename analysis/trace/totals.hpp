@@ -24,8 +24,8 @@ struct RecordTotals {
   Time first_event = std::numeric_limits<Time>::infinity();
   Time last_event = -std::numeric_limits<Time>::infinity();
   std::uint64_t compute_intervals = 0;
-  double nominal_compute = 0;                                 // s, summed rank by rank
-  std::array<std::uint64_t, kCauseCount> injected_intervals{};  // intervals a cause lengthened
+  double nominal_compute = 0;                                     // s, summed rank by rank
+  std::array<std::uint64_t, kCauseCount> injected_intervals{};    // intervals a cause lengthened
   std::array<std::vector<double>, kCauseCount> injected_by_rank;  // s per rank, by cause
 
   RecordTotals() = default;

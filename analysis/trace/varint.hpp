@@ -29,17 +29,22 @@ inline std::uint64_t zigzag(std::int64_t v) {
   return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
 }
 
-inline void put_zigzag(std::vector<std::uint8_t>& out, std::int64_t v) { put_varint(out, zigzag(v)); }
+inline void put_zigzag(std::vector<std::uint8_t>& out, std::int64_t v) {
+  put_varint(out, zigzag(v));
+}
 
 inline void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 
-inline std::uint64_t double_bits(double d) { return std::bit_cast<std::uint64_t>(d); }
+inline std::uint64_t double_bits(double d) {
+  return std::bit_cast<std::uint64_t>(d);
+}
 
 class VarintCursor {
  public:
-  VarintCursor(const std::uint8_t* data, std::size_t size, const char* what) : d_(data), n_(size), what_(what) {}
+  VarintCursor(const std::uint8_t* data, std::size_t size, const char* what)
+      : d_(data), n_(size), what_(what) {}
   bool done() const { return pos_ >= n_; }
   std::size_t position() const { return pos_; }
   std::uint8_t byte() {

@@ -190,7 +190,8 @@ TEST_F(Cli, TracesWrittenInPlaceAreThoseTheAnalysesRead) {
   const std::string analysed = (dir_ / "analysed").string();
   Result r = waitlab("run '" + f.string() + "' --no-progress --out '" + plain + "'");
   ASSERT_EQ(r.code, 0) << r.err;
-  r = waitlab("run '" + f.string() + "' --no-progress --set outputs.analyses=waitstate,delay --out '" + analysed + "'");
+  r = waitlab("run '" + f.string() + "' --no-progress --set outputs.analyses=waitstate,delay --out '" +
+              analysed + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* name : {"trace.wlt", "baseline.wlt"}) {
     const std::string bytes = slurp(dir_ / "plain" / name);
@@ -208,7 +209,8 @@ TEST_F(Cli, TracesWrittenInPlaceAreThoseTheAnalysesRead) {
   const trace::Trace t = trace::read_wlt((dir_ / "plain" / "trace.wlt").string());
   EXPECT_EQ(a["events"].get<std::size_t>(), t.event_count());
   EXPECT_EQ(t.attribute("scenario.name"), "small");
-  EXPECT_EQ(trace::read_wlt((dir_ / "plain" / "baseline.wlt").string()).attribute("scenario.baseline"), "true");
+  EXPECT_EQ(trace::read_wlt((dir_ / "plain" / "baseline.wlt").string()).attribute("scenario.baseline"),
+            "true");
 }
 
 TEST_F(Cli, StaleTracesAreRemoved) {

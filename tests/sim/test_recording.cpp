@@ -1,7 +1,6 @@
 // The simulation's records kept on disk (sim/recording.hpp): whatever goes through the spill
 // file comes back bit for bit, and the .wlt written from it is the one the in-memory trace gives.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <bit>
@@ -46,10 +45,10 @@ std::vector<Event> odd_events() {
   v.push_back(trace::make_event(0.0, EventKind::Enter, MpiOp::Init, 3));
   v.push_back(trace::make_event(-0.0, EventKind::Send, MpiOp::Send, 0, 7, -5, ~std::uint64_t{0}, 0));
   v.push_back(trace::make_event(nan, EventKind::IsendStart, MpiOp::Isend, 4294967295u,
-                                std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max(),
-                                1, ~std::uint64_t{0}));
-  v.push_back(trace::make_event(std::numeric_limits<double>::infinity(), EventKind::CollEnd, MpiOp::Alltoallv, 2,
-                                trace::kNoRank, 0, 12345, 67890));
+                                std::numeric_limits<std::int32_t>::min(),
+                                std::numeric_limits<std::int32_t>::max(), 1, ~std::uint64_t{0}));
+  v.push_back(trace::make_event(std::numeric_limits<double>::infinity(), EventKind::CollEnd, MpiOp::Alltoallv,
+                                2, trace::kNoRank, 0, 12345, 67890));
   v.push_back(trace::make_event(1e-300, EventKind::Leave, MpiOp::Count_, 1));
   v.push_back(trace::make_event(-1.5, EventKind::IrecvComplete, MpiOp::Irecv, 0, 3, 9, 8, 2));
   v.back().flags = 0xFFFF;
@@ -94,9 +93,10 @@ Both random_trace(std::size_t ranks, std::size_t per_rank, unsigned seed) {
     const std::size_t n = per_rank + rng() % (per_rank + 1);  // uneven ranks
     for (std::size_t k = 0; k < n; ++k) {
       t += static_cast<double>(rng() % 1000) * 1e-7;
-      Event e = trace::make_event(t, static_cast<EventKind>(rng() % 10), static_cast<MpiOp>(rng() % 27),
-                                  static_cast<std::uint32_t>(rng() % 5), static_cast<trace::Rank>(rng() % ranks),
-                                  static_cast<std::int32_t>(rng() % 100) - 50, rng() % (1u << 20), rng() % 1000);
+      Event e =
+          trace::make_event(t, static_cast<EventKind>(rng() % 10), static_cast<MpiOp>(rng() % 27),
+                            static_cast<std::uint32_t>(rng() % 5), static_cast<trace::Rank>(rng() % ranks),
+                            static_cast<std::int32_t>(rng() % 100) - 50, rng() % (1u << 20), rng() % 1000);
       l.events.push_back(e);
       if (k % 3 == 0) {
         ComputeTruth c;
@@ -183,7 +183,8 @@ TEST(RecordSpill, SpilledRecordsTakeFarLessThanTheirFileRecords) {
   record(rec, b.memory);
   std::size_t truths = 0;
   for (const auto& l : b.memory.locations) truths += l.truth.size();
-  const double file = static_cast<double>(b.memory.event_count() * sizeof(Event) + truths * sizeof(ComputeTruth));
+  const double file =
+      static_cast<double>(b.memory.event_count() * sizeof(Event) + truths * sizeof(ComputeTruth));
   // An event: 2 B kind and op, ~6 B time, 1 B communicator, peer and tag, 3 B size, 2 B
   // request: ~16 B of its 40; a truth record ~22 B of its 56.
   EXPECT_LT(static_cast<double>(rec.spilled_bytes()), 0.5 * file);
@@ -217,8 +218,9 @@ TEST(RecordSpill, AnUnwritableSpillFileIsAnErrorNamingIt) {
     Recording rec("/nonexistent-dir/records", 2);
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot create the simulation's record file /nonexistent-dir/records"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("cannot create the simulation's record file /nonexistent-dir/records"),
+        std::string::npos)
         << e.what();
   }
 }

@@ -230,7 +230,8 @@ TEST(Recording, ThroughTheDiskEveryFewRecordsTheTraceIsTheSame) {
   const auto flags_disk = simulate(cluster(2), pairs, {}, p);
   EXPECT_TRUE(flags_disk.trace == flags_memory.trace);
   std::size_t flagged = 0;
-  for (const auto& e : flags_disk.trace.locations[0].events) flagged += (e.flags & trace::kTestedComplete) != 0;
+  for (const auto& e : flags_disk.trace.locations[0].events)
+    flagged += (e.flags & trace::kTestedComplete) != 0;
   EXPECT_EQ(flagged, 11u);
   ASSERT_TRUE(flags_disk.estimate && flags_memory.estimate);
   ASSERT_EQ(flags_disk.estimate->rows.size(), flags_memory.estimate->rows.size());
