@@ -217,10 +217,10 @@ Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
   scenarios::Run run = scenarios::prepare(s, std::move(workload), &o.replay_notes);
   run.options.progress = progress;
   run.options.record_events = events;
-  run.options.return_trace = files.keep;
   o.ranks = run.workload->ranks();
   o.iterations = run.workload->iterations();
   sim::RunOptions options = run.options;
+  options.return_trace = files.keep;
   options.attributes = annotations(s, false);
   options.trace_file = files.run;
   o.result = sim::simulate(run.platform, *run.workload, run.perturbations, options);
@@ -234,8 +234,7 @@ Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
   }
   const auto analyses = models::select_analyses(s.outputs.analyses);
   if (std::find(analyses.begin(), analyses.end(), "timeresolved") != analyses.end()) {
-    sim::RunOptions ideal = run.options;
-    ideal.return_trace = true;
+    sim::RunOptions ideal = run.options;  // its trace comes back: it is the analysis' reference
     ideal.network = sim::NetworkChange{true, 1, 1};
     ideal.minprofile = false;
     o.ideal = sim::simulate(run.platform, *run.workload, run.perturbations, ideal);

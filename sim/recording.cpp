@@ -26,6 +26,7 @@ using trace::Event;
 constexpr std::size_t kWriteBytes = 1u << 20;  // encoded bytes gathered before a write
 constexpr std::size_t kMinCapacity = 2;
 constexpr std::size_t kMaxCapacity = 4096;
+constexpr std::size_t kReadBlock = 1 << 14;  // records read back at a time by totals()
 
 std::size_t capacity(std::size_t budget, std::size_t ranks, std::size_t record) {
   return std::clamp(budget / std::max<std::size_t>(ranks, 1) / record, kMinCapacity, kMaxCapacity);
@@ -107,6 +108,10 @@ class Recording::Reader {
 
   void events(Event* out, std::size_t n) {
     fill(out, n, rank_.event_chunks, rank_.buffer, events_, decode_event);
+    if (patch_ == rank_.patches.size()) {  // none left (most ranks have none)
+      event_index_ += n;
+      return;
+    }
     for (std::size_t i = 0; i < n; ++i, ++event_index_) {
       while (patch_ < rank_.patches.size() && rank_.patches[patch_].index == event_index_)
         out[i].time = rank_.patches[patch_++].time;
@@ -259,53 +264,50 @@ void Recording::read_chunk(const Chunk& c, std::vector<std::uint8_t>& into) cons
   }
 }
 
+// Rank r's records as a LocationSource over `reader` (made anew for the rank), adding them to
+// `totals` as they are read: what write_wlt() writes and totals() only reads.
+trace::LocationSource Recording::source(trace::Rank r, std::unique_ptr<Reader>& reader,
+                                        trace::RecordTotals& totals) const {
+  const RankRecords& k = ranks_[static_cast<std::size_t>(r)];
+  reader = std::make_unique<Reader>(*this, k);
+  trace::LocationSource l;
+  l.events = k.events;
+  l.truth = k.truths;
+  l.read_events = [&totals, &reader](Event* e, std::size_t n) {
+    reader->events(e, n);
+    totals.add_events(e, n);
+  };
+  l.read_truth = [&totals, &reader, r](ComputeTruth* t, std::size_t n) {
+    reader->truth(t, n);
+    totals.add_truth(static_cast<std::size_t>(r), t, n);
+  };
+  return l;
+}
+
 trace::RecordTotals Recording::write_wlt(const trace::Trace& head, std::ostream& out) {
   flush();
   trace::RecordTotals totals(ranks_.size());
   std::unique_ptr<Reader> reader;
   trace::write_wlt(
-      head, ranks_.size(),
-      [&](trace::Rank r) {
-        const RankRecords& k = ranks_[static_cast<std::size_t>(r)];
-        reader = std::make_unique<Reader>(*this, k);
-        trace::LocationSource l;
-        l.events = k.events;
-        l.truth = k.truths;
-        l.read_events = [&totals, &reader](Event* e, std::size_t n) {
-          reader->events(e, n);
-          totals.add_events(e, n);
-        };
-        l.read_truth = [&totals, &reader, r](ComputeTruth* t, std::size_t n) {
-          reader->truth(t, n);
-          totals.add_truth(static_cast<std::size_t>(r), t, n);
-        };
-        return l;
-      },
-      out);
+      head, ranks_.size(), [&](trace::Rank r) { return source(r, reader, totals); }, out);
   return totals;
 }
 
 trace::RecordTotals Recording::totals() {
   flush();
   trace::RecordTotals totals(ranks_.size());
-  constexpr std::size_t kBlock = 1 << 14;
-  std::vector<Event> events;
-  std::vector<ComputeTruth> truth;
+  std::unique_ptr<Reader> reader;
+  const auto drain = []<typename T>(std::uint64_t count, const std::function<void(T*, std::size_t)>& read) {
+    std::vector<T> block;
+    for (std::uint64_t done = 0; done < count; done += block.size()) {
+      block.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kReadBlock, count - done)));
+      read(block.data(), block.size());
+    }
+  };
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const RankRecords& k = ranks_[r];
-    Reader reader(*this, k);
-    for (std::uint64_t done = 0; done < k.events;) {
-      events.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, k.events - done)));
-      reader.events(events.data(), events.size());
-      totals.add_events(events.data(), events.size());
-      done += events.size();
-    }
-    for (std::uint64_t done = 0; done < k.truths;) {
-      truth.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, k.truths - done)));
-      reader.truth(truth.data(), truth.size());
-      totals.add_truth(r, truth.data(), truth.size());
-      done += truth.size();
-    }
+    const trace::LocationSource l = source(static_cast<trace::Rank>(r), reader, totals);
+    drain(l.events, l.read_events);
+    drain(l.truth, l.read_truth);
   }
   return totals;
 }

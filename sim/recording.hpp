@@ -18,11 +18,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analysis/trace/totals.hpp"
 #include "analysis/trace/trace.hpp"
+#include "analysis/trace/wlt.hpp"
 
 namespace waitlab::sim {
 
@@ -78,6 +80,8 @@ class Recording {
   Chunk append(std::uint32_t count);  // the chunk of the bytes encoded into out_ since `chunk_start_`
   void flush();
   void read_chunk(const Chunk& c, std::vector<std::uint8_t>& into) const;
+  trace::LocationSource source(trace::Rank r, std::unique_ptr<Reader>& reader,
+                               trace::RecordTotals& totals) const;
   [[noreturn]] void io_error(const char* what) const;
 
   std::string path_;
