@@ -100,7 +100,7 @@ constexpr std::size_t kMaxDepth = 64;      // nesting of mappings and lists
 
 struct ConvertState {
   const std::string& file;
-  std::size_t nodes = 0;
+  YamlWork& work;
   std::vector<YAML::Node> path;  // the mappings and lists being copied, outermost first
 };
 
@@ -119,7 +119,7 @@ void check_text(const std::string& text, const std::string& where, const char* w
 Tree convert(const YAML::Node& n, ConvertState& st, const std::string& fallback_where) {
   Tree t;
   t.where = n.Mark().is_null() ? fallback_where : position(st.file, n.Mark());
-  if (++st.nodes > kMaxNodes)
+  if (++st.work.nodes > kMaxNodes)
     throw InputError(t.where + ": the scenario has more than " + std::to_string(kMaxNodes) +
                      " YAML nodes (values, keys, lists and mappings; every use of an alias counts, so an "
                      "alias repeated in aliases repeated ... multiplies); a scenario has a few hundred");
@@ -139,7 +139,7 @@ Tree convert(const YAML::Node& n, ConvertState& st, const std::string& fallback_
       break;
   }
   for (const auto& outer : st.path)
-    if (outer.is(n))
+    if (++st.work.ancestor_checks; outer.is(n))
       throw InputError(t.where + ": recursive YAML alias: the node anchored here contains an alias to itself");
   if (st.path.size() >= kMaxDepth)
     throw InputError(t.where + ": the scenario nests mappings and lists deeper than " + std::to_string(kMaxDepth) +
@@ -156,9 +156,10 @@ Tree convert(const YAML::Node& n, ConvertState& st, const std::string& fallback_
       if (!kv.first.IsScalar()) throw InputError(kw + ": expected a plain key name");
       const std::string key = kv.first.Scalar();
       check_text(key, kw, "the key");
+      ++st.work.key_lookups;
       if (const auto [it, fresh] = index.emplace(key, t.entries.size()); !fresh)
         throw InputError(kw + ": duplicate key '" + key + "' (first given at " + t.entries[it->second].where + ")");
-      ++st.nodes;
+      ++st.work.nodes;
       t.entries.push_back(Entry{key, kw, convert(kv.second, st, kw)});
     }
   }
@@ -722,7 +723,7 @@ void check_scenario_text(const std::string& text, const std::string& file) {
                      fmt_hex(static_cast<unsigned char>(text[bad])) + "); a scenario is UTF-8 text");
 }
 
-Tree parse_tree(const std::string& text, const std::string& file) {
+Tree parse_tree(const std::string& text, const std::string& file, YamlWork& work) {
   check_scenario_text(text, file);
   YAML::Node doc;
   try {
@@ -734,13 +735,18 @@ Tree parse_tree(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw InputError(position(file, e.mark) + ": YAML syntax error: " + e.msg);
   }
-  ConvertState st{file, 0, {}};
+  ConvertState st{file, work, {}};
   Tree root = convert(doc, st, file + ":1:1");
   if (root.kind != Tree::Kind::Map && root.kind != Tree::Kind::Null)
     throw InputError(root.where + ": expected a scenario (sections: " + join(kTopKeys) + "), got " +
                      kind_name(root.kind));
   if (root.kind == Tree::Kind::Null) root.kind = Tree::Kind::Map;
   return root;
+}
+
+Tree parse_tree(const std::string& text, const std::string& file) {
+  YamlWork work;
+  return parse_tree(text, file, work);
 }
 
 Scenario finish(Tree root, const std::string& file, const std::vector<std::string>& overrides,
@@ -1056,6 +1062,10 @@ Scenario replay_scenario(const ReplayRequest& r) {
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const std::vector<std::string>& overrides, const VariantChoice& variant) {
   return finish(parse_tree(text, file), file, overrides, variant);
+}
+
+void read_yaml_tree(const std::string& text, const std::string& file, YamlWork& work) {
+  parse_tree(text, file, work);
 }
 
 namespace {

@@ -110,6 +110,23 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const std::vector<std::string>& overrides = {}, const VariantChoice& variant = {});
 
+// The work of turning a scenario text into its tree, counted in steps that do not depend on
+// the host's speed or load: nodes made (every use of an alias counted), keys looked up for
+// duplicates, ancestors compared for recursive aliases. Tests bound it against the text's size,
+// so that a quadratic check or an alias expansion fails on any machine, not only on a slow one.
+struct YamlWork {
+  std::size_t nodes = 0;
+  std::size_t key_lookups = 0;
+  std::size_t ancestor_checks = 0;
+  std::size_t steps() const { return nodes + key_lookups + ancestor_checks; }
+};
+
+// Reads `text` as parse_scenario() does up to its tree (the limits on size, UTF-8, nodes,
+// nesting, recursive aliases, duplicate keys), adding the work done to `work` as it goes, so
+// that it is counted also when an InputError is thrown. Nothing of the scenario's meaning is
+// checked.
+void read_yaml_tree(const std::string& text, const std::string& file, YamlWork& work);
+
 // `waitlab replay`: a scenario whose workload replays `trace` (ranks = its rank count). The
 // platform is `platform` (an XML file, or a platform type whose options come by --set
 // platform.KEY=VALUE), else the platform of `scenario`, else a flat cluster of one core per

@@ -12,8 +12,10 @@ JOBS="${WAITLAB_JOBS:-2}"
 
 echo "== build (warnings as errors) =="
 "$ROOT/scripts/build.sh" "$ROOT/build"
+# Timeouts are hang guards only, far above what a busy machine makes of any test (issue 28:
+# no test bounds how long it takes; tests/CMakeLists.txt's lint.no_wallclock_in_tests checks).
 echo "== tests =="
-ctest --test-dir "$ROOT/build" -j"$JOBS" --output-on-failure --timeout 600
+ctest --test-dir "$ROOT/build" -j"$JOBS" --output-on-failure --timeout 1800
 
 if [ "${WAITLAB_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== build (ASan + UBSan) =="
@@ -22,7 +24,7 @@ if [ "${WAITLAB_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== tests under ASan + UBSan =="
   ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:abort_on_error=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    ctest --test-dir "$ROOT/build-asan" -j"$JOBS" --output-on-failure --timeout 900 -LE 'validation_suite|idlewave'
+    ctest --test-dir "$ROOT/build-asan" -j"$JOBS" --output-on-failure --timeout 2700 -LE 'validation_suite|idlewave'
 fi
 
 if [ "${WAITLAB_SKIP_FUZZ:-0}" != "1" ]; then

@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -818,12 +817,11 @@ TEST_F(Cli, HostileScenariosFailFastWithExit2) {
     for (int k = 0; k < 10; ++k) bomb += (k ? ", *a" : "*a") + std::to_string(i - 1);
     bomb += "]\n";
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  // The work of the refusal is bounded in HostileScenario.AliasBombIsRefusedWithBoundedWork;
+  // here the command says it in one line.
   r = waitlab("run '" + write("bomb.yaml", bomb).string() + "'");
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("bomb.yaml:1:22: the scenario has more than 100000 YAML nodes"), std::string::npos) << r.err;
-  EXPECT_LT(s, 5.0);  // about 0.1 s
   // 10^9 ranks: refused before anything is allocated.
   r = waitlab("run '" + write("small.yaml", kSmall).string() + "' --set workload.ranks=1000000000");
   EXPECT_EQ(r.code, 2);

@@ -26,7 +26,7 @@ namespace waitlab::app {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using Clock = std::chrono::steady_clock;  // wallclock-ok: eventually()'s hang guard only
 
 const std::string kSource = WAITLAB_SOURCE_DIR;
 
@@ -95,12 +95,17 @@ std::vector<pid_t> descendants(pid_t root) {
   return all;
 }
 
-// Polls `done` every 20 ms until it holds or `seconds` have passed; true if it held.
+// How long a condition may take to come true before the test calls it a hang: far above what
+// any load makes of the few seconds these steps take, so that only a real hang fails. No test
+// here bounds how long something takes (scripts/check_no_wallclock.py).
+constexpr double kHangGuardSeconds = 300;
+
+// Polls `done` every 20 ms until it holds, or until kHangGuardSeconds have passed; true if it held.
 template <class F>
-bool eventually(double seconds, F done) {
-  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+bool eventually(F done) {
+  const auto end = Clock::now() + std::chrono::duration<double>(kHangGuardSeconds);  // wallclock-ok: hang guard
   while (!done()) {
-    if (Clock::now() > end) return false;
+    if (Clock::now() > end) return false;  // wallclock-ok: hang guard
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return true;
@@ -229,20 +234,20 @@ TEST_P(Interrupt, StopsTheSimulationDiscardsItsOutputsAndKeepsTheOldOnes) {
   strays_.push_back(parent);
   // The simulation process appears once the scenario is loaded and checked.
   pid_t child = 0;
-  ASSERT_TRUE(eventually(60, [&] {
+  ASSERT_TRUE(eventually([&] {
     const auto kids = children_of(parent);
     if (!kids.empty()) child = kids.front();
     return child != 0 || !alive(parent);
   }));
   ASSERT_NE(child, 0) << "waitlab ended before simulating: " << slurp(dir_ / "stderr.txt");
   strays_.push_back(child);
-  ASSERT_TRUE(eventually(30, [&] { return !names(dir_ / "tmp").empty(); }));  // its temporary directory
+  ASSERT_TRUE(eventually([&] { return !names(dir_ / "tmp").empty(); }));  // its temporary directory
   std::this_thread::sleep_for(std::chrono::milliseconds(500));                  // well into the run
   ASSERT_TRUE(alive(child));
 
   ASSERT_EQ(::kill(parent, sig), 0);
   const Result r = finish(parent);
-  EXPECT_TRUE(eventually(10, [&] { return !alive(child); })) << "the simulation process outlived waitlab";
+  EXPECT_TRUE(eventually([&] { return !alive(child); })) << "the simulation process outlived waitlab";
   if (sig == SIGKILL) {
     EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
   } else {
@@ -255,7 +260,7 @@ TEST_P(Interrupt, StopsTheSimulationDiscardsItsOutputsAndKeepsTheOldOnes) {
   // simulation's temporary directory removed (after SIGKILL by the child itself).
   EXPECT_EQ(tree(out), before);
   EXPECT_EQ(leftovers({"long.yaml", "out"}), std::set<std::string>{});
-  EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
+  EXPECT_TRUE(eventually([&] { return names(dir_ / "tmp").empty(); }));
 }
 
 // `waitlab run ... &` in a script starts with SIGINT ignored: `kill -INT` did nothing, and
@@ -266,7 +271,7 @@ TEST_F(OutputsSafety, SigintStopsARunStartedWithSigintIgnored) {
                              std::nullopt, true);
   strays_.push_back(parent);
   pid_t child = 0;
-  ASSERT_TRUE(eventually(60, [&] {
+  ASSERT_TRUE(eventually([&] {
     const auto kids = children_of(parent);
     if (!kids.empty()) child = kids.front();
     return child != 0 || !alive(parent);
@@ -277,9 +282,9 @@ TEST_F(OutputsSafety, SigintStopsARunStartedWithSigintIgnored) {
   const Result r = finish(parent);
   EXPECT_EQ(r.code(), 130);
   EXPECT_EQ(r.err, "waitlab: interrupted by SIGINT; unfinished outputs were discarded\n");
-  EXPECT_TRUE(eventually(10, [&] { return !alive(child); }));
+  EXPECT_TRUE(eventually([&] { return !alive(child); }));
   EXPECT_EQ(leftovers({"long.yaml"}), std::set<std::string>{});
-  EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
+  EXPECT_TRUE(eventually([&] { return names(dir_ / "tmp").empty(); }));
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGKILL),
@@ -301,7 +306,7 @@ TEST_P(InterruptStudy, StopsEveryJobAndKeepsTheOldStudy) {
   strays_.push_back(parent);
   // Two jobs, each with its simulation process.
   std::vector<pid_t> all;
-  ASSERT_TRUE(eventually(90, [&] {
+  ASSERT_TRUE(eventually([&] {
     all = descendants(parent);
     return all.size() >= 4 || !alive(parent);
   })) << slurp(dir_ / "stderr.txt");
@@ -311,7 +316,7 @@ TEST_P(InterruptStudy, StopsEveryJobAndKeepsTheOldStudy) {
 
   ASSERT_EQ(::kill(parent, sig), 0);
   const Result r = finish(parent);
-  for (const pid_t p : all) EXPECT_TRUE(eventually(10, [&] { return !alive(p); })) << "process " << p << " outlived waitlab";
+  for (const pid_t p : all) EXPECT_TRUE(eventually([&] { return !alive(p); })) << "process " << p << " outlived waitlab";
   if (sig == SIGKILL) {
     EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
   } else {
@@ -319,9 +324,9 @@ TEST_P(InterruptStudy, StopsEveryJobAndKeepsTheOldStudy) {
     EXPECT_EQ(r.err, "waitlab: interrupted by SIGTERM; unfinished outputs were discarded\n");
   }
   EXPECT_EQ(tree(out), before);
-  EXPECT_TRUE(eventually(10, [&] { return leftovers({"long.yaml", "study"}).empty(); }))
+  EXPECT_TRUE(eventually([&] { return leftovers({"long.yaml", "study"}).empty(); }))
       << *leftovers({"long.yaml", "study"}).begin();
-  EXPECT_TRUE(eventually(10, [&] { return names(dir_ / "tmp").empty(); }));
+  EXPECT_TRUE(eventually([&] { return names(dir_ / "tmp").empty(); }));
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, InterruptStudy, ::testing::Values(SIGTERM, SIGKILL),
@@ -569,7 +574,6 @@ TEST_F(OutputsSafety, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
                                   "name: k\n"
                                   "platform: {type: cluster, nodes: 64, cores: 16}\n"
                                   "workload: {type: heat1d, ranks: 1024, iterations: 10}\n");
-  const auto t0 = Clock::now();
   const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()},
                            std::make_pair(static_cast<int>(RLIMIT_AS), rlim_t{2} << 30));
   EXPECT_EQ(r.code(), 2);
@@ -579,7 +583,6 @@ TEST_F(OutputsSafety, ARunBeyondTheAddressSpaceLimitIsRefusedBeforeItStarts) {
                        "GiB: raise it (ulimit -v unlimited) or simulate fewer ranks or iterations"),
             std::string::npos)
       << r.err;
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 30.0);
   EXPECT_FALSE(fs::exists(dir_ / "o"));
 }
 
@@ -620,7 +623,7 @@ class Drawing : public OutputsSafety {
     const pid_t parent = start(args);
     strays_.push_back(parent);
     pid_t child = 0;
-    EXPECT_TRUE(eventually(60, [&] {
+    EXPECT_TRUE(eventually([&] {
       const auto kids = children_of(parent);
       if (!kids.empty()) child = kids.front();
       return child != 0 || !alive(parent);
@@ -630,7 +633,7 @@ class Drawing : public OutputsSafety {
     strays_.push_back(child);
     EXPECT_EQ(::kill(parent, sig), 0);
     const Result r = finish(parent);
-    EXPECT_TRUE(eventually(10, [&] { return !alive(child); })) << "the drawing outlived waitlab";
+    EXPECT_TRUE(eventually([&] { return !alive(child); })) << "the drawing outlived waitlab";
     return r;
   }
 };

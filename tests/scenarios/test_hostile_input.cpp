@@ -1,16 +1,18 @@
 // Hostile scenario files (issue 19): recursive aliases, alias bombs, huge files, deep
 // nesting, bytes that are not UTF-8, sizes that would be allocated before they are checked.
-// Each is an InputError naming the file and line:col, found before anything runs, in bounded
-// time and memory.
+// Each is an InputError naming the file and line:col, found before anything runs, with bounded
+// work: the tests count what a refusal does (YAML nodes made, keys looked up, bytes allocated),
+// never how long it takes, so that a blow-up fails on any machine and a busy one passes.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "allocation_counter.hpp"
 #include "analysis/trace/error.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -30,13 +32,19 @@ std::string error_of(const std::string& text, const std::vector<std::string>& ov
   return "(no error)";
 }
 
-// Seconds of host time `f` takes.
-template <typename F>
-double seconds(F&& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+using waitlab::testing::bytes_allocated_by;
+
+// The work of reading `text` up to its YAML tree, counted as far as it went.
+YamlWork work_of(const std::string& text) {
+  YamlWork w;
+  try {
+    read_yaml_tree(text, "h.yaml", w);
+  } catch (const InputError&) {
+  }
+  return w;
 }
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 TEST(HostileScenario, RecursiveAliasIsRefused) {
   // Was a SIGSEGV: unbounded recursion while copying the node that contains itself.
@@ -52,7 +60,7 @@ TEST(HostileScenario, RecursiveAliasIsRefused) {
             "(no error)");
 }
 
-TEST(HostileScenario, AliasBombIsRefusedQuickly) {
+TEST(HostileScenario, AliasBombIsRefusedWithBoundedWork) {
   // "Billion laughs": 12 levels, each an alias repeated 10 times: 10^12 nodes once expanded
   // (it hung, growing beyond 12 GB).
   std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
@@ -62,12 +70,18 @@ TEST(HostileScenario, AliasBombIsRefusedQuickly) {
     bomb += "]\n";
   }
   std::string msg;
-  const double s = seconds([&] { msg = error_of(bomb); });
+  const std::size_t bytes = bytes_allocated_by([&] { msg = error_of(bomb); });
   EXPECT_EQ(msg,
             "h.yaml:1:22: the scenario has more than 100000 YAML nodes (values, keys, lists and mappings; every use "
             "of an alias counts, so an alias repeated in aliases repeated ... multiplies); a scenario has a few "
             "hundred");
-  EXPECT_LT(s, 2.0);  // about 0.05 s; a bound far from flaky that an expansion would never meet
+  // The copy stops at the limit: one node past it, each use of an alias a node, each list's
+  // ancestors compared once (at most 12 deep here). The expansion it replaced made 10^12 nodes
+  // and grew beyond 12 GB.
+  const YamlWork w = work_of(bomb);
+  EXPECT_EQ(w.nodes, 100001u);
+  EXPECT_LE(w.ancestor_checks, 12u * w.nodes);
+  EXPECT_LT(bytes, 128 * kMiB) << bytes;  // 40 MB: the tree of 10^5 nodes, with its positions, and yaml-cpp's of the text
   // The same limit inside a section.
   EXPECT_NE(error_of(kHead + "perturbations:\n" + "  - &d {type: delay}\n" + bomb).find("more than 100000 YAML nodes"),
             std::string::npos);
@@ -88,10 +102,13 @@ TEST(HostileScenario, LongScenarioIsRefusedBeforeParsing) {
   std::string text = kHead + "x:\n";
   while (text.size() <= 300 * 1024) text += "  - 12345678\n";
   std::string msg;
-  const double s = seconds([&] { msg = error_of(text); });
+  const std::size_t bytes = bytes_allocated_by([&] { msg = error_of(text); });
   EXPECT_EQ(msg, "h.yaml:20162:2: the scenario is longer than 262144 bytes (256 KiB) here; a scenario is a few KB "
                  "(give long rank lists as ranges, e.g. 0-4095)");
-  EXPECT_LT(s, 1.0);
+  // Refused before yaml-cpp sees it (its tree of the text would be tens of MB): no node made,
+  // and little more allocated than the message.
+  EXPECT_EQ(work_of(text).steps(), 0u);
+  EXPECT_LT(bytes, 64u << 10) << bytes;
   // The file is not even read beyond the limit.
   const fs::path dir = fs::temp_directory_path() / ("wl_hostile_" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -101,6 +118,7 @@ TEST(HostileScenario, LongScenarioIsRefusedBeforeParsing) {
     const std::string line = "  - 12345678\n";
     for (int i = 0; i < 800000; ++i) f << line;  // 10 MB
   }
+  const std::size_t before = waitlab::testing::bytes_allocated();
   try {
     load_scenario((dir / "big.yaml").string());
     ADD_FAILURE() << "no error";
@@ -109,6 +127,8 @@ TEST(HostileScenario, LongScenarioIsRefusedBeforeParsing) {
                                          ":20162:2: the scenario is longer than 262144 bytes (256 KiB) here; a "
                                          "scenario is a few KB (give long rank lists as ranges, e.g. 0-4095)");
   }
+  // 256 KiB and one byte of it are read, not its 10 MB.
+  EXPECT_LT(waitlab::testing::bytes_allocated() - before, 1 * kMiB);
   fs::remove_all(dir);
 }
 
@@ -126,10 +146,14 @@ TEST(HostileScenario, ManyKeysAreCheckedInLinearTime) {
   // Duplicate keys were looked for key by key: 27000 keys took 8 s.
   std::string text = kHead;
   for (int i = 0; text.size() < 250 * 1024; ++i) text += "k" + std::to_string(i) + ": 1\n";
-  std::string msg;
-  const double s = seconds([&] { msg = error_of(text); });
+  const std::string msg = error_of(text);
   EXPECT_EQ(msg.rfind("h.yaml:3:1: unknown section 'k0'", 0), 0u) << msg;
-  EXPECT_LT(s, 2.0);  // about 0.3 s
+  // Each key is looked up once among the keys before it, whatever their number: the key by
+  // key search it replaced made keys^2/2 comparisons (27000 keys: 3.6e8, 8 s).
+  const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));  // a key each
+  const YamlWork w = work_of(text);
+  EXPECT_EQ(w.key_lookups, lines + 5);  // and the five keys of kHead's flow mappings
+  EXPECT_LE(w.steps(), 4 * lines);  // 3.0 a line: two nodes and one lookup
   EXPECT_EQ(error_of(kHead + "k: 1\nj: 2\nk: 3\n"), "h.yaml:5:1: duplicate key 'k' (first given at h.yaml:3:1)");
 }
 
@@ -159,11 +183,11 @@ TEST(HostileScenario, InvalidUtf8IsRefusedWhereItIs) {
 TEST(HostileScenario, SizesAreCheckedBeforeAnythingIsAllocated) {
   // 10^9 ranks made models::place allocate 12 GB before the core count was checked.
   std::string msg;
-  const double s = seconds([&] { msg = error_of(kHead, {"workload.ranks=1000000000"}); });
+  const std::size_t bytes = bytes_allocated_by([&] { msg = error_of(kHead, {"workload.ranks=1000000000"}); });
   EXPECT_EQ(msg,
             "--set workload.ranks=1000000000: option 'ranks' of workload heat1d: must be at most 1048576 (waitlab's "
             "limit on ranks), got 1000000000");
-  EXPECT_LT(s, 1.0);
+  EXPECT_LT(bytes, 1 * kMiB) << bytes;  // 26 KB; 12 GB before the check came first
   EXPECT_EQ(error_of(kHead, {"platform.nodes=4000000000"}),
             "--set platform.nodes=4000000000: option 'nodes' of platform cluster: must be a whole number between 1 "
             "and 2147483647, got 4000000000");
