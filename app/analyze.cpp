@@ -436,6 +436,8 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   }
   // What the reader left out of the trace, by kind: said on the terminal and in summary.json.
   trace::SkippedKinds skipped;
+  Inputs inputs;  // every file of the trace, checked to be a file before any is opened
+  inputs.add_trace(args.trace);
   trace::Trace t = trace::read_trace(args.trace, &skipped);
   if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
@@ -443,6 +445,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   const std::string dir =
       args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
   check_output_dir(dir);  // a file in the way is said before the analyses, not after them
+  inputs.check_output_dir(dir);
 
   AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
   // The SMPI engine's ideal-network replay (Dimemas' estimate), next to the Lamport replay's.
@@ -468,7 +471,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   }
   // Written aside and put in place when complete (app/output_dir.hpp): an analysis that fails
   // leaves the directory as it was.
-  OutputDir staged(dir);
+  OutputDir staged(dir, inputs);
   const fs::path d(staged.path());
   const std::string summary = (d / "summary.json").string();
   std::vector<std::string> files;

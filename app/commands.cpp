@@ -164,7 +164,7 @@ void plot_command(const std::string& dir, std::ostream& out) {
   if (!idle && !windows)
     throw InputError(dir + ": no idlewave.json and no timeresolved.json (run the idlewave or timeresolved "
                      "analysis first: outputs.analyses or `waitlab analyze TRACE -a idlewave,timeresolved`)");
-  OutputDir staged(dir);
+  OutputDir staged(dir, Inputs{});  // it reads the results in DIR, which it rewrites
   std::vector<std::string> drawn;
   std::string report_path;
   try {
@@ -199,6 +199,14 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
                         std::ostream& out) {
   const std::string dir = out_dir.empty() ? s.outputs.dir : out_dir;
   check_output_dir(dir);  // a file in the way is said before the simulation, not after it
+  // Nothing the run writes may be something it read (`waitlab replay r/trace.wlt --out r`).
+  Inputs inputs;
+  inputs.add_scenario(s);
+  inputs.check_output_dir(dir);
+  if (s.outputs.trace) {
+    inputs.check_output((fs::path(dir) / "trace.wlt").string());
+    if (s.run.baseline) inputs.check_output((fs::path(dir) / "baseline.wlt").string());
+  }
 
   const bool progress = want_progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const bool prebuilt = workload != nullptr;
@@ -207,7 +215,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const bool analysed = !models::select_analyses(s.outputs.analyses).empty();
   const bool events = s.outputs.trace || analysed;
 
-  OutputDir staged(dir);
+  OutputDir staged(dir, inputs);
   std::vector<std::string> files;
   try {
     const fs::path d(staged.path());
@@ -289,6 +297,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
 }  // namespace
 
 void run_command(const RunArgs& args, std::ostream& out) {
+  Inputs().add(args.scenario, "the scenario");  // a FIFO is refused before it is opened
   const scenarios::Scenario s = scenarios::load_scenario(args.scenario, args.sets);
   simulate_and_write(s, args.out_dir, args.progress, nullptr, {}, out);
 }
@@ -306,6 +315,9 @@ void replay_command(const ReplayArgs& args, std::ostream& out) {
   req.iterations_from = args.iterations_from;
   req.speed = args.speed;
   req.overrides = args.sets;
+  // Every file of the trace is checked to be a file before any is opened.
+  Inputs().add_trace(args.trace);
+  if (!args.scenario.empty()) Inputs().add(args.scenario, "the scenario");
   // The trace is read once: the scenario's checks need its rank count, the run its actions.
   const scenarios::Scenario first = scenarios::replay_scenario(req);
   std::vector<std::string> notes;
@@ -317,9 +329,6 @@ void replay_command(const ReplayArgs& args, std::ostream& out) {
 
 namespace {
 
-// What a conversion writes (the path and its companions) and what it reads, absolute: an
-// output that is, or is a directory holding, something the conversion reads would destroy
-// its own input (`waitlab convert r/trace.wlt r` replaced the run directory r).
 fs::path absolute_path(const std::string& p) {
   std::error_code ec;
   fs::path a = fs::weakly_canonical(fs::absolute(p), ec);
@@ -328,49 +337,15 @@ fs::path absolute_path(const std::string& p) {
   return a;
 }
 
-bool within(const fs::path& inner, const fs::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
-    if (i == inner.end() || *i != *o) return false;
-  return true;
-}
-
-void refuse_overlap(const std::string& in, trace::TraceFormat from, const std::string& out_path,
-                    trace::TraceFormat to) {
-  using trace::TraceFormat;
-  std::vector<fs::path> reads = {absolute_path(in)};
-  std::error_code ec;
-  if (from == TraceFormat::Otf2 && !fs::is_directory(in, ec)) reads.push_back(reads.front().parent_path());
-  if (from == TraceFormat::Ti) reads.push_back(absolute_path(in + "_files"));
-  if (from == TraceFormat::Paraver) {
-    std::string base = reads.front().string();
-    for (const char* ext : {".prv.gz", ".prv"})
-      if (base.size() > std::strlen(ext) && base.compare(base.size() - std::strlen(ext), std::string::npos, ext) == 0) {
-        base.resize(base.size() - std::strlen(ext));
-        break;
-      }
-    reads.push_back(base + ".pcf");
-    reads.push_back(base + ".row");
+// What a conversion writes: the path and its companions.
+std::vector<std::string> written_by(const std::string& out_path, trace::TraceFormat to) {
+  std::vector<std::string> w = {out_path};
+  if (to == trace::TraceFormat::Ti) w.push_back(out_path + "_files");
+  if (to == trace::TraceFormat::Paraver) {
+    w.push_back(fs::path(out_path).replace_extension(".pcf").string());
+    w.push_back(fs::path(out_path).replace_extension(".row").string());
   }
-  const fs::path o = absolute_path(out_path);
-  std::vector<fs::path> writes = {o};
-  if (to == TraceFormat::Ti) writes.push_back(absolute_path(out_path + "_files"));
-  if (to == TraceFormat::Paraver) {
-    writes.push_back(fs::path(o).replace_extension(".pcf"));
-    writes.push_back(fs::path(o).replace_extension(".row"));
-  }
-  // An OTF2 input's archive directory is read whole: nothing may be written into it either.
-  const bool archive_in = from == TraceFormat::Otf2;
-  for (const auto& w : writes)
-    for (std::size_t i = 0; i < reads.size(); ++i) {
-      const fs::path& r = reads[i];
-      if (within(r, w))
-        throw InputError(out_path + ": the output would " + (r == w ? "overwrite" : "replace a directory holding") +
-                         " the input " + in + "; write it elsewhere");
-      if (archive_in && i + 1 == reads.size() && within(w, r))
-        throw InputError(out_path + ": the output would be written into the input's OTF2 archive " +
-                         r.string() + "; write it elsewhere");
-    }
+  return w;
 }
 
 std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat from, const std::string& out_path,
@@ -385,7 +360,12 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
   using trace::TraceFormat;
   const TraceFormat from = trace::format_of_input(in);
   const TraceFormat to = trace::format_of_output(out_path);
-  refuse_overlap(in, from, out_path, to);
+  // An output that is, holds or lies inside anything the conversion reads would destroy its
+  // own input (`waitlab convert r/trace.wlt r` replaced the run directory r; a TI index
+  // listing absolute paths, converted into the directory of its rank files, replaced them).
+  Inputs inputs;
+  inputs.add_trace(in);
+  for (const auto& w : written_by(out_path, to)) inputs.check_output(w);
   // Written beside the destination first and moved in at the end: a conversion that fails
   // leaves nothing behind and replaces nothing (app/output_dir.hpp).
   fs::path parent = fs::path(out_path).parent_path();
@@ -394,7 +374,7 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
     parent = absolute_path(out_path).parent_path();
     leaf = absolute_path(out_path).filename();
   }
-  OutputDir staged(parent.empty() ? std::string(".") : parent.string(), OutputDir::Mode::Entries);
+  OutputDir staged(parent.empty() ? std::string(".") : parent.string(), inputs, OutputDir::Mode::Entries);
   try {
     std::ostringstream said;  // on the terminal once the output is in place
     const std::vector<std::string> lost =

@@ -189,7 +189,7 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
                      std::max(1, args.jobs));
   // The run directories and the tables are prepared aside and put in place together when all
   // of them succeeded (app/output_dir.hpp).
-  OutputDir staged(args.out_dir);
+  OutputDir staged(args.out_dir, inputs_of(jobs));
   for (auto& job : jobs) {
     job.shown_dir = job.dir;
     job.dir = (fs::path(staged.path()) / fs::path(job.dir).lexically_relative(args.out_dir)).string();

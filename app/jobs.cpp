@@ -26,6 +26,12 @@
 
 namespace waitlab::app {
 
+Inputs inputs_of(const std::vector<Job>& jobs) {
+  Inputs in;
+  for (const auto& j : jobs) in.add_scenario(j.scenario);
+  return in;
+}
+
 namespace {
 
 namespace fs = std::filesystem;

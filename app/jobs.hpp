@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "app/inputs.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace waitlab::app {
@@ -28,6 +29,9 @@ struct Job {
   std::string shown_dir;  // the name of `dir` on the terminal and in messages ("" = dir): its
                           // place once the study's outputs are committed (app/output_dir.hpp)
 };
+
+// What the jobs read: their scenarios and the files those name (app/inputs.hpp).
+Inputs inputs_of(const std::vector<Job>& jobs);
 
 struct JobOutcome {
   int exit_code = 0;   // 0 done, 2 bad input, 1 internal failure

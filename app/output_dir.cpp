@@ -82,8 +82,10 @@ void check_output_dir(const std::string& dir) {
   }
 }
 
-OutputDir::OutputDir(const std::string& dir, Mode mode) : given_(dir), mode_(mode) {
+OutputDir::OutputDir(const std::string& dir, const Inputs& inputs, Mode mode)
+    : inputs_(inputs), given_(dir), mode_(mode) {
   check_output_dir(dir);
+  inputs_.check_output_dir(dir);
   const fs::path abs = absolute_dir(dir);
   dir_ = abs.string();
   struct stat st = {};
@@ -150,6 +152,7 @@ OutputDir::~OutputDir() {
 }
 
 std::string OutputDir::shown(const std::string& name) const {
+  if (given_ == "." || given_ == "./") return name;
   return (fs::path(given_) / name).string();
 }
 
@@ -228,8 +231,24 @@ void OutputDir::sync() {
     if (exists && is_directory(dst) != is_directory(st))
       throw InputError("cannot write " + shown(name) + ": " + (is_directory(dst) ? "a directory" : "a file") +
                        " of that name is in the way (nothing was changed)");
+    if (exists && is_directory(dst)) {
+      // A directory is replaced whole: only by one that has every file it has.
+      const fs::path old_dir = fs::path(dir_) / name;
+      for (fs::recursive_directory_iterator it(old_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const fs::path rel = it->path().lexically_relative(old_dir);
+        struct stat nst = {};
+        if (!lstat_of((fs::path(staging_) / name / rel).string(), nst))
+          throw InputError("cannot write " + shown(name) + ": it holds " + (fs::path(shown(name)) / rel).string() +
+                           ", which the new output does not have; waitlab never deletes a file it would not write "
+                           "again: remove it yourself or write elsewhere (nothing was changed)");
+      }
+      if (ec) throw InputError("cannot write " + shown(name) + ": cannot read it: " + ec.message() + " (nothing was changed)");
+    }
     steps.push_back({name, false, exists});
   }
+  // No input is replaced or removed, whatever its path (app/inputs.hpp).
+  for (const Step& s : steps)
+    if (s.replaces) inputs_.check_replaced(dir_ + "/" + s.name, shown(s.name));
   // summary.json says that the files beside it belong to it: it goes first and comes last.
   const auto summary_last = [](const Step& a, const Step& b) {
     const int ka = a.remove ? (a.name == "summary.json" ? 0 : 1) : (a.name == "summary.json" ? 3 : 2);

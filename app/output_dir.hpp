@@ -15,6 +15,11 @@
 //  - Mode::Entries: the command writes new entries into DIR beside whatever is there
 //    (`convert`'s output file or archive); commit() moves them in, each replacing the entry
 //    of the same name whole.
+// Inputs are never touched: DIR may not be an input nor lie inside an input directory, and an
+// entry the commit would replace or remove that is, or holds, an input is refused before
+// anything changes (app/inputs.hpp). A user's files are never deleted: an existing directory
+// is replaced whole only by one that has every file it has (same relative paths), else the
+// commit is refused, naming the file that would be lost.
 // The commit runs with SIGINT/SIGTERM/SIGHUP blocked and undoes what it did if a step fails;
 // a file or directory of the wrong kind in the way (a directory where a file goes) is
 // refused before anything changes. Until commit, the staging directory (and every directory
@@ -27,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "app/inputs.hpp"
+
 namespace waitlab::app {
 
 // Throws InputError when `dir` cannot become an output directory (a file is in the way);
@@ -36,7 +43,8 @@ void check_output_dir(const std::string& dir);
 class OutputDir {
  public:
   enum class Mode { Directory, Entries };
-  OutputDir(const std::string& dir, Mode mode = Mode::Directory);
+  // `inputs`: what the command reads (copied).
+  OutputDir(const std::string& dir, const Inputs& inputs, Mode mode = Mode::Directory);
   ~OutputDir();
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
@@ -62,6 +70,7 @@ class OutputDir {
   struct Cleanup;
   void sync();
 
+  Inputs inputs_;
   std::string given_;    // DIR as given
   std::string dir_;      // DIR, absolute
   std::string staging_;  // absolute

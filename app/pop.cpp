@@ -194,6 +194,9 @@ void pop_command(const PopArgs& args, std::ostream& out) {
 
   std::vector<Input> inputs;
   for (const auto& in : args.inputs) expand(in, inputs);
+  Inputs read;  // before any trace is opened
+  for (const auto& in : inputs) read.add_trace(in.path);
+  read.check_output_dir(args.out_dir);
   std::vector<Analysed> runs;
   runs.reserve(inputs.size());
   for (const auto& in : inputs) runs.push_back(analyse(in, args));
@@ -209,7 +212,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
 
   // Written aside and put in place when complete (app/output_dir.hpp): a failure leaves the
   // directory as it was.
-  OutputDir staged(args.out_dir);
+  OutputDir staged(args.out_dir, read);
   const fs::path d(staged.path());
   std::vector<std::string> files;
   std::ostringstream problems;  // on standard error once the outputs are in place

@@ -1,4 +1,5 @@
 #include "app/report.hpp"
+#include "app/inputs.hpp"
 #include "app/pop.hpp"
 
 #include <fmt/format.h>
@@ -1115,6 +1116,7 @@ std::string write_report(const std::string& run_dir) {
   const fs::path summary_path = dir / "summary.json";
   if (!fs::exists(summary_path))
     throw InputError(summary_path.string() + ": not found (a report needs the outputs of waitlab run or analyze)");
+  Inputs().add(summary_path.string(), "the input");  // a FIFO is refused before it is opened
   Json s;
   try {
     s = Json::parse(read_file(summary_path));

@@ -372,8 +372,10 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
   if (!args.share.empty() && args.records.empty())
     throw InputError("--share needs --records FILE (this share's results, for the process that merges them)");
   if (!args.merge.empty()) {
+    Inputs inputs = inputs_of(plan.jobs);
+    for (const auto& f : args.merge) inputs.add(f, "the record file");
     const std::vector<Json> records = read_records(args.merge);
-    OutputDir staged(plan.dir);
+    OutputDir staged(plan.dir, inputs);
     std::ostringstream said;  // on the terminal once the outputs are in place
     try {
       write_outputs(plan, records, staged, said);
@@ -387,7 +389,7 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
   const Share share = args.share.empty() ? Share{} : parse_share(args.share, "--share");
   // Every run directory and the study's tables are prepared aside and put in place together
   // when all of them succeeded (app/output_dir.hpp): a failed study replaces nothing.
-  OutputDir staged(plan.dir);
+  OutputDir staged(plan.dir, inputs_of(plan.jobs));
   std::vector<Job> mine;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < plan.jobs.size(); ++i)

@@ -246,7 +246,10 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
   res.percentile = 5;
   std::error_code ec;
   // Prepared aside and put in place when everything is written (app/output_dir.hpp).
-  OutputDir staged(args.out_dir);
+  Inputs inputs;
+  for (const auto& file : args.scenarios) inputs.add(file, "the scenario");
+  if (!args.expected.empty() && !args.update) inputs.add(args.expected, "the expected figures");
+  OutputDir staged(args.out_dir, inputs);
 
   std::vector<std::string> order;
   for (const auto& file : args.scenarios) {

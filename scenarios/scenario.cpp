@@ -677,6 +677,9 @@ std::string trace_path(const ModelConfig& w, const std::string& scenario_file) {
   if (!std::filesystem::exists(path, ec))
     throw InputError(option_where(w, "trace") + ": option 'trace' of workload trace: no such file " + path +
                      " (a relative path is relative to the scenario file)");
+  if (!std::filesystem::is_regular_file(path, ec) && !std::filesystem::is_directory(path, ec))
+    throw InputError(option_where(w, "trace") + ": option 'trace' of workload trace: " + path +
+                     " is not a regular file (a FIFO, a device or a socket): waitlab reads only files");
   return path;
 }
 

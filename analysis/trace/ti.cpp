@@ -543,6 +543,31 @@ TiTrace read_ti(const std::string& path, TiReadStats* stats) {
   return out;
 }
 
+std::vector<std::string> ti_files(const std::string& path) {
+  // A shared trace is recognised by its first lines (up to 1 MiB of it is read); an index is
+  // read whole, as TiReader reads it.
+  std::string head;
+  {
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw InputError(path + ": cannot read the TI trace" +
+                       (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
+    head.resize(std::size_t{1} << 20);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (in.gcount() == static_cast<std::streamsize>(std::size_t{1} << 20)) {
+      const std::size_t nl = head.rfind('\n');
+      head.resize(nl == std::string::npos ? 0 : nl + 1);
+      if (!looks_like_trace(head)) head = read_whole(path, "TI trace");
+    }
+  }
+  if (looks_like_trace(head)) return {path};
+  std::vector<std::string> files = index_files(path, head);
+  files.insert(files.begin(), path);
+  return files;
+}
+
 TiReader::TiReader(const std::string& path) {
   const std::string text = read_whole(path, "TI trace");
   if (looks_like_trace(text)) {

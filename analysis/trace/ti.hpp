@@ -109,6 +109,11 @@ struct TiReadStats {
 
 TiTrace read_ti(const std::string& path, TiReadStats* stats = nullptr);
 
+// The files a reader of the TI trace `path` opens: `path` itself, then, for an index, its rank
+// files in rank order (each checked to exist, as read_ti() checks them). Only the index is
+// read, not the rank files. Throws InputError as read_ti().
+std::vector<std::string> ti_files(const std::string& path);
+
 // A TI trace read one rank at a time, for replays that hold one rank's records at a time: the
 // constructor reads the index and checks that every rank file exists (a shared file, holding
 // every rank, is read whole); records(r) parses rank r's file when asked, with the errors of

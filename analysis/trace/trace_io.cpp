@@ -1,10 +1,12 @@
 #include "analysis/trace/trace_io.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/paraver.hpp"
+#include "analysis/trace/ti.hpp"
 #include "analysis/trace/wlt.hpp"
 
 namespace waitlab::trace {
@@ -59,6 +61,41 @@ TraceFormat format_of_output(const std::string& path) {
 std::string otf2_anchor(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec) ? (fs::path(path) / "traces.otf2").string() : path;
+}
+
+std::vector<std::string> input_files(const std::string& path) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  switch (format_of_input(path)) {
+    case TraceFormat::Wlt:
+      files.push_back(path);
+      break;
+    case TraceFormat::Otf2: {
+      const std::string anchor = otf2_anchor(path);
+      const fs::path dir = fs::path(anchor).parent_path().empty() ? fs::path(".") : fs::path(anchor).parent_path();
+      files.push_back(anchor);
+      files.push_back(dir.string());  // the archive is read as a whole: its directory too
+      std::vector<std::string> under;
+      for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        under.push_back(it->path().string());
+      std::sort(under.begin(), under.end());
+      for (auto& f : under)
+        if (f != anchor) files.push_back(std::move(f));
+      break;
+    }
+    case TraceFormat::Paraver: {
+      files.push_back(path);
+      std::string base = path;
+      base.resize(base.size() - (ends_with(path, ".prv.gz") ? 7 : 4));
+      for (const char* side : {".pcf", ".row"})
+        if (fs::exists(base + side, ec)) files.push_back(base + side);
+      break;
+    }
+    case TraceFormat::Ti:
+      files = ti_files(path);
+      break;
+  }
+  return files;
 }
 
 Trace read_trace(const std::string& path, SkippedKinds* skipped) {

@@ -34,6 +34,13 @@ TraceFormat format_of_output(const std::string& path);
 // The OTF2 anchor for an archive given as its directory or anchor.
 std::string otf2_anchor(const std::string& path);
 
+// Every file and directory a reader of the input trace `path` opens: the trace itself, an
+// OTF2 archive's anchor, directory and every file under it, a Paraver trace's .pcf and .row
+// when present, a TI index and the rank files it lists. Nothing but a TI index is read. For
+// the commands' check that no output is, holds or lies inside an input (app/inputs.hpp).
+// Throws InputError as format_of_input() (and as read_ti() for a TI index).
+std::vector<std::string> input_files(const std::string& path);
+
 // What a reader left out of a trace, by kind, in a deterministic order, each count > 0: Paraver
 // event types and records (ParaverReadStats::skipped), OTF2 record kinds and locations.
 using SkippedKinds = std::vector<std::pair<std::string, std::uint64_t>>;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -696,6 +697,121 @@ TEST_F(Drawing, PopInterruptedStopsPythonAndKeepsTheOldTable) {
   EXPECT_FALSE(fs::exists(out / "pop.png"));  // the old picture described other runs
   EXPECT_NE(slurp(out / "pop.csv").find("run,origin,convention,ranks,units"), std::string::npos);
   EXPECT_EQ(leftovers({"small.yaml", "r2", "r4", "pop", "slow-python"}), std::set<std::string>{});
+}
+
+
+// ---- inputs are never harmed (issue 29) -----------------------------------------------
+
+// `waitlab convert t.wlt DIR` into a directory holding the user's files deleted them (exit 0).
+TEST_F(OutputsSafety, ConvertNeverDeletesTheUsersFilesInTheWay) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path run = dir_ / "r";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", run.string()}).code(), 0);
+  const std::string in = (run / "trace.wlt").string();
+  write("D/notes.txt", "the user's own notes\n");
+  const auto before = tree(dir_ / "D");
+  Result r = waitlab({"convert", in, (dir_ / "D").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: cannot write " + (dir_ / "D").string() + ": it holds " +
+                       (dir_ / "D" / "notes.txt").string() +
+                       ", which the new output does not have; waitlab never deletes a file it would not write "
+                       "again: remove it yourself or write elsewhere (nothing was changed)\n");
+  EXPECT_EQ(tree(dir_ / "D"), before);
+  // An archive of its own is replaced: the same files, new contents.
+  ASSERT_EQ(waitlab({"convert", in, (dir_ / "A").string()}).code(), 0);
+  r = waitlab({"convert", in, (dir_ / "A").string()});
+  EXPECT_EQ(r.code(), 0) << r.err;
+  EXPECT_EQ(leftovers({"small.yaml", "r", "D", "A"}), std::set<std::string>{});
+}
+
+// A TI index listing absolute paths, converted into the directory of its rank files: the rank
+// files were replaced by an OTF2 archive (exit 0).
+TEST_F(OutputsSafety, ConvertRefusesToReplaceTheRankFilesOfItsTiIndex) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "r").string()}).code(), 0);
+  ASSERT_EQ(waitlab({"convert", (dir_ / "r" / "trace.wlt").string(), (dir_ / "t.ti").string()}).code(), 0);
+  fs::rename(dir_ / "t.ti_files", dir_ / "files");
+  std::string index;
+  for (int rank = 0; rank < 4; ++rank) index += (dir_ / "files" / ("rank-" + std::to_string(rank) + ".txt")).string() + "\n";
+  const fs::path idx = write("idx.ti", index);
+  const auto before = tree(dir_ / "files");
+  const Result r = waitlab({"convert", idx.string(), (dir_ / "files").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + (dir_ / "files").string() +
+                       ": the output would replace a directory holding the input " +
+                       (dir_ / "files" / "rank-0.txt").string() + "; write it elsewhere\n");
+  EXPECT_EQ(tree(dir_ / "files"), before);
+  // The same through a symbolic link and a path with `..`.
+  fs::create_directory_symlink(dir_ / "files", dir_ / "link");
+  EXPECT_EQ(waitlab({"convert", idx.string(), (dir_ / "link").string()}).code(), 2);
+  EXPECT_EQ(waitlab({"convert", idx.string(), (dir_ / "r" / ".." / "files").string()}).code(), 2);
+  EXPECT_EQ(tree(dir_ / "files"), before);
+}
+
+// `waitlab replay r/trace.wlt --out r` replaced its own input with the replay's trace. It is
+// refused before anything is simulated — also when the output directory is the run directory
+// under another name, or holds a hard link of the input under the trace's name.
+TEST_F(OutputsSafety, ReplayRefusesToOverwriteTheTraceItReplays) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path run = dir_ / "r";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", run.string()}).code(), 0);
+  const std::string in = (run / "trace.wlt").string();
+  const auto before = tree(run);
+  Result r = waitlab({"replay", in, "--no-progress", "--out", run.string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + in + ": the output would overwrite the input " + in + "; write it elsewhere\n");
+  fs::create_directory_symlink(run, dir_ / "same");
+  r = waitlab({"replay", in, "--no-progress", "--out", (dir_ / "same").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  fs::create_directory(dir_ / "other");
+  fs::create_hard_link(in, dir_ / "other" / "trace.wlt");
+  r = waitlab({"replay", in, "--no-progress", "--out", (dir_ / "other").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: " + (dir_ / "other" / "trace.wlt").string() + ": the output would overwrite the input " +
+                       in + "; write it elsewhere\n");
+  EXPECT_EQ(tree(run), before);
+  // Written elsewhere, or analysed into its own directory (no file of the same name), it runs.
+  EXPECT_EQ(waitlab({"replay", in, "--no-progress", "--out", (dir_ / "r2").string()}).code(), 0);
+  EXPECT_EQ(waitlab({"analyze", in, "--out", run.string()}).code(), 0);
+  EXPECT_EQ(slurp(run / "trace.wlt"), before.at("trace.wlt"));
+}
+
+// A FIFO where a file is read hung the command forever: a TI file, a TI rank file, an OTF2
+// event file, a Paraver .pcf, report's summary.json. Each is refused before it is opened.
+TEST_F(OutputsSafety, InputsThatAreNotFilesAreRefusedBeforeTheyAreOpened) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path run = dir_ / "r";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", run.string()}).code(), 0);
+  const std::string in = (run / "trace.wlt").string();
+  const auto fifo = [&](const fs::path& p) {
+    std::error_code ec;
+    fs::remove(p, ec);
+    ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0) << p;
+  };
+  const auto refused = [&](const std::vector<std::string>& args, const fs::path& named) {
+    const Result r = waitlab(args);
+    EXPECT_EQ(r.code(), 2) << r.err;
+    EXPECT_EQ(r.err, "waitlab: error: " + named.string() +
+                         ": the input is a FIFO (named pipe), not a regular file: waitlab reads only files (reading "
+                         "this one might never end)\n");
+  };
+  fifo(dir_ / "pipe.ti");
+  refused({"convert", (dir_ / "pipe.ti").string(), (dir_ / "x.wlt").string()}, dir_ / "pipe.ti");
+  refused({"replay", (dir_ / "pipe.ti").string(), "--no-progress", "--out", (dir_ / "x").string()}, dir_ / "pipe.ti");
+  fifo(dir_ / "rank1.txt");
+  const fs::path idx = write("idx.ti", (dir_ / "pipe.ti").string() + "\n" + (dir_ / "rank1.txt").string() + "\n");
+  refused({"replay", idx.string(), "--no-progress", "--out", (dir_ / "x").string()}, dir_ / "pipe.ti");
+  ASSERT_EQ(waitlab({"convert", in, (dir_ / "arch").string()}).code(), 0);
+  fifo(dir_ / "arch" / "traces" / "1.evt");
+  refused({"analyze", (dir_ / "arch").string(), "--out", (dir_ / "x").string()}, dir_ / "arch" / "traces" / "1.evt");
+  ASSERT_EQ(waitlab({"convert", in, (dir_ / "p.prv").string()}).code(), 0);
+  fifo(dir_ / "p.pcf");
+  refused({"analyze", (dir_ / "p.prv").string(), "--out", (dir_ / "x").string()}, dir_ / "p.pcf");
+  fifo(run / "summary.json");
+  refused({"report", run.string()}, run / "summary.json");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+  EXPECT_FALSE(fs::exists(dir_ / "x.wlt"));
 }
 
 }  // namespace
