@@ -6,6 +6,7 @@
 
 #include "analysis/trace/error.hpp"
 #include "analysis/trace/trace_io.hpp"
+#include "app/output_dir.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace waitlab::app {
@@ -33,6 +34,8 @@ fs::path resolved(const std::string& p) {
 }  // namespace
 
 void Inputs::add(const std::string& path, const std::string& what) {
+  // A commit into the input's directory that a SIGKILL stopped half-way is finished first.
+  recover_commit(resolved(path).parent_path().string());
   struct stat st = {};
   if (::stat(path.c_str(), &st) != 0) return;  // the reader says that it is missing, in its words
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))

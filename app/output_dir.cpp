@@ -1,5 +1,7 @@
 #include "app/output_dir.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 
 #include "analysis/trace/error.hpp"
 #include "sim/signals.hpp"
@@ -60,6 +64,50 @@ std::string make_temp_dir(const std::string& tmpl_text) {
   return tmpl;
 }
 
+// The commit's journal in DIR (recover_commit).
+constexpr const char* kJournal = ".waitlab-commit";
+constexpr const char* kJournalHead = "waitlab-commit 1";
+
+// Writes the journal whole (a temporary file, flushed to disk, renamed into place).
+void write_journal(const std::string& path, const std::string& text, const std::string& given) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (std::size_t off = 0; ok && off < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) ok = false;
+    else off += static_cast<std::size_t>(n);
+  }
+  const int err = errno;
+  ok = ok && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw InputError(given + ": cannot write the outputs' journal " + path + ": " + reason(err ? err : errno) +
+                     " (nothing was changed)");
+  }
+}
+
+// A testing hook (tests/app/test_outputs_safety.cpp): WAITLAB_TEST_COMMIT_STOP="K:SIGNAL" sends
+// this process SIGNAL (a number) after the K-th rename of a commit (0: once the journal is in
+// place), so that a test can stop the commit between every pair of its steps.
+struct TestStop {
+  long after = -1;
+  int signal = 0;
+  void at(int renames) const {
+    if (after == renames && signal > 0) ::raise(signal);
+  }
+};
+TestStop test_stop() {
+  TestStop t;
+  const char* v = std::getenv("WAITLAB_TEST_COMMIT_STOP");
+  if (v == nullptr) return t;
+  char* end = nullptr;
+  t.after = std::strtol(v, &end, 10);
+  if (end != nullptr && *end == ':') t.signal = static_cast<int>(std::strtol(end + 1, nullptr, 10));
+  return t;
+}
+
 }  // namespace
 
 void check_output_dir(const std::string& dir) {
@@ -90,6 +138,8 @@ OutputDir::OutputDir(const std::string& dir, const Inputs& inputs, Mode mode)
   dir_ = abs.string();
   struct stat st = {};
   existed_ = ::stat(dir_.c_str(), &st) == 0;
+  if (existed_ && recover_commit(dir_))
+    std::cerr << "waitlab: " << dir << ": finished the commit of outputs that an earlier waitlab was stopped in\n";
   // The directories missing on the way are made now, and removed again if the command fails.
   std::vector<fs::path> missing;
   for (fs::path a = mode == Mode::Entries ? abs : abs.parent_path(); !a.empty(); a = a.parent_path()) {
@@ -185,6 +235,7 @@ void OutputDir::commit() {
     // study's shares): then its entries are moved in one by one.
     if (::rename(staging_.c_str(), dir_.c_str()) == 0) {
       moved = true;
+      sim::outputs_committed();
     } else if (errno != EEXIST && errno != ENOTEMPTY && errno != EISDIR) {
       const int err = errno;
       throw InputError(given_ + ": cannot create the output directory (rename " + staging_ + "): " + reason(err));
@@ -264,16 +315,33 @@ void OutputDir::sync() {
   const fs::path staging(staging_);
   const std::string trash = make_temp_dir((staging.parent_path() / ".waitlab-trash.XXXXXX").string());
   const Cleanup trash_cleanup(trash, sim::CleanupPath::Kind::Tree);
+  // The journal: from the moment it is in DIR, the commit can only roll forward — finished by
+  // this process, or by the next waitlab that opens DIR if this one is killed (recover_commit).
+  const std::string journal = dir_ + "/" + kJournal;
+  {
+    std::string text = std::string(kJournalHead) + "\nstaging " + staging_ + "\ntrash " + trash + "\n";
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      text += std::string(steps[i].remove ? "D " : steps[i].replaces ? "R " : "N ") + steps[i].name + "\n";
+    text += "end\n";
+    write_journal(journal, text, given_);
+  }
+  sim::outputs_committed();
+  const TestStop stop = test_stop();
+  int renames = 0;
+  stop.at(renames);
   std::vector<std::pair<std::string, std::string>> done;  // renames made, to undo
   const auto move = [&](const std::string& from, const std::string& to, const std::string& name) {
     if (::rename(from.c_str(), to.c_str()) == 0) {
       done.emplace_back(from, to);
+      stop.at(++renames);
       return;
     }
     const int err = errno;
     for (auto it = done.rbegin(); it != done.rend(); ++it) ::rename(it->second.c_str(), it->first.c_str());
     std::error_code rec;
     fs::remove_all(trash, rec);
+    ::unlink(journal.c_str());
+    sim::outputs_committed(false);
     throw InputError("cannot write " + shown(name) + ": " + reason(err) + " (nothing was changed)");
   };
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -283,6 +351,49 @@ void OutputDir::sync() {
   }
   fs::remove_all(trash, ec);
   fs::remove_all(staging_, ec);
+  ::unlink(journal.c_str());
+}
+
+bool recover_commit(const std::string& dir) {
+  const std::string journal = (fs::path(dir) / kJournal).string();
+  std::error_code ec;
+  fs::remove(journal + ".tmp", ec);  // a journal never completed: its commit never began
+  std::ifstream in(journal);
+  if (!in) return false;
+  std::string line, staging, trash;
+  std::vector<std::pair<char, std::string>> steps;
+  bool head = false, end = false;
+  while (std::getline(in, line)) {
+    if (line == kJournalHead) head = true;
+    else if (line.rfind("staging ", 0) == 0) staging = line.substr(8);
+    else if (line.rfind("trash ", 0) == 0) trash = line.substr(6);
+    else if (line.size() > 2 && line[1] == ' ' && (line[0] == 'R' || line[0] == 'N' || line[0] == 'D'))
+      steps.emplace_back(line[0], line.substr(2));
+    else if (line == "end") end = true;
+  }
+  in.close();
+  if (!head || !end || staging.empty() || trash.empty()) return false;  // not ours: left alone
+  const auto exists = [](const std::string& p) {
+    struct stat st = {};
+    return ::lstat(p.c_str(), &st) == 0;
+  };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& [kind, name] = steps[i];
+    const std::string target = (fs::path(dir) / name).string();
+    const std::string from = staging + "/" + name;
+    const std::string old = trash + "/" + std::to_string(i);
+    if (kind == 'D') {
+      if (!exists(old) && exists(target)) ::rename(target.c_str(), old.c_str());
+      continue;
+    }
+    if (!exists(from)) continue;  // moved in already
+    if (kind == 'R' && exists(target) && !exists(old)) ::rename(target.c_str(), old.c_str());
+    ::rename(from.c_str(), target.c_str());
+  }
+  fs::remove_all(trash, ec);
+  fs::remove_all(staging, ec);
+  ::unlink(journal.c_str());
+  return true;
 }
 
 }  // namespace waitlab::app

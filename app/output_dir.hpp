@@ -20,8 +20,12 @@
 // anything changes (app/inputs.hpp). A user's files are never deleted: an existing directory
 // is replaced whole only by one that has every file it has (same relative paths), else the
 // commit is refused, naming the file that would be lost.
-// The commit runs with SIGINT/SIGTERM/SIGHUP blocked and undoes what it did if a step fails;
-// a file or directory of the wrong kind in the way (a directory where a file goes) is
+// The commit runs with SIGINT/SIGTERM/SIGHUP blocked (one that arrives meanwhile ends the
+// command once the outputs are in place, and says so) and undoes what it did if a step fails.
+// Before it changes DIR it writes a journal there, so that a SIGKILL half-way is finished by
+// the next waitlab that opens DIR (recover_commit): DIR is always either as it was or the
+// complete new result.
+// A file or directory of the wrong kind in the way (a directory where a file goes) is
 // refused before anything changes. Until commit, the staging directory (and every directory
 // created for the outputs) is removed if the process is interrupted (sim/signals.hpp) or the
 // object is destroyed. Errors are InputErrors that name the output paths, not the staging
@@ -39,6 +43,12 @@ namespace waitlab::app {
 // Throws InputError when `dir` cannot become an output directory (a file is in the way);
 // creates nothing. For checks before a long simulation.
 void check_output_dir(const std::string& dir);
+
+// Finishes a commit into `dir` that a SIGKILL, a crash or a power cut stopped half-way: its
+// journal (DIR/.waitlab-commit, written once every output is complete and before DIR changes)
+// is rolled forward, so that DIR holds the complete new result. True if there was one. Every
+// OutputDir does this for its directory first, and Inputs for the directories of its inputs.
+bool recover_commit(const std::string& dir);
 
 class OutputDir {
  public:

@@ -31,6 +31,7 @@ volatile sig_atomic_t g_signal = 0;
 std::atomic<pid_t> g_children[kMaxChildren];
 std::atomic<pid_t> g_parent{0};  // set in children made by fork_process
 std::atomic<bool> g_quiet{false};
+std::atomic<bool> g_committed{false};  // the outputs are in place (or their commit can only roll forward)
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 struct Slot {
@@ -144,7 +145,8 @@ const char* signal_name(int sig) {
   if (!g_quiet.load()) {
     write_all("waitlab: interrupted by ");
     write_all(signal_name(sig));
-    write_all("; unfinished outputs were discarded\n");
+    write_all(g_committed.load() ? "; the outputs were complete and are in place\n"
+                                 : "; unfinished outputs were discarded\n");
   }
   _exit(128 + sig);
 }
@@ -205,6 +207,7 @@ pid_t fork_process(int death_signal, bool quiet) {
     for (auto& c : g_children) c = 0;
     g_signal = 0;
     g_quiet = quiet;
+    g_committed = false;
     set_handlers();
     prctl(PR_SET_PDEATHSIG, death_signal);
     // The parent may have died before prctl: then nobody would ever tell us.
@@ -224,6 +227,10 @@ void child_ended(pid_t pid) {
     pid_t expected = pid;
     if (c.compare_exchange_strong(expected, 0)) return;
   }
+}
+
+void outputs_committed(bool committed) {
+  g_committed = committed;
 }
 
 int interruption() {

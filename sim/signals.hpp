@@ -34,6 +34,11 @@ void install_signal_handlers();
 pid_t fork_process(int death_signal, bool quiet);
 void child_ended(pid_t pid);
 
+// Called by a commit of outputs once the new result is bound to be the one in place (app/
+// output_dir.hpp): an interruption from then on says "the outputs were complete and are in
+// place" instead of "unfinished outputs were discarded".
+void outputs_committed(bool committed = true);
+
 // The signal that interrupted this process (SIGINT, SIGTERM, SIGHUP), or 0.
 int interruption();
 // Removes the registered paths, writes "waitlab: interrupted by SIGINT; ..." (unless quiet)

@@ -814,5 +814,78 @@ TEST_F(OutputsSafety, InputsThatAreNotFilesAreRefusedBeforeTheyAreOpened) {
   EXPECT_FALSE(fs::exists(dir_ / "x.wlt"));
 }
 
+// The commit stopped between every pair of its steps (WAITLAB_TEST_COMMIT_STOP, app/
+// output_dir.cpp): killed (SIGKILL), the directory is finished by the next waitlab that reads
+// it and is then exactly the uninterrupted result; with SIGTERM, the command ends once the new
+// outputs are in place and says so. A run over an earlier one replaces files, adds the
+// analyses' tables and removes the earlier baseline trace; the user's notes stay.
+TEST_F(OutputsSafety, ACommitStoppedAtAnyStepEndsAsTheCompleteNewResult) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const auto old_run = [&](const fs::path& d) {
+    ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", d.string(), "--set", "run.baseline=true",
+                       "--set", "outputs.analyses=[]"})
+                  .code(),
+              0);
+    write(d.lexically_relative(dir_).string() + "/notes.txt", "the user's own notes\n");
+  };
+  const std::vector<std::string> new_run = {"run", scenario.string(), "--no-progress", "--set", "run.seed=7"};
+  const auto without_host = [](std::map<std::string, std::string> t) {
+    t.erase("host.json");  // host-dependent figures
+    return t;
+  };
+  const fs::path ref = dir_ / "ref";
+  old_run(ref);
+  const auto old_tree = without_host(tree(ref));
+  ASSERT_TRUE(old_tree.count("baseline.wlt"));
+  auto args = new_run;
+  args.insert(args.end(), {"--out", ref.string()});
+  ASSERT_EQ(waitlab(args).code(), 0);
+  const auto new_tree = without_host(tree(ref));
+  ASSERT_FALSE(new_tree.count("baseline.wlt"));
+  ASSERT_TRUE(new_tree.count("waitstates.csv"));
+  ASSERT_EQ(new_tree.at("notes.txt"), "the user's own notes\n");
+
+  int stops = 0;
+  for (int k = 0;; ++k) {
+    const fs::path out = dir_ / ("k" + std::to_string(k));
+    old_run(out);
+    args = new_run;
+    args.insert(args.end(), {"--out", out.string()});
+    ::setenv("WAITLAB_TEST_COMMIT_STOP", (std::to_string(k) + ":" + std::to_string(SIGKILL)).c_str(), 1);
+    const Result r = waitlab(args);
+    ::unsetenv("WAITLAB_TEST_COMMIT_STOP");
+    if (r.code() == 0) {  // no step k: the commit ran to its end
+      EXPECT_EQ(without_host(tree(out)), new_tree);
+      fs::remove_all(out);
+      break;
+    }
+    ASSERT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) << "step " << k << ": " << r.err;
+    ++stops;
+    EXPECT_NE(without_host(tree(out)), old_tree);  // half-way: the journal, some of the files
+    // The next waitlab that reads the directory finishes the commit.
+    ASSERT_EQ(waitlab({"analyze", (out / "trace.wlt").string(), "--out", (dir_ / "a").string()}).code(), 0);
+    EXPECT_EQ(without_host(tree(out)), new_tree) << "stopped after step " << k;
+    fs::remove_all(dir_ / "a");
+    fs::remove_all(out);
+    EXPECT_EQ(leftovers({"small.yaml", "ref", "stdout.txt", "stderr.txt"}), std::set<std::string>{}) << k;
+  }
+  // Once the journal is in place, and after each rename: two for each file replaced, one for
+  // each added or removed.
+  EXPECT_GE(stops, 10);
+
+  // SIGTERM (blocked during the commit) half-way: exit 143 once the new result is in place.
+  const fs::path out = dir_ / "term";
+  old_run(out);
+  args = new_run;
+  args.insert(args.end(), {"--out", out.string()});
+  ::setenv("WAITLAB_TEST_COMMIT_STOP", ("3:" + std::to_string(SIGTERM)).c_str(), 1);
+  const Result r = waitlab(args);
+  ::unsetenv("WAITLAB_TEST_COMMIT_STOP");
+  EXPECT_EQ(r.code(), 143);
+  EXPECT_EQ(r.err, "waitlab: interrupted by SIGTERM; the outputs were complete and are in place\n");
+  EXPECT_EQ(without_host(tree(out)), new_tree);
+  EXPECT_EQ(leftovers({"small.yaml", "ref", "term"}), std::set<std::string>{});
+}
+
 }  // namespace
 }  // namespace waitlab::app
