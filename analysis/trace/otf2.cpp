@@ -702,6 +702,28 @@ struct Sink {
     const auto& m = (*trace_comms)[c.id].members;
     return local < m.size() ? m[local] : kNoRank;
   }
+  // The world rank of `local`, the `role` (receiver, sender, root) that the record `record` at
+  // OTF2's event `position` names in communicator `ref`: OTF2_UNDEFINED_UINT32 (what
+  // write_otf2 writes for none) is none; a rank the communicator does not have, or a member
+  // that is no rank of the archive, fails the location (false).
+  bool member(const CommInfo& c, OTF2_CommRef ref, std::uint32_t local, const char* record, const char* role,
+              std::uint64_t position, Rank& out) {
+    out = kNoRank;
+    if (local == OTF2_UNDEFINED_UINT32) return true;
+    out = global(c, local);
+    if (out != kNoRank) return true;
+    const Communicator& comm = (*trace_comms)[c.id];
+    const std::size_t size = c.kind == CommKind::Self ? 1 : comm.members.size();
+    std::string what = std::string("the ") + record + " names " + role + " " + std::to_string(local) +
+                       " in MPI communicator " + std::to_string(ref) + " (" + comm.name + "), ";
+    if (local < size) {
+      what += "whose member " + std::to_string(local) + " is no rank of the archive";
+    } else {
+      what += "which has " + std::to_string(size) + (size == 1 ? " rank" : " ranks");
+    }
+    fail_at(position, what);
+    return false;
+  }
   OTF2_CallbackCode fail(std::string what) {
     if (error.empty()) error = std::move(what);
     return OTF2_CALLBACK_INTERRUPT;
@@ -819,7 +841,10 @@ OTF2_CallbackCode on_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position,
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) return s.skip(Skip::InterSend);
-  s.ev->push_back(make_event(s.time(t), EventKind::Send, s.call, ci.id, s.global(ci, to), static_cast<std::int32_t>(tag), len));
+  Rank peer = kNoRank;
+  if (!s.member(ci, c, to, "MpiSend", "receiver", position, peer)) return OTF2_CALLBACK_INTERRUPT;
+  s.ev->push_back(
+      make_event(s.time(t), EventKind::Send, s.call, ci.id, peer, static_cast<std::int32_t>(tag), len));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t from,
@@ -829,7 +854,10 @@ OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position,
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) return s.skip(Skip::InterRecv);
-  s.ev->push_back(make_event(s.time(t), EventKind::Recv, s.call, ci.id, s.global(ci, from), static_cast<std::int32_t>(tag), len));
+  Rank peer = kNoRank;
+  if (!s.member(ci, c, from, "MpiRecv", "sender", position, peer)) return OTF2_CALLBACK_INTERRUPT;
+  s.ev->push_back(
+      make_event(s.time(t), EventKind::Recv, s.call, ci.id, peer, static_cast<std::int32_t>(tag), len));
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
@@ -842,7 +870,9 @@ OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position
     s.inter_isends.insert(req);
     return s.skip(Skip::InterIsend);
   }
-  s.ev->push_back(make_event(s.time(t), EventKind::IsendStart, s.call, ci.id, s.global(ci, to),
+  Rank peer = kNoRank;
+  if (!s.member(ci, c, to, "MpiIsend", "receiver", position, peer)) return OTF2_CALLBACK_INTERRUPT;
+  s.ev->push_back(make_event(s.time(t), EventKind::IsendStart, s.call, ci.id, peer,
                              static_cast<std::int32_t>(tag), len, req));
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -871,7 +901,9 @@ OTF2_CallbackCode on_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position
     if (s.drop_post(req, EventKind::IrecvPost, EventKind::IrecvComplete)) s.skip(Skip::InterIrecvRequest);
     return s.skip(Skip::InterIrecv);
   }
-  s.ev->push_back(make_event(s.time(t), EventKind::IrecvComplete, s.call, ci.id, s.global(ci, from),
+  Rank peer = kNoRank;
+  if (!s.member(ci, c, from, "MpiIrecv", "sender", position, peer)) return OTF2_CALLBACK_INTERRUPT;
+  s.ev->push_back(make_event(s.time(t), EventKind::IrecvComplete, s.call, ci.id, peer,
                              static_cast<std::int32_t>(tag), len, req));
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -913,12 +945,13 @@ OTF2_CallbackCode on_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t posit
     }
     return OTF2_CALLBACK_SUCCESS;
   }
+  Rank root_rank = kNoRank;
+  if (!s.member(ci, c, root, "MpiCollectiveEnd", "root", position, root_rank)) return OTF2_CALLBACK_INTERRUPT;
   if (begin != kNone) {
     (*s.ev)[begin].op = mop;
     (*s.ev)[begin].ref = ci.id;
   }
-  s.ev->push_back(make_event(s.time(t), EventKind::CollEnd, mop, ci.id,
-                             root == OTF2_UNDEFINED_UINT32 ? kNoRank : s.global(ci, root), 0, sent, received));
+  s.ev->push_back(make_event(s.time(t), EventKind::CollEnd, mop, ci.id, root_rank, 0, sent, received));
   return OTF2_CALLBACK_SUCCESS;
 }
 

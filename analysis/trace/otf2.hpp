@@ -56,7 +56,9 @@
 //     holding every rank in order is MPI_COMM_WORLD (id 0; made up if the archive has none);
 //   - records: Enter/Leave, MpiSend/MpiRecv, MpiIsend/MpiIsendComplete, MpiIrecvRequest/MpiIrecv,
 //     MpiCollectiveBegin/End with peers and the root mapped from communicator ranks to world
-//     ranks. A cancelled request (MpiRequestCancelled) drops its MpiIsend/MpiIrecvRequest, so it
+//     ranks (OTF2_UNDEFINED_UINT32, what write_otf2 writes for none, reads as none; a rank the
+//     communicator does not have, or whose member is no rank of the archive, is an InputError
+//     naming the record). A cancelled request (MpiRequestCancelled) drops its MpiIsend/MpiIrecvRequest, so it
 //     never becomes an unmatched message. Skipped, never a failure, and counted by kind in
 //     skipped_records: every record of other paradigms (OpenMP, threads, I/O, RMA, other
 //     metrics, parameters, calling contexts, program begin/end, communicator create/destroy,
@@ -74,9 +76,10 @@
 // nested deeper than kMaxRegionDepth: every time read is finite, ≥ 0 and in order. Before
 // libotf2 reads a file, otf2_check.hpp walks it: a count that its bytes cannot hold (the
 // anchor's properties, a mapping table's ids, a Group's members, a ProgramBegin's arguments, an
-// attribute list's entries), which libotf2 would allocate for unchecked, or a record running
-// past its chunk or the file, is an InputError naming the file and the byte, in bounded time
-// and memory (one chunk, at most 16 MiB).
+// attribute list's entries), which libotf2 would allocate for unchecked, a record running
+// past its chunk or the file, or bytes after the file's end-of-file record (which libotf2 never
+// reads), is an InputError naming the file and the byte, in bounded time and memory (one
+// chunk, at most 16 MiB).
 // Only otf2.cpp and otf2_check.cpp (and the tests that write archives with the OTF2 API)
 // include OTF2's headers.
 #pragma once

@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 
 // OTF2's buffer encoding (libotf2's OTF2_Buffer.h; the values are the file format's).
 constexpr std::uint8_t kEndOfChunk = 0;
+constexpr std::uint8_t kEndOfBuffer = 1;
 constexpr std::uint8_t kEndOfFile = 2;
 constexpr std::uint8_t kChunkHeader = 3;
 constexpr std::uint8_t kTimestamp = 5;
@@ -250,6 +251,26 @@ void check_record(FileKind kind, std::uint8_t type, std::uint64_t record_at, Byt
   }
 }
 
+// What may follow the end-of-file record at `record_at`: OTF2's writer ends the file with one
+// end-of-buffer byte (1) after it, and a writer that wrote its last chunk whole would pad it
+// with end-of-chunk bytes (0) up to the chunk's end. Any other byte, or any byte past that
+// chunk, is not OTF2's: libotf2 stops reading at the end-of-file record and would never see it.
+void after_end_of_file(Bytes& c, std::uint64_t record_at, std::uint64_t size) {
+  std::uint64_t end = record_at + 1;
+  if (c.left() > 0 && c.peek() == kEndOfBuffer) {
+    c.skip(1);
+    ++end;
+  }
+  bool padding = c.end() == size;
+  while (padding && c.left() > 0) {
+    padding = c.peek() == kEndOfChunk;
+    c.skip(1);
+  }
+  if (!padding)
+    throw Bad{"the file goes on for " + std::to_string(size - end) + (size - end == 1 ? " byte" : " bytes") +
+              " after its end" + at(end) + " (the end-of-file record" + at(record_at) + ")"};
+}
+
 std::string walk_records(std::ifstream& in, std::uint64_t size, FileKind kind, std::uint64_t chunk_size) {
   const bool events = kind == FileKind::Events;
   std::vector<std::uint8_t> chunk(static_cast<std::size_t>(std::min(chunk_size, size)));
@@ -287,7 +308,10 @@ std::string walk_records(std::ifstream& in, std::uint64_t size, FileKind kind, s
         end_of_chunk_at = record_at;
         break;
       }
-      if (type == kEndOfFile) return "";
+      if (type == kEndOfFile) {
+        after_end_of_file(c, record_at, size);
+        return "";
+      }
       if (events && kSingleton[type]) {  // most records of a trace (Enter, Leave): the quick way first
         const std::uint8_t bytes = c.left() > 0 ? c.peek() : 0xfe;
         const std::uint64_t len = bytes == 0 || bytes == 0xff ? 1 : 1 + std::uint64_t{bytes};

@@ -13,6 +13,9 @@
 // is a size byte and that many bytes). They allocate one chunk (at most OTF2_CHUNK_SIZE_MAX,
 // 16 MiB) and read each file once.
 //
+// A file ends at its end-of-file record (then OTF2's end-of-buffer byte, and at most zero
+// padding to the end of its chunk): libotf2 stops there, so any other byte after it is refused.
+//
 // Promise: each function returns "" for a file OTF2's writer could have written, else one
 // line saying what is wrong and at which byte of the file ("the ProgramBegin record at byte
 // 46 announces 4294967295 arguments, more than its 52 bytes left can hold"); the caller

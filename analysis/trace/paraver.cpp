@@ -1595,6 +1595,10 @@ class Reader {
       t.counters = counters_;
     }
     st_.locations = raw_.size();
+    st_.declared_end = seconds(header_.end_time);
+    st_.last_record_time = seconds(last_time_);
+    st_.ends_early = static_cast<double>(header_.end_time - last_time_) >
+                     kParaverEndsEarlyFraction * static_cast<double>(header_.end_time);
     report_skipped();
     return t;
   }
@@ -1782,6 +1786,7 @@ class Reader {
       f.fail("state " + std::to_string(state) + " out of range");
     ++st_.records;
     in_order(f, w, begin, no);
+    last_time_ = std::max({last_time_, begin, end});
     if (end == -1) {
       ++skip_endless_states_;
       return;
@@ -1809,6 +1814,7 @@ class Reader {
     const std::int64_t time = time_field(f, "the time");
     ++st_.records;
     in_order(f, w, time, no);
+    last_time_ = std::max(last_time_, time);
     RawTask& rt = raw_[w.loc];
     const auto first = static_cast<std::uint32_t>(rt.pairs.size());
     std::uint64_t ins = 0, cyc = 0;
@@ -1883,6 +1889,7 @@ class Reader {
     if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
       f.fail("tag " + std::to_string(tag) + " out of range");
     ++st_.records;
+    last_time_ = std::max({last_time_, lsend, psend, lrecv, precv});
     if (!s.first_thread || !r.first_thread) {
       ++skip_worker_comms_;
       return;
@@ -2448,6 +2455,7 @@ class Reader {
   bool store_states_ = true;
   bool saw_waitlab_ = false;           // the .prv has waitlab's event types
   std::uint8_t counters_ = 0;          // kHasInstructions | kHasCycles seen
+  std::int64_t last_time_ = 0;         // the latest time of any state, event or communication record
   std::uint64_t skip_global_ops_ = 0, skip_intercomms_ = 0, skip_worker_comms_ = 0, skip_endless_states_ = 0;
   std::vector<std::pair<std::int64_t, std::uint64_t>> unknown_;  // event type -> pairs
   std::size_t hint_ = 0;
@@ -2478,6 +2486,21 @@ std::vector<std::string> write_paraver(const Trace& trace, const std::string& pr
   write_file_atomic(base + ".row", [&](std::ostream& os) { write_row(os, trace.ranks()); });
   write_file_atomic(prv_path, [&](std::ostream& os) { write_prv(os, trace, msgs, sends_of); });
   return describe(trace, loss);
+}
+
+std::string paraver_ends_early(const std::string& prv_path, const ParaverReadStats& st) {
+  if (!st.ends_early) return "";
+  const auto g = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  const double gap = st.declared_end - st.last_record_time;
+  return prv_path + ": the records stop at " + g(st.last_record_time) + " s, " + g(gap) + " s (" +
+         g(100 * gap / st.declared_end) + " %) before the end time the header declares (" +
+         g(st.declared_end) +
+         " s): the trace may have been cut short, and its metrics count the time after its last record as "
+         "idle";
 }
 
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats) {

@@ -53,7 +53,9 @@
 // [0, header end time].
 //
 // Nothing is skipped silently: ParaverReadStats::skipped names each kind of pair or record
-// not used, with its count. Any malformed line is an InputError "<file>:<line>: <what was
+// not used, with its count. A trace whose records stop well before the end its header declares
+// (a file cut at a line end) reads, and says so: ParaverReadStats::ends_early and
+// paraver_ends_early(), a warning. Any malformed line is an InputError "<file>:<line>: <what was
 // expected>"; a missing file, a read error or corrupt compressed data is an InputError naming
 // the file. The reader never trusts a count or an id from the file: numbers beyond their
 // field's range are errors, times are finite, and user regions nested deeper than
@@ -111,6 +113,13 @@ struct ParaverReadStats {
   std::uint64_t unknown_communicators = 0;  // collective communicator ids without a c: line
   bool waitlab_events = false;              // the file has waitlab's request events
   bool waitlab_written = false;             // the .pcf or .prv has waitlab's event types
+  // Where the records end against the end the header declares: a trace cut cleanly at a line
+  // end reads, but its time after the last record is idle. ends_early: the last record's time
+  // is more than kParaverEndsEarlyFraction of the declared end before it (paraver_ends_early()
+  // says so in one line, a warning for the command to print).
+  double declared_end = 0;      // the header's end time, seconds
+  double last_record_time = 0;  // the latest time of a record (a state's end, an event, a message's times), s
+  bool ends_early = false;
   // What was not used, by kind, with a count (kinds with none are left out), in a fixed
   // order: first the pairs, by event type: "event type 40000033 (Executing CPU)" for a type
   // the reader does not use (label from the .pcf, "unlabelled" without one), "event type
@@ -126,5 +135,12 @@ struct ParaverReadStats {
 
 // Reads prv_path ("X.prv" or "X.prv.gz"; X.pcf next to it when present).
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats = nullptr);
+
+// How far before the declared end the records may stop without a warning: 1 % of it (Extrae's
+// traces end their last state records at the declared end exactly).
+inline constexpr double kParaverEndsEarlyFraction = 0.01;
+// The warning for a trace whose records stop early (ParaverReadStats::ends_early), one line
+// naming the file, the last record's time and the declared end; "" if they do not.
+std::string paraver_ends_early(const std::string& prv_path, const ParaverReadStats& stats);
 
 }  // namespace waitlab::trace

@@ -1,5 +1,7 @@
 #include "analysis/trace/ti.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include <limits>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/error.hpp"
@@ -386,15 +389,21 @@ bool looks_like_trace(std::string_view text) {
   return trace;
 }
 
-// Parses the lines of one file. `fixed_rank` >= 0: a per-rank file of that rank (every line
-// must carry the same rank token); else a shared file (the token is the rank).
+// Where an index lists a rank file: the index and the line (1-based) that names the file.
+struct IndexLine {
+  const std::string* index = nullptr;
+  std::uint32_t line = 0;
+};
+
+// Parses the lines of one file. `fixed_rank` >= 0: the file of that rank, listed at `listed`
+// of its index (every line must carry that rank, as SMPI writes it); else a shared file (the
+// token is the rank).
 void parse_file(const std::string& file, std::string_view text, int ranks, int fixed_rank, TiTrace& out,
-                TiReadStats* stats) {
+                TiReadStats* stats, IndexLine listed = {}) {
   LineParser p(file, ranks);
   std::vector<std::string_view> tok;
   std::vector<std::string_view> args;
   std::vector<RankState> states(static_cast<std::size_t>(ranks));
-  long long token_rank = -1;
   const bool newline = for_each_line(text, [&](std::uint32_t no, std::string_view line) {
     split(line, tok);
     if (skippable(tok)) return;
@@ -403,10 +412,12 @@ void parse_file(const std::string& file, std::string_view text, int ranks, int f
     const long long r = p.integer(tok[0], "the rank at the start of the line");
     Rank rank = 0;
     if (fixed_rank >= 0) {
-      if (token_rank < 0) token_rank = r;
-      if (r != token_rank)
-        p.fail("line of rank " + std::to_string(r) + " in the file of rank " + std::to_string(fixed_rank) +
-               " (its earlier lines say " + std::to_string(token_rank) + ")");
+      if (r != fixed_rank) {
+        const std::string where = listed.index ? *listed.index + ":" + std::to_string(listed.line) : file;
+        throw InputError(where + ": the trace file of rank " + std::to_string(fixed_rank) + ", " + file +
+                         ", has a line of rank " + std::to_string(r) + " (" + file + ":" +
+                         std::to_string(no) + "; line i of an index lists the file of rank i)");
+      }
       rank = fixed_rank;
     } else {
       rank = p.rank(tok[0], "rank");
@@ -446,9 +457,13 @@ void append_int(std::string& s, I v) {
   s.append(buf, r.ptr);
 }
 
-// The rank files an index lists (relative to the index), each checked to exist.
-std::vector<std::string> index_files(const std::string& path, std::string_view text) {
+// The rank files an index lists (relative to the index), each checked to exist and to be
+// listed once (one file is one rank's: the same file, by device and inode, on two lines is
+// refused); `lines` gets the index line of each.
+std::vector<std::string> index_files(const std::string& path, std::string_view text,
+                                     std::vector<std::uint32_t>* lines = nullptr) {
   std::vector<std::string> files;
+  std::vector<std::uint32_t> at;
   std::vector<std::string_view> tok;
   for_each_line(text, [&](std::uint32_t no, std::string_view line) {
     split(line, tok);
@@ -458,15 +473,24 @@ std::vector<std::string> index_files(const std::string& path, std::string_view t
                        ": expected one trace file name per line (an index file) or '<rank> <action> ...' (a trace "
                        "file), got '" + std::string(line) + "'");
     files.push_back(resolve(path, std::string(tok[0])));
+    at.push_back(no);
   });
   if (files.empty())
     throw InputError(path + ": empty TI trace (expected an index of rank files or '<rank> <action> ...' lines)");
+  std::map<std::pair<dev_t, ino_t>, std::size_t> rank_of_file;
   for (std::size_t r = 0; r < files.size(); ++r) {
+    const std::string where = path + ":" + std::to_string(at[r]) + ": the trace file of rank " +
+                              std::to_string(r) + ", " + files[r] + ", ";
     std::error_code ec;
-    if (!fs::exists(files[r], ec))
-      throw InputError(path + ":" + std::to_string(r + 1) + ": the trace file of rank " + std::to_string(r) + ", " +
-                       files[r] + ", does not exist");
+    struct stat st {};
+    if (!fs::exists(files[r], ec) || ::stat(files[r].c_str(), &st) != 0)
+      throw InputError(where + "does not exist");
+    const auto [it, first] = rank_of_file.try_emplace({st.st_dev, st.st_ino}, r);
+    if (!first)
+      throw InputError(where + "is the trace file of rank " + std::to_string(it->second) + " too (" + path +
+                       ":" + std::to_string(at[it->second]) + "; each rank has its own file)");
   }
+  if (lines) *lines = std::move(at);
   return files;
 }
 
@@ -532,12 +556,13 @@ TiTrace read_ti(const std::string& path, TiReadStats* stats) {
   if (looks_like_trace(text)) return read_shared(path, text, stats);
   TiTrace out;
   // An index: one rank file per line.
-  std::vector<std::string> files = index_files(path, text);
+  std::vector<std::uint32_t> lines;
+  std::vector<std::string> files = index_files(path, text, &lines);
   const int ranks = static_cast<int>(files.size());
   out.ranks.resize(files.size());
   for (std::size_t r = 0; r < files.size(); ++r) {
     const std::string body = read_whole(files[r], "TI trace file of rank " + std::to_string(r));
-    parse_file(files[r], body, ranks, static_cast<int>(r), out, stats);
+    parse_file(files[r], body, ranks, static_cast<int>(r), out, stats, IndexLine{&path, lines[r]});
   }
   out.files = std::move(files);
   return out;
@@ -577,7 +602,8 @@ TiReader::TiReader(const std::string& path) {
     files_ = whole_.files;
     return;
   }
-  files_ = index_files(path, text);
+  index_ = path;
+  files_ = index_files(path, text, &index_lines_);
   ranks_ = files_.size();
 }
 
@@ -589,7 +615,8 @@ const std::vector<TiRecord>& TiReader::records(std::size_t r) {
     current_.clear();
     loaded_ = SIZE_MAX;
     const std::string body = read_whole(files_.at(r), "TI trace file of rank " + std::to_string(r));
-    parse_file(files_[r], body, static_cast<int>(ranks_), static_cast<int>(r), one, nullptr);
+    parse_file(files_[r], body, static_cast<int>(ranks_), static_cast<int>(r), one, nullptr,
+               IndexLine{&index_, index_lines_.at(r)});
     current_ = std::move(one.ranks[r]);
     loaded_ = r;
   }

@@ -3,7 +3,8 @@
 //
 // Promise: read_ti(path) reads either an index file (one trace file per line, line i holding
 // rank i's actions; a relative path is tried against the index file's directory, then the
-// working directory) or a single trace file holding the lines of every rank ("<rank>
+// working directory; every line of rank i's file must start with i, and a file listed twice
+// is refused) or a single trace file holding the lines of every rank ("<rank>
 // <action> <args...>", ranks interleaved in any order; every rank from 0 to the largest has
 // lines, as SMPI writes them, so a small file cannot declare millions of ranks). Numbers must
 // be finite (no nan, inf or out-of-range value), amounts and counts not negative, counts whole
@@ -127,7 +128,9 @@ class TiReader {
 
  private:
   std::size_t ranks_ = 0;
+  std::string index_;  // the index file (empty for a shared file)
   std::vector<std::string> files_;
+  std::vector<std::uint32_t> index_lines_;  // the index line of each rank file
   TiTrace whole_;  // a shared file's records
   bool shared_ = false;
   std::size_t loaded_ = SIZE_MAX;

@@ -98,7 +98,7 @@ std::vector<std::string> input_files(const std::string& path) {
   return files;
 }
 
-Trace read_trace(const std::string& path, SkippedKinds* skipped) {
+Trace read_trace(const std::string& path, SkippedKinds* skipped, std::vector<std::string>* warnings) {
   switch (format_of_input(path)) {
     case TraceFormat::Wlt:
       return read_wlt(path);
@@ -115,6 +115,7 @@ Trace read_trace(const std::string& path, SkippedKinds* skipped) {
       ParaverReadStats st;
       Trace t = read_paraver(path, &st);
       if (skipped) *skipped = std::move(st.skipped);
+      if (warnings && st.ends_early) warnings->push_back(paraver_ends_early(path, st));
       return t;
     }
     case TraceFormat::Ti:

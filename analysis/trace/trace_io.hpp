@@ -43,8 +43,11 @@ std::vector<std::string> input_files(const std::string& path);
 
 // What a reader left out of a trace, by kind, in a deterministic order, each count > 0: Paraver
 // event types and records (ParaverReadStats::skipped), OTF2 record kinds and locations.
+// `warnings` gets what the reader found suspect but read, one line each: a Paraver trace whose
+// records stop well before its declared end (paraver_ends_early()).
 using SkippedKinds = std::vector<std::pair<std::string, std::uint64_t>>;
-Trace read_trace(const std::string& path, SkippedKinds* skipped = nullptr);
+Trace read_trace(const std::string& path, SkippedKinds* skipped = nullptr,
+                 std::vector<std::string>* warnings = nullptr);
 std::vector<std::string> write_trace(const Trace& trace, const std::string& path);
 
 }  // namespace waitlab::trace

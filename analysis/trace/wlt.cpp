@@ -36,7 +36,8 @@
 // a huge allocation. Nor a value: once the whole file is read (so a truncated file is reported
 // as truncated) and its checksums matched, every location must be its rank; every event must
 // have a known kind and MPI op, a finite time ≥ 0 not before the previous event's, a peer that
-// is a rank of the file or none (-1), and an Enter/Leave a defined region, a Send/Recv/
+// is a rank of the file or none (-1), a Leave the region open on its location (if any), and an
+// Enter/Leave a defined region, a Send/Recv/
 // IsendStart/IrecvComplete/CollBegin/CollEnd a defined communicator; every truth record finite
 // times start ≤ end in order of start, finite durations and a defined region; communicator
 // members must be ranks of the file (or -1, a member an OTF2 archive did not resolve); ranks
@@ -485,17 +486,23 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
   const auto n_ranks = static_cast<std::int64_t>(t.locations.size());
   const std::string who = location_name(l.rank, l.thread);
   Time previous = 0;
-  std::size_t depth = 0;  // regions entered and not left
+  std::vector<RegionId> open;  // regions entered and not left, innermost last
   for (std::size_t e = 0; e < l.events.size(); ++e) {
     const Event& ev = l.events[e];
     const auto kind = static_cast<unsigned>(ev.kind);
     const auto op = static_cast<unsigned>(ev.op);
     const bool valid_time = ev.time >= previous && ev.time <= std::numeric_limits<Time>::max();  // NaN fails
     const bool valid_peer = ev.peer >= kNoRank && ev.peer < n_ranks;
-    if (ev.kind == EventKind::Enter) ++depth;
-    if (ev.kind == EventKind::Leave && depth > 0) --depth;
+    // A Leave leaves the region open on the location (nothing open: a trace that starts inside
+    // a region).
+    bool valid_leave = true;
+    if (ev.kind == EventKind::Enter) open.push_back(ev.ref);
+    if (ev.kind == EventKind::Leave && !open.empty()) {
+      valid_leave = open.back() == ev.ref;
+      if (valid_leave) open.pop_back();
+    }
     if (kind <= static_cast<unsigned>(EventKind::CollEnd) && op < static_cast<unsigned>(MpiOp::Count_) &&
-        valid_time && valid_peer && depth <= kMaxRegionDepth && t.defs.defines_ref(ev)) {
+        valid_time && valid_peer && valid_leave && open.size() <= kMaxRegionDepth && t.defs.defines_ref(ev)) {
       previous = ev.time;
       continue;
     }
@@ -505,8 +512,8 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
     };
     if (kind > static_cast<unsigned>(EventKind::CollEnd) || op >= static_cast<unsigned>(MpiOp::Count_))
       bad("has unknown kind " + std::to_string(kind) + " or MPI op " + std::to_string(op));
-    if (depth > kMaxRegionDepth)
-      bad("(Enter) nests regions " + std::to_string(depth) + " deep, deeper than the " +
+    if (open.size() > kMaxRegionDepth)
+      bad("(Enter) nests regions " + std::to_string(open.size()) + " deep, deeper than the " +
           std::to_string(kMaxRegionDepth) + " levels a trace may have");
     const std::string what = "(" + std::string(event_kind_name(ev.kind)) + ")";
     if (!std::isfinite(ev.time)) bad(what + " has a time that is not finite: " + number(ev.time));
@@ -519,8 +526,12 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
           count_of(t.locations.size(), "rank") + " (a peer is a rank, or -1 for none)");
     const RefKind rk = ref_kind(ev.kind);
     const std::string table(ref_kind_name(rk));
-    bad(what + " refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
-        count_of(rk == RefKind::Region ? n_regions : n_comms, table.c_str()));
+    if (!t.defs.defines_ref(ev))
+      bad(what + " refers to " + table + " " + std::to_string(ev.ref) + ", but the trace defines " +
+          count_of(rk == RefKind::Region ? n_regions : n_comms, table.c_str()));
+    bad("(Leave) names region " + std::to_string(ev.ref) + " '" + t.defs.regions[ev.ref].name +
+        "' where region " + std::to_string(open.back()) + " '" + t.defs.regions[open.back()].name +
+        "' is open (a Leave leaves the innermost region entered)");
   }
   if (!t.has_truth && !l.truth.empty())
     r.corrupt(at.truth_count, who + " has " + count_of(l.truth.size(), "truth record") +

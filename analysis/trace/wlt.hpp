@@ -12,7 +12,8 @@
 // truncated or corrupt file of any version is rejected with an InputError naming the file and
 // the byte offset (and the rank/thread and record when inside a location's arrays), and so is
 // a file whose values, references or orders do not hold: non-finite or negative times, events
-// going back in time on a location, regions nested deeper than kMaxRegionDepth, peers and communicator members that are no rank of the
+// going back in time on a location, regions nested deeper than kMaxRegionDepth, a Leave naming
+// another region than the one open on its location, peers and communicator members that are no rank of the
 // file, unknown event kinds, MPI ops, origins or flags, location i not rank i, an event or
 // truth record naming an undefined region or communicator, no MPI_COMM_WORLD, truth records
 // without the truth flag or out of order, a thread of no rank or numbered < 1 or out of

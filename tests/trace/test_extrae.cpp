@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -19,9 +20,9 @@
 #include <vector>
 
 #include "analysis/trace/error.hpp"
-#include "tests/temp_dir.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace waitlab::trace {
 namespace {
@@ -355,6 +356,51 @@ TEST(Extrae, OriginAndDeclaredSpan) {
   EXPECT_DOUBLE_EQ(l.t.span_begin, 0);
   EXPECT_DOUBLE_EQ(l.t.span_end, 21.898659139);
   EXPECT_DOUBLE_EQ(load("omp2").t.span_end, 10.380609993);
+}
+
+// Extrae ends every thread's last state record at the end time of the header: the records
+// reach the declared end (no "ends early" warning); the same trace cut at a line end (its
+// records stop at 5.07 s of the declared 11.53 s, the last state ending at 5.88 s) reads, with
+// the warning.
+TEST(Extrae, RecordsReachTheDeclaredEndUnlessTheTraceIsCut) {
+  for (const std::string& name : kTraces) {
+    SCOPED_TRACE(name);
+    const ParaverReadStats& st = load(name).st;
+    EXPECT_EQ(st.declared_end, static_cast<double>(load(name).raw.end_time) / 1e9);
+    EXPECT_EQ(st.last_record_time, st.declared_end);
+    EXPECT_FALSE(st.ends_early);
+    EXPECT_EQ(paraver_ends_early(kExtrae + name + ".prv.gz", st), "");
+  }
+  TempDir dir("cut");
+  const std::string text = gunzip(kExtrae + "epoch_2proc.prv.gz");
+  std::string cut;
+  std::int64_t last = 0;  // the latest time of the records kept (a state's end, an event, a message's times)
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto f = split(line);
+    if (!f.empty() && (f[0] == "1" || f[0] == "2" || f[0] == "3")) {
+      if (std::stoll(f[5]) > 5'070'000'000) break;
+      for (const std::size_t i : f[0] == "1"   ? std::vector<std::size_t>{5, 6}
+                                 : f[0] == "2" ? std::vector<std::size_t>{5}
+                                               : std::vector<std::size_t>{5, 6, 11, 12})
+        last = std::max<std::int64_t>(last, std::stoll(f[i]));
+    }
+    cut += line + "\n";
+  }
+  EXPECT_EQ(last, 5'881'011'327);
+  const std::string path = dir.path("cut.prv");
+  std::ofstream(path, std::ios::binary) << cut;
+  ParaverReadStats st;
+  (void)read_paraver(path, &st);
+  EXPECT_EQ(st.declared_end, 11.528373565);
+  EXPECT_EQ(st.last_record_time, 5.881011327);
+  EXPECT_TRUE(st.ends_early);
+  EXPECT_EQ(
+      paraver_ends_early(path, st),
+      path +
+          ": the records stop at 5.88101 s, 5.64736 s (48.9866 %) before the end time the header declares "
+          "(11.5284 s): the trace may have been cut short, and its metrics count the time after its last "
+          "record as idle");
 }
 
 TEST(Extrae, CorruptCompressedFileIsNamed) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -67,10 +68,70 @@ class Otf2Limits : public testing::Test {
         .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 
+  // One rank (location 0): Enter(main), the records `records` writes (times 20, 21, ...),
+  // Leave(main). Communicators: 0 MPI_COMM_WORLD {rank 0}; 1 "pair" {rank 0, rank index 5},
+  // whose member 1 is no rank of the archive; 2 MPI_COMM_SELF.
+  fs::path with_records(const std::string& name, const std::function<void(OTF2_EvtWriter*)>& records) {
+    const fs::path dir = root_ / name;
+    write_with_records(dir, records);
+    return dir / "traces.otf2";
+  }
+
+  // Appends `bytes` to the file `file` of the archive of `anchor`; returns its size before.
+  static std::uintmax_t append(const fs::path& anchor, const fs::path& file, const std::string& bytes) {
+    const fs::path p = anchor.parent_path() / file;
+    const std::uintmax_t size = fs::file_size(p);
+    std::ofstream(p, std::ios::binary | std::ios::app)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return size;
+  }
 
   fs::path root_;
 
  private:
+  void write_with_records(const fs::path& dir, const std::function<void(OTF2_EvtWriter*)>& records) {
+    OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
+                                        OTF2_CHUNK_SIZE_MIN, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    ASSERT_NE(a, nullptr);
+    OK(OTF2_Archive_SetFlushCallbacks(a, &kFlushCallbacks, nullptr));
+    OK(OTF2_Archive_SetSerialCollectiveCallbacks(a));
+    OK(OTF2_Archive_SetCreator(a, "a hostile writer"));
+    OK(OTF2_Archive_OpenEvtFiles(a));
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, 0);
+    ASSERT_NE(w, nullptr);
+    OK(OTF2_EvtWriter_Enter(w, nullptr, 10, 0));
+    records(w);
+    OK(OTF2_EvtWriter_Leave(w, nullptr, 90, 0));
+    std::uint64_t events = 0;
+    OK(OTF2_EvtWriter_GetNumberOfEvents(w, &events));
+    OK(OTF2_Archive_CloseEvtWriter(a, w));
+    OK(OTF2_Archive_CloseEvtFiles(a));
+    OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
+    ASSERT_NE(g, nullptr);
+    OK(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000, 0, 100, OTF2_UNDEFINED_TIMESTAMP));
+    const char* strings[] = {"", "main", "MPI_COMM_WORLD", "pair", "MPI_COMM_SELF"};
+    for (OTF2_StringRef i = 0; i < 5; ++i) OK(OTF2_GlobalDefWriter_WriteString(g, i, strings[i]));
+    OK(OTF2_GlobalDefWriter_WriteRegion(g, 0, 1, 1, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
+                                        OTF2_REGION_FLAG_NONE, 0, 0, 0));
+    OK(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 0, 0, OTF2_UNDEFINED_SYSTEM_TREE_NODE));
+    OK(OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 0, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                               OTF2_UNDEFINED_LOCATION_GROUP));
+    OK(OTF2_GlobalDefWriter_WriteLocation(g, 0, 0, OTF2_LOCATION_TYPE_CPU_THREAD, events, 0));
+    const std::uint64_t world[] = {0}, pair[] = {0, 5};
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 1, world));
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 1, world));
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 2, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 2, pair));
+    OK(OTF2_GlobalDefWriter_WriteGroup(g, 3, 0, OTF2_GROUP_TYPE_COMM_SELF, OTF2_PARADIGM_MPI,
+                                       OTF2_GROUP_FLAG_NONE, 0, nullptr));
+    OK(OTF2_GlobalDefWriter_WriteComm(g, 0, 2, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    OK(OTF2_GlobalDefWriter_WriteComm(g, 1, 3, 2, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    OK(OTF2_GlobalDefWriter_WriteComm(g, 2, 4, 3, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    OK(OTF2_Archive_Close(a));
+  }
+
   void write(const fs::path& dir, std::uint64_t resolution, std::uint64_t offset,
              const std::vector<OTF2_TimeStamp>& ticks, bool nested) {
     OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
@@ -202,6 +263,102 @@ TEST_F(Otf2Limits, ZeroLengthFilesAreInputErrorsNamingThem) {
   EXPECT_EQ(test::otf2_error_of(anchor).rfind(anchor.string() + ": traces.def: ", 0), 0u) << test::otf2_error_of(anchor);
   anchor = emptied("empty_evt", fs::path("traces") / "0.evt");
   EXPECT_EQ(test::otf2_error_of(anchor).rfind(anchor.string() + ": rank 0 (traces/0.evt): ", 0), 0u) << test::otf2_error_of(anchor);
+}
+
+// ---- message peers and collective roots: ranks of their communicator ----
+
+Trace two_ranks();  // below
+
+TEST_F(Otf2Limits, APeerOrRootOutsideItsCommunicatorNamesTheRecord) {
+  const auto error = [&](const std::string& name, const std::function<void(OTF2_EvtWriter*)>& records) {
+    const fs::path anchor = with_records(name, records);
+    return test::otf2_error_of(anchor).substr(anchor.string().size());
+  };
+  EXPECT_EQ(error("send", [](OTF2_EvtWriter* w) { OK(OTF2_EvtWriter_MpiSend(w, nullptr, 20, 1, 0, 7, 8)); }),
+            ": rank 0 (traces/0.evt), event 1: the MpiSend names receiver 1 in MPI communicator 0 "
+            "(MPI_COMM_WORLD), which has 1 rank");
+  EXPECT_EQ(
+      error("recv", [](OTF2_EvtWriter* w) { OK(OTF2_EvtWriter_MpiRecv(w, nullptr, 20, 100000, 0, 7, 8)); }),
+      ": rank 0 (traces/0.evt), event 1: the MpiRecv names sender 100000 in MPI communicator 0 "
+      "(MPI_COMM_WORLD), which has 1 rank");
+  EXPECT_EQ(
+      error("isend",
+            [](OTF2_EvtWriter* w) {
+              OK(OTF2_EvtWriter_MpiSend(w, nullptr, 20, 0, 1, 7, 8));  // member 0 of "pair": rank 0
+              OK(OTF2_EvtWriter_MpiIsend(w, nullptr, 21, 1, 1, 7, 8, 42));
+            }),
+      ": rank 0 (traces/0.evt), event 2: the MpiIsend names receiver 1 in MPI communicator 1 (pair), whose "
+      "member 1 is no rank of the archive");
+  EXPECT_EQ(
+      error("irecv",
+            [](OTF2_EvtWriter* w) {
+              OK(OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, 20, 42));
+              OK(OTF2_EvtWriter_MpiIrecv(w, nullptr, 21, 1, 2, 7, 8, 42));
+            }),
+      ": rank 0 (traces/0.evt), event 2: the MpiIrecv names sender 1 in MPI communicator 2 (MPI_COMM_SELF), "
+      "which has 1 rank");
+  EXPECT_EQ(error("root",
+                  [](OTF2_EvtWriter* w) {
+                    OK(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, 20));
+                    OK(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, 21, OTF2_COLLECTIVE_OP_BCAST, 0, 3, 8, 8));
+                  }),
+            ": rank 0 (traces/0.evt), event 2: the MpiCollectiveEnd names root 3 in MPI communicator 0 "
+            "(MPI_COMM_WORLD), which has 1 rank");
+  // Ranks the communicators have, and OTF2_UNDEFINED_UINT32 (none, as write_otf2 writes it).
+  const fs::path good = with_records("good", [](OTF2_EvtWriter* w) {
+    OK(OTF2_EvtWriter_MpiSend(w, nullptr, 20, 0, 0, 7, 8));
+    OK(OTF2_EvtWriter_MpiRecv(w, nullptr, 21, 0, 2, 7, 8));
+    OK(OTF2_EvtWriter_MpiSend(w, nullptr, 22, OTF2_UNDEFINED_UINT32, 0, 7, 8));
+    OK(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, 23));
+    OK(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, 24, OTF2_COLLECTIVE_OP_BCAST, 1, 0, 8, 8));
+    OK(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, 25));
+    OK(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, 26, OTF2_COLLECTIVE_OP_ALLREDUCE, 0, OTF2_UNDEFINED_UINT32,
+                                       8, 8));
+  });
+  const Trace t = read_otf2(good.string());
+  const std::vector<Event>& e = t.locations.at(0).events;
+  ASSERT_EQ(e.size(), 9u);
+  EXPECT_EQ(e[1].peer, 0);
+  EXPECT_EQ(e[2].peer, 0);  // MPI_COMM_SELF: the rank itself
+  EXPECT_EQ(e[3].peer, kNoRank);
+  EXPECT_EQ(e[5].peer, 0);  // the root, member 0 of "pair"
+  EXPECT_EQ(e[7].peer, kNoRank);
+  // write_otf2's own archive of a message without a peer reads back.
+  Trace none = two_ranks();
+  none.locations[0].events[2].peer = kNoRank;
+  write_otf2(none, (root_ / "none").string());
+  EXPECT_EQ(read_otf2((root_ / "none" / "traces.otf2").string()).locations[0].events[2].peer, kNoRank);
+}
+
+// ---- bytes after the end of a file: libotf2 stops at the end-of-file record ----
+
+TEST_F(Otf2Limits, BytesAfterAFilesEndAreAnInputError) {
+  fs::path anchor = archive("garbage_evt", 1000, 0, {10, 20, 30});
+  ASSERT_EQ(test::otf2_error_of(anchor), "(no error)");
+  std::uintmax_t end = append(anchor, fs::path("traces") / "0.evt", "hello");
+  EXPECT_EQ(test::otf2_error_of(anchor),
+            anchor.string() +
+                ": rank 0 (traces/0.evt): corrupt or truncated events: the file goes on for 5 bytes "
+                "after its end at byte " +
+                std::to_string(end) + " (the end-of-file record at byte " + std::to_string(end - 2) + ")");
+  anchor = archive("garbage_def", 1000, 0, {10, 20, 30});
+  end = append(anchor, "traces.def", std::string(1, '\x01'));
+  EXPECT_EQ(test::otf2_error_of(anchor),
+            anchor.string() +
+                ": traces.def: corrupt or truncated global definitions: the file goes on for 1 byte "
+                "after its end at byte " +
+                std::to_string(end) + " (the end-of-file record at byte " + std::to_string(end - 2) + ")");
+  // Zero bytes to the end of the last chunk are the padding of a writer that writes whole
+  // chunks: they read.
+  anchor = archive("padded", 1000, 0, {10, 20, 30});
+  append(anchor, fs::path("traces") / "0.evt", std::string(100, '\0'));
+  EXPECT_EQ(test::otf2_error_of(anchor), "(no error)");
+  // Not past the chunk: a second chunk after the end is not OTF2's.
+  append(anchor, fs::path("traces") / "0.evt", std::string(OTF2_CHUNK_SIZE_MIN, '\0'));
+  EXPECT_NE(test::otf2_error_of(anchor).find(
+                ": rank 0 (traces/0.evt): corrupt or truncated events: the file goes on for "),
+            std::string::npos)
+      << test::otf2_error_of(anchor);
 }
 
 // ---- the writer: the same trace, the same bytes ----

@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "analysis/trace/error.hpp"
-#include "tests/temp_dir.hpp"
 #include "analysis/trace/paraver.hpp"
+#include "analysis/trace/trace_io.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace waitlab::trace {
 namespace {
@@ -432,6 +433,51 @@ std::string read_error(const std::string& path) {
     return e.what();
   }
   return "(no error)";
+}
+
+// A trace whose records stop well before the end its header declares (cut at a line end)
+// reads, with a warning: more than 1 % of the declared end.
+TEST(Paraver, RecordsStoppingBeforeTheDeclaredEndAreAWarning) {
+  TempDir dir("ends_early");
+  const std::string prv = slurp(kData + "fixture_d.prv");
+  const std::string header = "620000000_ns";
+  ASSERT_NE(prv.find(header), std::string::npos);
+  const auto with_end = [&](const std::string& end) {
+    std::string p = prv;
+    p.replace(p.find(header), header.size(), end + "_ns");
+    const std::string path = dir.path(end + ".prv");
+    spit(path, p);
+    ParaverReadStats st;
+    (void)read_paraver(path, &st);
+    return std::make_pair(path, st);
+  };
+  // As written: the last records (state ends, events) are at the declared end.
+  ParaverReadStats st;
+  (void)read_paraver(kData + "fixture_d.prv", &st);
+  EXPECT_EQ(st.declared_end, 0.62);
+  EXPECT_EQ(st.last_record_time, 0.62);
+  EXPECT_FALSE(st.ends_early);
+  EXPECT_EQ(paraver_ends_early(kData + "fixture_d.prv", st), "");
+  // 80 ms of 700 ms without records.
+  const auto [path, late] = with_end("700000000");
+  EXPECT_EQ(late.declared_end, 0.7);
+  EXPECT_EQ(late.last_record_time, 0.62);
+  EXPECT_TRUE(late.ends_early);
+  EXPECT_EQ(
+      paraver_ends_early(path, late),
+      path +
+          ": the records stop at 0.62 s, 0.08 s (11.4286 %) before the end time the header declares (0.7 s): "
+          "the trace may have been cut short, and its metrics count the time after its last record as idle");
+  // read_trace() passes it on.
+  std::vector<std::string> warnings;
+  (void)read_trace(path, nullptr, &warnings);
+  EXPECT_EQ(warnings, std::vector<std::string>{paraver_ends_early(path, late)});
+  warnings.clear();
+  (void)read_trace(kData + "fixture_d.prv", nullptr, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  // The threshold: 6.2 ms of 626.2 ms (0.99 %) is not well before, 6.3 ms of 626.3 ms (1.006 %) is.
+  EXPECT_FALSE(with_end("626200000").second.ends_early);
+  EXPECT_TRUE(with_end("626300000").second.ends_early);
 }
 
 TEST(Paraver, BadHeader) {

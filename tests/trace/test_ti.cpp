@@ -217,14 +217,70 @@ TEST_F(Ti, BadInputNamesFileAndLine) {
                                             ", does not exist");
   write("r0.txt", "0 init\n0 compute 5\n");
   write("r1.txt", "1 init\n0 compute 5\n");
-  EXPECT_EQ(error_of("r0.txt\nr1.txt\n"),
-            (dir_ / "r1.txt").string() + ":2: line of rank 0 in the file of rank 1 (its earlier lines say 1)");
+  const std::string r1 = (dir_ / "r1.txt").string();
+  EXPECT_EQ(error_of("r0.txt\nr1.txt\n"), f + ":2: the trace file of rank 1, " + r1 +
+                                              ", has a line of rank 0 (" + r1 +
+                                              ":2; line i of an index lists the file of rank i)");
   try {
     (void)read_ti((dir_ / "missing.ti").string());
     ADD_FAILURE();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).rfind((dir_ / "missing.ti").string() + ": cannot read the TI trace", 0), 0u)
         << e.what();
+  }
+}
+
+// Line i of an index is rank i's file, whose lines all start with i; one file is one rank's.
+TEST_F(Ti, AnIndexIsCheckedAgainstTheRanksInItsFiles) {
+  const std::string f = (dir_ / "t.ti").string();
+  const std::string r0 = write("files/r0.txt", "0 init\n0 compute 5\n0 finalize\n");
+  const std::string r1 = write("files/r1.txt", "# rank 1\n1 init\n1 compute 5\n1 finalize\n");
+  EXPECT_EQ(error_of("files/r0.txt\nfiles/r1.txt\n"), "no error");
+  // Swapped: the index's line 1 names rank 1's file (the index line, the file and its line).
+  EXPECT_EQ(error_of("files/r1.txt\nfiles/r0.txt\n"), f + ":1: the trace file of rank 0, " + r1 +
+                                                          ", has a line of rank 1 (" + r1 +
+                                                          ":2; line i of an index lists the file of rank i)");
+  // Comments and blank lines of the index are not ranks: the line number is the file's.
+  EXPECT_EQ(error_of("# two ranks\nfiles/r0.txt\n\nfiles/r0.txt\n"),
+            f + ":4: the trace file of rank 1, " + r0 + ", is the trace file of rank 0 too (" + f +
+                ":2; each rank has its own file)");
+  // One file listed 100,000 times is refused before any rank file is read, by read_ti and
+  // TiReader alike; so is the same file under another name (by device and inode).
+  std::string many;
+  for (int i = 0; i < 100000; ++i) many += "files/r0.txt\n";
+  EXPECT_EQ(error_of(many), f + ":2: the trace file of rank 1, " + r0 +
+                                ", is the trace file of rank 0 too (" + f +
+                                ":1; each rank has its own file)");
+  EXPECT_EQ(error_of("files/r0.txt\nfiles/../files/r0.txt\n"),
+            f + ":2: the trace file of rank 1, " + (dir_ / "files/../files/r0.txt").string() +
+                ", is the trace file of rank 0 too (" + f + ":1; each rank has its own file)");
+  try {
+    TiReader reader(write("many.ti", many));
+    ADD_FAILURE() << "TiReader read an index listing one file 100000 times";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir_ / "many.ti").string() + ":2: the trace file of rank 1, " + r0 +
+                                         ", is the trace file of rank 0 too (" + (dir_ / "many.ti").string() +
+                                         ":1; each rank has its own file)");
+  }
+  // TiReader, rank by rank, refuses the swapped index with read_ti's message, at the rank.
+  const std::string swapped = write("swapped.ti", "files/r1.txt\nfiles/r0.txt\n");
+  TiReader reader(swapped);
+  ASSERT_EQ(reader.ranks(), 2u);
+  try {
+    (void)reader.records(1);
+    ADD_FAILURE() << "TiReader read rank 0's file as rank 1's";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), swapped + ":2: the trace file of rank 1, " + r0 +
+                                         ", has a line of rank 0 (" + r0 +
+                                         ":1; line i of an index lists the file of rank i)");
+  }
+  try {
+    (void)read_ti(swapped);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), swapped + ":1: the trace file of rank 0, " + r1 +
+                                         ", has a line of rank 1 (" + r1 +
+                                         ":2; line i of an index lists the file of rank i)");
   }
 }
 

@@ -868,6 +868,38 @@ TEST(WltValues, TruthRecordsAreFiniteAndOrdered) {
             "(truth records are ordered by start)");
 }
 
+TEST(WltValues, ALeaveLeavesTheRegionOpenOnItsLocation) {
+  Trace t = tiny();
+  t.defs.region("s");  // region 1
+  t.locations[0].events = {
+      make_event(0, EventKind::Enter, MpiOp::None, 0), make_event(0.5, EventKind::Enter, MpiOp::None, 1),
+      make_event(1, EventKind::Leave, MpiOp::None, 0), make_event(1, EventKind::Leave, MpiOp::None, 1)};
+  const std::string b = to_bytes(t);
+  const std::size_t event2 = 99 + 10 + 2 * 40;  // tiny's layout, region "s" taking 10 bytes
+  ASSERT_EQ(b.substr(event2, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));  // event 2 at t = 1
+  EXPECT_EQ(error_of(b),
+            "t.wlt: corrupt .wlt file at byte " + std::to_string(event2) +
+                ": rank 0, event 2 (Leave) names region 0 'r' where region 1 's' is open (a Leave leaves "
+                "the innermost region entered)");
+  std::swap(t.locations[0].events[2].ref, t.locations[0].events[3].ref);  // properly nested
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+  // On worker threads too; a Leave with nothing open (a trace that starts inside a region)
+  // reads.
+  t = tiny_thread();
+  t.defs.region("s");
+  t.threads[0].events = {make_event(0, EventKind::Leave, MpiOp::None, 1),
+                         make_event(0, EventKind::Enter, MpiOp::None, 1),
+                         make_event(1, EventKind::Leave, MpiOp::None, 1)};
+  EXPECT_EQ(from_bytes(to_bytes(t)), t);
+  t.threads[0].events.back().ref = 0;
+  const std::string thread = error_of(to_bytes(t));
+  EXPECT_NE(
+      thread.find(": rank 0 thread 1, event 2 (Leave) names region 0 'r' where region 1 's' is open (a Leave "
+                  "leaves the innermost region entered)"),
+      std::string::npos)
+      << thread;
+}
+
 TEST(WltValues, RegionNestingIsBounded) {
   Trace t = tiny();
   t.locations[0].events.clear();
