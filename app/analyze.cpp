@@ -1,4 +1,5 @@
 #include "app/analyze.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -438,7 +439,9 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   trace::SkippedKinds skipped;
   Inputs inputs;  // every file of the trace, checked to be a file before any is opened
   inputs.add_trace(args.trace);
-  trace::Trace t = trace::read_trace(args.trace, &skipped);
+  std::vector<std::string> warnings;  // what the reader found suspect but read (a trace cut short)
+  trace::Trace t = trace::read_trace(args.trace, &skipped, &warnings);
+  for (const auto& w : warnings) std::cerr << "waitlab: warning: " << w << "\n";
   if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
   const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
   if (sel.timeresolved) check_window_count(t, tri);  // before the output directory is made
@@ -484,7 +487,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
     host["generator"] = std::string("waitlab ") + kVersion;
     host["analyses"] = analyses_host_json(t, r);
     if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
-    trace::write_file_atomic((d / "host.json").string(), host.dump(2) + "\n");
+    trace::write_file_atomic((d / "host.json").string(), json_text(host) + "\n");
     files.push_back((d / "host.json").string());
 
     nlohmann::ordered_json j;
@@ -499,6 +502,13 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
                   {"events", t.event_count()},
                   {"skipped", nlohmann::ordered_json::array()}};
     for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
+    if (!warnings.empty()) {
+      // Named by the file's name, as trace.file: summary.json does not depend on where it was run.
+      const std::string name = fs::path(args.trace).filename().string();
+      j["trace"]["warnings"] = nlohmann::ordered_json::array();
+      for (const auto& w : warnings)
+        j["trace"]["warnings"].push_back(w.rfind(args.trace, 0) == 0 ? name + w.substr(args.trace.size()) : w);
+    }
     j["clock_correction"] = {{"mode", args.clock_correction},
                              {"method", clock_report.method},
                              {"violations_before", clock_report.violations_before},
@@ -511,7 +521,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
                              {"max_shift_s", clock_report.max_shift},
                              {"constraints_dropped", clock_report.constraints_dropped}};
     j["analyses"] = analyses_json(r);
-    trace::write_file_atomic(summary, j.dump(2) + "\n");
+    trace::write_file_atomic(summary, json_text(j) + "\n");
     files.insert(files.begin(), summary);
     // The report is rewritten by the caller (main), once these are in place: an old one would
     // describe another analysis.

@@ -1,4 +1,5 @@
 #include "app/commands.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -279,11 +280,11 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     host["simulation_shared_rss_bytes"] = o.result.stats.base_rss_bytes;
     if (report.selection.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
     for (auto& f : write_analysis_tables(staged.path(), report)) files.push_back(std::move(f));
-    trace::write_file_atomic(host_path, host.dump(2) + "\n");
+    trace::write_file_atomic(host_path, json_text(host) + "\n");
     files.push_back(host_path);
     auto sj = summary_json(s, o);
     sj["analyses"] = analyses_json(report);
-    trace::write_file_atomic(summary, sj.dump(2) + "\n");
+    trace::write_file_atomic(summary, json_text(sj) + "\n");
     if (std::string report_path = try_write_report(staged.path(), &staged); !report_path.empty())
       files.push_back(std::move(report_path));
     staged.commit();
@@ -564,7 +565,7 @@ CheckResult check_scenario(const std::string& path, bool update, const std::vect
   if (update) {
     std::error_code ec;
     fs::create_directories(fs::path(r.expected_file).parent_path(), ec);
-    trace::write_file_atomic(r.expected_file, actual.dump(2) + "\n");
+    trace::write_file_atomic(r.expected_file, json_text(actual) + "\n");
     r.updated = true;
     return r;
   }
@@ -572,7 +573,7 @@ CheckResult check_scenario(const std::string& path, bool update, const std::vect
     r.missing = true;
     return r;
   }
-  r.differences = compare_expected(read_json(r.expected_file), nlohmann::json::parse(actual.dump()));
+  r.differences = compare_expected(read_json(r.expected_file), nlohmann::json::parse(json_text(actual, -1)));
   return r;
 }
 

@@ -1,4 +1,5 @@
 #include "app/counterfactual.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -267,7 +268,7 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
   j["rows"] = arr;
   try {
     trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.csv").string(), csv);
-    trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), j.dump(2) + "\n");
+    trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), json_text(j) + "\n");
     staged.commit();
   } catch (...) {
     staged.rethrow_final();

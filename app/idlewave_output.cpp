@@ -1,4 +1,5 @@
 #include "app/idlewave_output.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -191,7 +192,7 @@ std::vector<std::string> write_idlewave_files(const std::string& dir, const Idle
     const std::string path = (d / name).string();
     if (trace::write_or_remove(path, present, body)) written.push_back(path);
   };
-  file(kJson, r != nullptr, [&](std::ostream& os) { os << idlewave_json(*r).dump(2) << '\n'; });
+  file(kJson, r != nullptr, [&](std::ostream& os) { os << json_text(idlewave_json(*r)) << '\n'; });
   file(kFronts, r != nullptr, [&](std::ostream& os) {
     os << "wave,source_rank,direction,rank,distance,time_s,iteration,amplitude_s\n";
     for (std::size_t i = 0; i < r->waves.size(); ++i) {

@@ -1,4 +1,5 @@
 #include "app/pop.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -82,7 +83,8 @@ struct Analysed {
 };
 
 Analysed analyse(const Input& in, const PopArgs& args) {
-  trace::Trace t = trace::read_trace(in.path);
+  std::vector<std::string> read_warnings;  // a trace cut short: its factors are suspect
+  trace::Trace t = trace::read_trace(in.path, nullptr, &read_warnings);
   analysis::Convention conv = analysis::default_convention(t.origin);
   if (args.convention != "auto") analysis::parse_convention(args.convention, conv);
   trace::ClockOptions clock;
@@ -95,6 +97,8 @@ Analysed analyse(const Input& in, const PopArgs& args) {
   Analysed a;
   a.tr = analysis::time_resolved(t, ref, one, conv);
   a.origin = std::string(trace::origin_name(t.origin));
+  for (const auto& w : read_warnings)  // the trace named by its label, as the other warnings
+    a.warnings.push_back(w.rfind(in.path, 0) == 0 ? in.label + w.substr(in.path.size()) : in.label + ": " + w);
   if (!a.tr.mpi) a.warnings.push_back(in.label + ": the trace has no MPI calls");
   if (args.ideal == "smpi") {
     const SmpiIdealRun ideal = smpi_ideal_run(t, in.path, a.tr);
@@ -250,7 +254,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     j["scaling"] = args.scaling;
     j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
     j["runs"] = jruns;
-    const std::string text = j.dump(2) + "\n";
+    const std::string text = json_text(j) + "\n";
     trace::write_file_atomic((d / "pop.csv").string(), csv);
     trace::write_file_atomic((d / "pop.json").string(), text);
     nlohmann::ordered_json summary;
@@ -258,7 +262,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     summary["schema_version"] = 1;
     summary["generator"] = j["generator"];
     summary["pop"] = j;
-    trace::write_file_atomic((d / "summary.json").string(), summary.dump(2) + "\n");
+    trace::write_file_atomic((d / "summary.json").string(), json_text(summary) + "\n");
     files = {(d / "pop.csv").string(), (d / "pop.json").string()};
     std::error_code ec;
     for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("pop") + ext), ec);  // another study's

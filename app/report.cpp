@@ -1,4 +1,5 @@
 #include "app/report.hpp"
+#include "app/json_text.hpp"
 #include "app/inputs.hpp"
 #include "app/pop.hpp"
 
@@ -114,7 +115,7 @@ std::string plain(const Json& v) {
     for (const auto& e : v) s += (s.empty() ? "" : ", ") + plain(e);
     return s.empty() ? "[]" : s;
   }
-  return v.dump();
+  return json_text(v, -1);
 }
 std::string plain(const Json* v) {
   return v != nullptr ? plain(*v) : kDash;
@@ -521,6 +522,8 @@ std::string trace_html(const Json& s) {
       list += fmt::format("{}{} × {}", list.empty() ? "" : "; ", esc(plain(at(e, {"count"}))), esc(text(e, {"kind"})));
     h += kv_row("Not used", list);
   }
+  if (const Json* w = at(s, {"trace", "warnings"}); w != nullptr && w->is_array())
+    for (const auto& e : *w) h += kv_row("Warning", "<strong>" + esc(e.is_string() ? e.get<std::string>() : plain(e)) + "</strong>");
   if (const Json* c = at(s, {"clock_correction"}); c != nullptr) {
     h += kv_row("Clock correction",
                 fmt::format("mode <code>{}</code>, method <code>{}</code>: {} violations before, {} after; {} events "

@@ -1,4 +1,5 @@
 #include "app/study.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -218,7 +219,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
          "</h3>\n<table><thead><tr><th>rank</th><th>call path</th><th>kind</th><th>short term</th><th>long "
          "term</th></tr></thead><tbody>\n";
     for (const auto& t : r["top_delay_costs"])
-      h += "<tr><td class=\"num\">" + t["rank"].dump() + "</td><td>" + html_escape(t["call_path"].get<std::string>()) +
+      h += "<tr><td class=\"num\">" + json_text(t["rank"], -1) + "</td><td>" + html_escape(t["call_path"].get<std::string>()) +
            "</td><td>" + html_escape(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
            readable_seconds(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + readable_seconds(t["long_term_s"].get<double>()) +
            "</td></tr>\n";
@@ -250,7 +251,7 @@ struct StudyPlan {
 
 void write_records(const std::string& path, const std::vector<Json>& records) {
   std::string text;
-  for (const auto& r : records) text += r.dump() + "\n";
+  for (const auto& r : records) text += json_text(r, -1) + "\n";
   trace::write_file_atomic(path, text);
 }
 
@@ -339,7 +340,7 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, cons
   j["scenario"] = plan.scenario;
   j["parameters"] = plan.param_keys;
   j["runs"] = records;
-  trace::write_file_atomic((d / (plan.kind + ".json")).string(), j.dump(2) + "\n");
+  trace::write_file_atomic((d / (plan.kind + ".json")).string(), json_text(j) + "\n");
   // matplotlib rewrites a picture in place, and the old one is linked from the output
   // directory until the commit: it goes first.
   for (const char* ext : {".png", ".svg"}) fs::remove(d / (plan.kind + ext), ec);

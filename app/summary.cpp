@@ -1,4 +1,5 @@
 #include "app/summary.hpp"
+#include "app/json_text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -145,27 +146,27 @@ void compare_node(const nlohmann::json& e, const nlohmann::json& a, const std::s
   const std::string name = path.empty() ? "(top)" : path;
   if (e.is_object()) {
     if (!a.is_object()) {
-      out.push_back(name + ": expected an object, got " + a.dump());
+      out.push_back(name + ": expected an object, got " + json_text(a, -1));
       return;
     }
     for (const auto& [k, v] : e.items()) {
       const std::string p = path.empty() ? k : path + "." + k;
       if (!a.contains(k))
-        out.push_back(p + ": missing (expected " + v.dump() + ")");
+        out.push_back(p + ": missing (expected " + json_text(v, -1) + ")");
       else
         compare_node(v, a.at(k), p, out);
     }
     for (const auto& [k, v] : a.items())
       if (!e.contains(k))
-        out.push_back((path.empty() ? k : path + "." + k) + ": not expected (got " + v.dump() + ")");
+        out.push_back((path.empty() ? k : path + "." + k) + ": not expected (got " + json_text(v, -1) + ")");
     return;
   }
   if (e.is_number_float() || (e.is_number() && a.is_number_float())) {
     if (!a.is_number() || !close(e.get<double>(), a.get<double>()))
-      out.push_back(name + ": expected " + e.dump() + ", got " + a.dump());
+      out.push_back(name + ": expected " + json_text(e, -1) + ", got " + json_text(a, -1));
     return;
   }
-  if (e != a) out.push_back(name + ": expected " + e.dump() + ", got " + a.dump());
+  if (e != a) out.push_back(name + ": expected " + json_text(e, -1) + ", got " + json_text(a, -1));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "app/timeresolved_output.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -130,7 +131,7 @@ std::vector<std::string> write_timeresolved_files(const std::string& dir, const 
          << num(w.cum.pe) << '\n';
     }
   });
-  file(kJson, [&](std::ostream& os) { os << timeresolved_json(*r, note, warnings).dump(2) << '\n'; });
+  file(kJson, [&](std::ostream& os) { os << json_text(timeresolved_json(*r, note, warnings)) << '\n'; });
   return written;
 }
 

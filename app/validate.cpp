@@ -1,4 +1,5 @@
 #include "app/validate.hpp"
+#include "app/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -320,7 +321,7 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
   std::vector<std::string> files = {csv_path, (d / "validation.json").string()};
   try {
     trace::write_file_atomic(csv_path, csv);
-    trace::write_file_atomic((d / "validation.json").string(), table_json(res, order).dump(2) + "\n");
+    trace::write_file_atomic((d / "validation.json").string(), json_text(table_json(res, order)) + "\n");
     // matplotlib rewrites a picture in place, and an old one is linked from the output
     // directory until the commit: it goes first.
     if (args.plot) {

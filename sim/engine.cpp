@@ -54,9 +54,14 @@ class TempDir {
  public:
   TempDir() {
     std::string tmpl = temp_base() + "/waitlab-sim.XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr)
-      throw std::runtime_error("cannot create a temporary directory from " + tmpl + ": " +
-                               std::strerror(errno));
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      // The environment's fault, not waitlab's: said as bad input (exit 2), with what to do.
+      const int err = errno;
+      const char* env = std::getenv("TMPDIR");
+      throw InputError(std::string(env && *env ? "TMPDIR=" + std::string(env) : std::string("/tmp")) +
+                       ": cannot create the simulation's temporary directory " + tmpl + ": " + std::strerror(err) +
+                       " (set TMPDIR to a writable directory)");
+    }
     path_ = tmpl;
     cleanup_.emplace(path_, CleanupPath::Kind::Tree);
   }

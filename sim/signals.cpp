@@ -187,6 +187,9 @@ void set_handlers() {
 }  // namespace
 
 void install_signal_handlers() {
+  // A file that reaches `ulimit -f` fails its write with EFBIG, said as an error naming it,
+  // instead of killing waitlab half-way (SIGXFSZ's default), in waitlab and its children.
+  signal(SIGXFSZ, SIG_IGN);
   set_handlers();
 }
 

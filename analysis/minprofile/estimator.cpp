@@ -353,7 +353,7 @@ std::string to_json(const Result& r, const std::string& source) {
     paths.push_back(e);
   }
   j["call_paths"] = paths;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // names that are not UTF-8 become U+FFFD
 }
 
 }  // namespace waitlab::minprofile

@@ -1,5 +1,8 @@
 #include "analysis/trace/atomic_file.hpp"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +21,26 @@ std::string reason(int err, const char* fallback) {
   return err != 0 ? std::string(std::strerror(err)) : std::string(fallback);
 }
 
+// Why writing `path` failed, with what to do about a full disk or a file size limit.
+std::string write_failure(const std::string& path, const std::string& tmp, int err) {
+  struct rlimit rl = {};
+  const bool fsize_limit = ::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+  if (err == 0) err = fsize_limit ? EFBIG : ENOSPC;  // the stream lost errno: the likely cause is named
+  std::string why = "cannot write " + path + ": writing " + tmp + " failed: " + std::strerror(err);
+  if (err == ENOSPC) {
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    struct statvfs fs = {};
+    if (::statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0)
+      why += " (" + std::to_string(static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize / 1024) +
+             " KiB free there; free some space or write elsewhere)";
+  } else if (err == EFBIG) {
+    if (fsize_limit)
+      why += " (the file size limit, ulimit -f, is " + std::to_string(static_cast<unsigned long long>(rl.rlim_cur)) +
+             " bytes)";
+  }
+  return why;
+}
+
 void remove_quietly(const std::string& p) {
   std::error_code ec;
   std::filesystem::remove(p, ec);
@@ -32,11 +55,15 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
   out.open(tmp, std::ios::binary | std::ios::trunc);
   if (!out)
     throw InputError("cannot write " + path + ": cannot create " + tmp + ": " + reason(errno, "cannot open"));
+  errno = 0;
   try {
     write(out);
   } catch (...) {
+    const int err = errno;
+    const bool failed = !out;  // the stream failed (a full disk, a file size limit), not the writer
     out.close();
     remove_quietly(tmp);
+    if (failed) throw InputError(write_failure(path, tmp, err));
     throw;
   }
   errno = 0;
@@ -45,7 +72,7 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
   if (!out) {
     const int err = errno;
     remove_quietly(tmp);
-    throw InputError("cannot write " + path + ": writing " + tmp + " failed: " + reason(err, "disk full?"));
+    throw InputError(write_failure(path, tmp, err));
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "app/json_text.hpp"
+
 namespace waitlab::app {
 namespace {
 
@@ -885,6 +887,86 @@ TEST_F(OutputsSafety, ACommitStoppedAtAnyStepEndsAsTheCompleteNewResult) {
   EXPECT_EQ(r.err, "waitlab: interrupted by SIGTERM; the outputs were complete and are in place\n");
   EXPECT_EQ(without_host(tree(out)), new_tree);
   EXPECT_EQ(leftovers({"small.yaml", "ref", "term"}), std::set<std::string>{});
+}
+
+// Faults of the host are exit 2 with one line, and change nothing: a missing TMPDIR, a file
+// size limit (SIGXFSZ killed waitlab with status 153 and left a staging directory), a full
+// disk (tests/faults), names that are not UTF-8 on their way to JSON (an internal failure at the
+// very end: json.exception.type_error.316).
+TEST_F(OutputsSafety, HostFaultsAreOneLineAndChangeNothing) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path run = dir_ / "r";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", run.string()}).code(), 0);
+  const auto before = tree(run);
+  fs::remove_all(dir_ / "tmp");  // TMPDIR names a directory that does not exist
+  Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", run.string(), "--set", "run.seed=3"});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: TMPDIR=" + (dir_ / "tmp").string() +
+                            ": cannot create the simulation's temporary directory " + (dir_ / "tmp").string() +
+                            "/waitlab-sim.",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find(": No such file or directory (set TMPDIR to a writable directory)\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(tree(run), before);
+  fs::create_directory(dir_ / "tmp");
+
+  // ulimit -f 1 KiB: the Paraver trace and its .pcf are larger.
+  r = waitlab({"convert", (run / "trace.wlt").string(), (dir_ / "big.prv").string()},
+              std::make_pair(static_cast<int>(RLIMIT_FSIZE), rlim_t{1} << 10));
+  EXPECT_EQ(r.code(), 2) << r.err;
+  EXPECT_NE(r.err.find(".tmp failed: File too large (the file size limit, ulimit -f, is 1024 bytes)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(leftovers({"small.yaml", "r"}), std::set<std::string>{});
+}
+
+// Names that are not UTF-8 (a Paraver .pcf's, a .wlt's) reached the JSON library at the very
+// end of a command: an internal failure (json.exception.type_error.316). They become U+FFFD.
+TEST(JsonText, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
+  nlohmann::ordered_json j;
+  j["call_path"] = std::string("comp\xe9te/MPI_Recv");
+  j["x"] = 1.5;
+  EXPECT_EQ(json_text(j, -1), "{\"call_path\":\"comp\xef\xbf\xbdte/MPI_Recv\",\"x\":1.5}");
+  EXPECT_EQ(json_text(j), "{\n  \"call_path\": \"comp\xef\xbf\xbdte/MPI_Recv\",\n  \"x\": 1.5\n}");
+  EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);  // what the outputs did before
+}
+
+// A Paraver trace cut cleanly at a line end (half its records) was analysed without a word,
+// and its POP factors were nonsense: it is read (it may still be useful) with a warning on the
+// terminal, in summary.json and in the report.
+TEST_F(OutputsSafety, ATraceCutShortIsAnalysedWithAWarning) {
+  const fs::path src = fs::path(WAITLAB_SOURCE_DIR) / "tests" / "data" / "extrae";
+  ASSERT_EQ(std::system(("gzip -dc '" + (src / "epoch_2proc.prv.gz").string() + "' > '" + (dir_ / "whole.prv").string() +
+                         "'").c_str()),
+            0);
+  std::istringstream prv(slurp(dir_ / "whole.prv"));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(prv, l);) lines.push_back(l);
+  std::string cut;
+  for (std::size_t i = 0; i < lines.size() / 2; ++i) cut += lines[i] + "\n";
+  write("cut.prv", cut);
+  fs::copy_file(src / "epoch_2proc.pcf", dir_ / "cut.pcf");
+  fs::copy_file(src / "epoch_2proc.row", dir_ / "cut.row");
+  const Result r = waitlab({"analyze", (dir_ / "cut.prv").string(), "--out", (dir_ / "a").string()});
+  EXPECT_EQ(r.code(), 0) << r.err;
+  const std::string head = "waitlab: warning: " + (dir_ / "cut.prv").string() + ": the records stop at ";
+  EXPECT_EQ(r.err.rfind(head, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("before the end time the header declares (11.5284 s): the trace may have been cut short"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir_ / "a" / "summary.json"));
+  ASSERT_EQ(j["trace"]["warnings"].size(), 1u);
+  const std::string w = j["trace"]["warnings"][0].get<std::string>();  // named by the file's name only
+  EXPECT_EQ(w.rfind("cut.prv: the records stop at ", 0), 0u) << w;
+  EXPECT_EQ("waitlab: warning: " + (dir_ / "cut.prv").string() + w.substr(7) + "\n", r.err);
+  EXPECT_NE(slurp(dir_ / "a" / "report.html").find("the trace may have been cut short"), std::string::npos);
+  // The whole trace: no warning.
+  const Result whole = waitlab({"analyze", (src / "epoch_2proc.prv.gz").string(), "--out", (dir_ / "b").string()});
+  EXPECT_EQ(whole.code(), 0) << whole.err;
+  EXPECT_EQ(whole.err, "");
 }
 
 }  // namespace
