@@ -730,7 +730,19 @@ Tree parse_tree(const std::string& text, const std::string& file, YamlWork& work
   check_scenario_text(text, file);
   YAML::Node doc;
   try {
-    doc = YAML::Load(text);
+    // Every document is read: a second one ("---") would otherwise be ignored, even garbage.
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      std::string where = position(file, docs[1].Mark());
+      if (docs[1].Mark().is_null()) {  // an empty document: its '---' (or the first one after the start)
+        std::size_t at = text.rfind("---", 0) == 0 ? text.find("\n---") : text.find("---");
+        if (at != std::string::npos && text[at] == '\n') ++at;
+        where = text_position(file, text, at == std::string::npos ? 0 : at);
+      }
+      throw InputError(where + ": a second YAML document (after '---'): a scenario is one document; give variants "
+                       "in its 'variants' section");
+    }
+    if (!docs.empty()) doc = docs.front();
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own guard, which says "bad file".
     throw InputError(position(file, e.mark) + ": the scenario nests mappings and lists deeper than " +

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -284,6 +286,60 @@ std::string describe_platform(const PlatformDesc& d) {
   return "?";
 }
 
+// What SimGrid accepts in a platform file but aborts on (or silently misuses) once ranks run
+// on it, refused here with the value named: a rank host of speed 0 (it would never compute),
+// a link of bandwidth 0 or a latency or bandwidth that is not a finite number (SimGrid's "The
+// Impossible Did Happen"), and a missing route between two rank hosts (SimGrid aborts at the
+// first message). Routes are asked for every ordered pair of rank hosts up to 128 of them, and
+// between the first rank's host and every other one beyond: SimGrid itself aborts on a
+// missing route, during the platform phase, which the parent reports as a rejected platform.
+namespace {
+
+std::string fmt_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check_xml_platform(sg4::Engine& engine, const std::string& file, const std::vector<sg4::Host*>& ranks) {
+  for (const sg4::Host* h : ranks) {
+    const double speed = h->get_speed();
+    if (!(speed > 0) || !std::isfinite(speed))
+      throw InputError("platform file " + file + ": host '" + h->get_name() + "' has speed " + fmt_number(speed) +
+                       " flop/s: a rank placed on it would never compute (give it a speed > 0)");
+  }
+  for (const sg4::Link* l : engine.get_all_links()) {
+    const double bw = l->get_bandwidth();
+    const double lat = l->get_latency();
+    if (!(bw > 0) || !std::isfinite(bw))
+      throw InputError("platform file " + file + ": link '" + l->get_name() + "' has bandwidth " + fmt_number(bw) +
+                       " B/s: a message over it would never arrive (give it a bandwidth > 0)");
+    if (!(lat >= 0) || !std::isfinite(lat))
+      throw InputError("platform file " + file + ": link '" + l->get_name() + "' has latency " + fmt_number(lat) +
+                       " s (give it a latency >= 0)");
+  }
+  // SimGrid crashes on a missing route: the line below is then the last of its log, which the
+  // parent quotes in its message.
+  std::fprintf(stderr, "checking the routes between the platform's %zu rank hosts: if SimGrid stops here, two of "
+               "them have no route between them\n", ranks.size());
+  std::fflush(stderr);
+  std::vector<sg4::Link*> route;
+  double latency = 0;
+  const std::size_t all_pairs = ranks.size() <= 128 ? ranks.size() : 1;
+  for (std::size_t a = 0; a < all_pairs; ++a)
+    for (std::size_t b = 0; b < ranks.size(); ++b) {
+      if (ranks[a] == ranks[b]) continue;
+      route.clear();
+      ranks[a]->route_to(ranks[b], route, &latency);
+      if (all_pairs == 1) {
+        route.clear();
+        ranks[b]->route_to(ranks[a], route, &latency);
+      }
+    }
+}
+
+}  // namespace
+
 BuiltPlatform build_platform(sg4::Engine& engine, const PlatformDesc& d, int ranks) {
   BuiltPlatform out;
   out.description = describe_platform(d);
@@ -310,6 +366,7 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformDesc& d, int ran
       out.rank_host[r] = hosts[r];
       out.rank_speed[r] = hosts[r]->get_speed();
     }
+    check_xml_platform(engine, d.xml_file, std::vector<sg4::Host*>(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(n)));
     return out;
   }
   const auto slots = models::place(d, ranks);

@@ -969,5 +969,47 @@ TEST_F(OutputsSafety, ATraceCutShortIsAnalysedWithAWarning) {
   EXPECT_EQ(whole.err, "");
 }
 
+// What SimGrid accepts in a platform file but aborts on once ranks run (exit 1, "The Impossible
+// Did Happen", a crash at the first message) or silently misuses (a host of speed 0) is bad
+// input: exit 2, one line naming the file and the value.
+TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
+  const auto platform = [&](const std::string& name, const std::string& speed0, const std::string& bandwidth,
+                            bool route) {
+    write(name + ".xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                         "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+                         "    <host id=\"h0\" speed=\"" + speed0 + "\"/>\n    <host id=\"h1\" speed=\"1Gf\"/>\n"
+                         "    <link id=\"l\" bandwidth=\"" + bandwidth + "\" latency=\"1us\"/>\n" +
+                         (route ? "    <route src=\"h0\" dst=\"h1\"><link_ctn id=\"l\"/></route>\n" : "") +
+                         "  </zone>\n</platform>\n");
+    return write(name + ".yaml", "platform: {type: xml, file: " + name + ".xml}\n"
+                                 "workload: {type: heat1d, ranks: 2, iterations: 2}\n");
+  };
+  const auto run = [&](const fs::path& scenario) {
+    return waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()});
+  };
+  Result r = run(platform("bw0", "1Gf", "0Bps", true));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: platform file " + (dir_ / "bw0.xml").string() +
+                       ": link 'l' has bandwidth 0 B/s: a message over it would never arrive (give it a bandwidth > 0)\n");
+  r = run(platform("speed0", "0f", "1GBps", true));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: platform file " + (dir_ / "speed0.xml").string() +
+                       ": host 'h0' has speed 0 flop/s: a rank placed on it would never compute (give it a speed > 0)\n");
+  r = run(platform("noroute", "1Gf", "1GBps", false));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_EQ(r.err.rfind("waitlab: error: platform file " + (dir_ / "noroute.xml").string() + ": SimGrid rejected it (", 0),
+            0u)
+      << r.err;
+#if !defined(__SANITIZE_ADDRESS__)  // there, AddressSanitizer's report of SimGrid's crash is the log's tail
+  EXPECT_NE(r.err.find("checking the routes between the platform's 2 rank hosts: if SimGrid stops here, two of them "
+                       "have no route between them"),
+            std::string::npos)
+      << r.err;
+#endif
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+  EXPECT_EQ(run(platform("good", "1Gf", "1GBps", true)).code(), 0);
+}
+
 }  // namespace
 }  // namespace waitlab::app

@@ -215,5 +215,15 @@ TEST(HostileScenario, DelayInAnIterationTheWorkloadDoesNotHave) {
   EXPECT_EQ(error_of(text, {"perturbations[0].iteration=2"}), "(no error)");
 }
 
+TEST(HostileScenario, ASecondYamlDocumentIsRefused) {
+  // It was ignored, even when it was garbage.
+  EXPECT_EQ(error_of(kHead + "---\nname: other\n"),
+            "h.yaml:4:1: a second YAML document (after '---'): a scenario is one document; give variants in its "
+            "'variants' section");
+  EXPECT_EQ(error_of(kHead + "---\ngarbage: [\n"), "h.yaml:5:1: YAML syntax error: end of sequence flow not found");
+  // A document marker before the only document is fine.
+  EXPECT_EQ(error_of("---\n" + kHead), "(no error)");
+}
+
 }  // namespace
 }  // namespace waitlab::scenarios
