@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -39,6 +40,22 @@ std::string last_lines(const std::string& text, std::size_t n) {
   for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i)
     out += (out.empty() ? "" : " | ") + lines[i];
   return out;
+}
+
+// WAITLAB_PLOT_TIMEOUT (seconds, > 0), else 600.
+double plot_timeout() {
+  if (const char* v = std::getenv("WAITLAB_PLOT_TIMEOUT"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end != v && *end == '\0' && s > 0 && std::isfinite(s)) return s;
+  }
+  return 600;
+}
+
+std::string fmt_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 }  // namespace
@@ -85,8 +102,22 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
     _exit(127);
   }
   close(log);
+  // A drawing takes seconds; one that never ends (a stuck interpreter, WAITLAB_PYTHON naming a
+  // program that waits for something) is stopped after WAITLAB_PLOT_TIMEOUT seconds (600).
+  const double limit = plot_timeout();
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool timed_out = false;
+  for (int waited_ms = 0;; waited_ms += 50) {
+    const pid_t got = waitpid(pid, &status, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) break;
+    if (sim::interruption() == 0 && waited_ms >= limit * 1000) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    usleep(50 * 1000);
   }
   sim::child_ended(pid);
   if (sim::interruption() != 0) {
@@ -94,7 +125,10 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
     sim::exit_interrupted();
   }
   std::string why;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (timed_out) {
+    why = exe + " did not finish drawing " + script + " within " + fmt_seconds(limit) +
+          " s (WAITLAB_PLOT_TIMEOUT): stopped";
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream in(log_name);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     why = exe + " failed drawing " + script + ": " + last_lines(text, 2);

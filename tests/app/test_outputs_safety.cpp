@@ -669,6 +669,17 @@ TEST_F(Drawing, PlotInterruptedStopsPythonAndKeepsThePictures) {
   EXPECT_NE(failed.err.find("/bin/false failed drawing idlewave"), std::string::npos) << failed.err;
   EXPECT_EQ(tree(out), before);
   EXPECT_EQ(leftovers({"small.yaml", "out", "slow-python"}), std::set<std::string>{});
+
+  // An interpreter that never ends (it hung the command) is stopped after WAITLAB_PLOT_TIMEOUT.
+  ::setenv("WAITLAB_PYTHON", (dir_ / "slow-python").c_str(), 1);
+  ::setenv("WAITLAB_PLOT_TIMEOUT", "1", 1);
+  const Result stuck = waitlab({"plot", out.string()});
+  ::unsetenv("WAITLAB_PLOT_TIMEOUT");
+  EXPECT_EQ(stuck.code(), 2);
+  EXPECT_EQ(stuck.err, "waitlab: error: " + (dir_ / "slow-python").string() +
+                           " did not finish drawing idlewave within 1 s (WAITLAB_PLOT_TIMEOUT): stopped\n");
+  EXPECT_EQ(tree(out), before);
+  EXPECT_EQ(leftovers({"small.yaml", "out", "slow-python"}), std::set<std::string>{});
 }
 
 TEST_F(Drawing, PopInterruptedStopsPythonAndKeepsTheOldTable) {
