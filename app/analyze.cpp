@@ -16,6 +16,7 @@
 #include "app/ideal_replay.hpp"
 #include "app/idlewave_output.hpp"
 #include "app/output_dir.hpp"
+#include "app/report.hpp"
 #include "app/timeresolved_output.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
@@ -478,6 +479,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   const fs::path d(staged.path());
   const std::string summary = (d / "summary.json").string();
   std::vector<std::string> files;
+  std::string report_path;
   try {
     std::error_code rm;
     fs::remove(summary, rm);
@@ -523,10 +525,19 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
     j["analyses"] = analyses_json(r);
     trace::write_file_atomic(summary, json_text(j) + "\n");
     files.insert(files.begin(), summary);
-    // The report is rewritten by the caller (main), once these are in place: an old one would
-    // describe another analysis.
+    // The report goes in place with the tables it shows (a view: a failure is said, not fatal,
+    // but for a full disk or a file size limit, which fail the command and change nothing).
     fs::remove(d / "report.html", rm);
+    try {
+      report_path = write_report(staged.path());
+    } catch (const WriteError&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::cerr << "waitlab: report.html was not written: " << staged.final_text(e.what()) << "\n";
+      fs::remove(d / "report.html", rm);
+    }
     staged.commit();
+    if (!report_path.empty()) report_path = staged.final_text(report_path);
   } catch (...) {
     staged.rethrow_final();
   }
@@ -555,6 +566,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
   out << "\n";
+  if (!report_path.empty()) out << "report          " << report_path << "\n";
 }
 
 }  // namespace waitlab::app

@@ -148,6 +148,8 @@ nlohmann::json read_json(const std::string& path) {
 std::string try_write_report(const std::string& dir, const OutputDir* staged = nullptr) {
   try {
     return write_report(dir);
+  } catch (const WriteError&) {
+    throw;  // a full disk or a file size limit: the command fails, changing nothing
   } catch (const std::exception& e) {
     std::cerr << "waitlab: report.html was not written: " << (staged ? staged->final_text(e.what()) : e.what())
               << "\n";
@@ -904,11 +906,6 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       pop_command(pop_args, out);
     } else if (analyze->parsed()) {
       analyze_command(analyze_args, out);
-      const std::string dir = analyze_args.out_dir.empty()
-                                  ? (fs::path(analyze_args.trace).parent_path() / "analysis").string()
-                                  : analyze_args.out_dir;
-      if (const std::string report_path = try_write_report(dir); !report_path.empty())
-        out << "report          " << report_path << "\n";
     } else if (validate_cmd->parsed() && counterfactual_mode) {
       if (validate_no_plot) throw InputError("--no-plot: --counterfactual draws no picture");
       if (!validate_args.expected.empty() || validate_args.update)

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/trace/error.hpp"
 #include "app/plots_embedded.hpp"
 #include "sim/signals.hpp"
 
@@ -136,6 +137,12 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
       why = text + " (install python3-matplotlib: scripts/setup.sh)";
     if (text.find("No module named 'matplotlib'") != std::string::npos)
       why = exe + " has no matplotlib (install python3-matplotlib: scripts/setup.sh, or set WAITLAB_PYTHON)";
+    // A full disk or a file size limit fails the command (it changes nothing), even where a
+    // picture is only a view whose failure is otherwise a warning.
+    if (text.find("No space left on device") != std::string::npos || text.find("File too large") != std::string::npos) {
+      std::remove(log_name);
+      throw WriteError(exe + " could not write the pictures of " + script + ": " + last_lines(text, 1));
+    }
   }
   std::remove(log_name);
   return why;

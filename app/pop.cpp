@@ -199,6 +199,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   std::vector<Input> inputs;
   for (const auto& in : args.inputs) expand(in, inputs);
   Inputs read;  // before any trace is opened
+  for (const auto& a : args.inputs) read.add(a, "the input");  // a run directory given is an input too
   for (const auto& in : inputs) read.add_trace(in.path);
   read.check_output_dir(args.out_dir);
   std::vector<Analysed> runs;

@@ -406,14 +406,26 @@ int run_plan(const StudyPlan& plan, const StudyArgs& args, std::ostream& out) {
                      plan.dir, std::max(1, args.jobs));
   const auto outcomes = run_jobs(mine, args.jobs, out);
   int code = 0;
+  std::vector<std::size_t> failed;
   for (std::size_t k = 0; k < outcomes.size(); ++k)
     if (outcomes[k].exit_code != 0) {
-      // On standard error, as every error of waitlab; already on one line (run_jobs).
-      out.flush();
-      std::cerr << "waitlab: error: " << mine[k].name << ": " << outcomes[k].error << "\n";
+      failed.push_back(k);
       code = std::max(code, outcomes[k].exit_code);
     }
-  if (code != 0) return code;
+  if (code != 0) {
+    // One line on standard error, as every error of waitlab: the first failure (already one
+    // line, run_jobs), and the other runs that failed by name (their lines are in the table above).
+    std::string others;
+    for (std::size_t i = 1; i < failed.size() && i <= 8; ++i) others += (i > 1 ? ", " : "") + mine[failed[i]].name;
+    if (failed.size() > 9) others += ", ...";
+    out.flush();
+    std::cerr << "waitlab: error: " << mine[failed[0]].name << ": " << outcomes[failed[0]].error
+              << (failed.size() > 1 ? fmt::format(" (and {} more of the {} runs failed: {})", failed.size() - 1,
+                                                  outcomes.size(), others)
+                                    : std::string())
+              << "\n";
+    return code;
+  }
   std::vector<Json> records;
   std::ostringstream said;  // on the terminal once the outputs are in place
   try {

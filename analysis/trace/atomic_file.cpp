@@ -63,7 +63,7 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
     const bool failed = !out;  // the stream failed (a full disk, a file size limit), not the writer
     out.close();
     remove_quietly(tmp);
-    if (failed) throw InputError(write_failure(path, tmp, err));
+    if (failed) throw WriteError(write_failure(path, tmp, err));
     throw;
   }
   errno = 0;
@@ -72,7 +72,7 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
   if (!out) {
     const int err = errno;
     remove_quietly(tmp);
-    throw InputError(write_failure(path, tmp, err));
+    throw WriteError(write_failure(path, tmp, err));
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

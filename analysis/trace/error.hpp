@@ -15,4 +15,10 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An output that could not be written because of the host (a full disk, a file size limit):
+// never a mere warning, even for an output that is only a view (report.html, a picture).
+struct WriteError : InputError {
+  using InputError::InputError;
+};
+
 }  // namespace waitlab
