@@ -1026,6 +1026,7 @@ class LineReader {
 
  private:
   static constexpr std::size_t kChunk = 1 << 20;
+  static constexpr std::size_t kMaxLine = std::size_t{64} << 20;  // docs/formats.md, "Limits"
   static void strip_cr(std::string_view& l) {
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
   }
@@ -1035,7 +1036,14 @@ class LineReader {
       end_ -= begin_;
       begin_ = 0;
     }
-    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // a line longer than the buffer
+    if (end_ == buf_.size()) {  // a line longer than the buffer
+      // A record is a few hundred bytes and the header lists every task: 64 MiB is far above
+      // both, and a line without end (4 GiB in a 4 MB .prv.gz took 6.2 GB) stops here.
+      if (buf_.size() >= kMaxLine)
+        throw InputError(path_ + ":" + std::to_string(line_no_ + 1) + ": a line longer than " +
+                         std::to_string(kMaxLine >> 20) + " MiB: a Paraver record is a few hundred bytes");
+      buf_.resize(buf_.size() * 2);
+    }
     const int got = gzread(f_, buf_.data() + end_, static_cast<unsigned>(std::min<std::size_t>(buf_.size() - end_, 1u << 30)));
     int err = Z_OK;
     const char* msg = gzerror(f_, &err);

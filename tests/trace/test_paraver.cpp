@@ -264,6 +264,26 @@ TEST(Paraver, WriterReportsWhatParaverCannotHold) {
   EXPECT_EQ(back.defs.comms[0].name, "MPI_COMM_WORLD");
 }
 
+TEST(Paraver, ALineLongerThan64MiBIsRefusedBeforeItIsHeld) {
+  // One 4 GiB line in a 4 MB .prv.gz took 6.2 GB: the reader stops at 64 MiB.
+  TempDir dir("longline");
+  {
+    std::ofstream f(dir.path("t.prv"), std::ios::binary);
+    f << "#Paraver (01/01/2025 at 00:00):1000_ns:1(1):1:1(1:1)\n";
+    f << "1:1:1:1:1:0:1000:1\n";
+    const std::string chunk(std::size_t{1} << 20, 'x');
+    for (int i = 0; i < 65; ++i) f << chunk;
+    f << "\n";
+  }
+  try {
+    (void)read_paraver(dir.path("t.prv"));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path("t.prv") + ":3: a line longer than 64 MiB: a Paraver record is a few "
+                                                          "hundred bytes");
+  }
+}
+
 TEST(Paraver, WriterRejectsWhatItCannotWrite) {
   TempDir dir("reject");
   Builder b(1);

@@ -114,6 +114,17 @@ TEST_F(Ti, ReadsWhatSmpiWrites) {
   EXPECT_DOUBLE_EQ(t.ranks[0][0].amount, 0.59048);
 }
 
+TEST_F(Ti, ALineLongerThan16MiBIsRefusedWhereItIs) {
+  // A 400 MB line took 5.7 GB (16 bytes a token) before any check.
+  const std::string line = "0 compute " + std::string((std::size_t{16} << 20) - 9, '1') + "\n";
+  const std::string err = error_of("0 init\n" + line + "0 finalize\n");
+  EXPECT_EQ(err, (dir_ / "t.ti").string() + ":2: a line of " + std::to_string(line.size() - 1) +
+                     " bytes, longer than 16 MiB: a TI line is one action (an alltoallv of 65536 ranks takes about 1 MB)");
+  // At the limit it is read (and then refused for what it says).
+  const std::string at = "0 compute " + std::string((std::size_t{16} << 20) - 10, '1') + "\n";
+  EXPECT_EQ(error_of("0 init\n" + at + "0 finalize\n").find("longer than 16 MiB"), std::string::npos);
+}
+
 TEST_F(Ti, DatatypeIdsOfSimGrid332) {
   EXPECT_EQ(ti_datatype_size(0), 8u);   // MPI_DOUBLE
   EXPECT_EQ(ti_datatype_size(1), 4u);   // MPI_INT
