@@ -375,7 +375,18 @@ std::vector<Picture> find_pictures(const fs::path& dir) {
   return pics;
 }
 
+// A picture is embedded up to this size (waitlab draws a few hundred KB); a larger one is linked
+// beside the report instead, so that a stray 1 GB PNG cannot make the report take gigabytes.
+constexpr std::uintmax_t kMaxEmbeddedPicture = std::uintmax_t{32} << 20;
+
 std::string figure_html(const fs::path& dir, const Picture& p) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(dir / p.file, ec);
+  if (!ec && size > kMaxEmbeddedPicture)
+    return fmt::format(
+        "<figure><img id=\"{}\" src=\"{}\" alt=\"{}\"><figcaption><strong>{}.</strong> {} <code class=\"file\">{}"
+        "</code> ({} MB: linked, not embedded; the report shows it only beside that file)</figcaption></figure>\n",
+        esc(p.id), esc(p.file), esc(p.title), esc(p.title), esc(p.caption), esc(p.file), size >> 20);
   std::string data;
   try {
     data = read_file(dir / p.file);

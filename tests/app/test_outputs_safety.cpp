@@ -1022,5 +1022,24 @@ TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   EXPECT_EQ(run(platform("good", "1Gf", "1GBps", true)).code(), 0);
 }
 
+// `report` of a directory holding a 1 GB PNG took 5.2 GB (base64 in memory): a picture above
+// 32 MiB is linked, not embedded.
+TEST_F(OutputsSafety, AHugePictureIsLinkedNotEmbedded) {
+  const fs::path scenario = write("small.yaml", kSmall);
+  const fs::path run = dir_ / "r";
+  ASSERT_EQ(waitlab({"run", scenario.string(), "--no-progress", "--out", run.string(), "--set",
+                     "outputs.analyses=[idlewave]"})
+                .code(),
+            0);
+  ASSERT_TRUE(fs::exists(run / "idlewave_heatmap.png"));
+  fs::resize_file(run / "idlewave_heatmap.png", std::uintmax_t{1} << 30);  // sparse: no disk used
+  const Result r = waitlab({"report", run.string()});
+  EXPECT_EQ(r.code(), 0) << r.err;
+  EXPECT_LT(fs::file_size(run / "report.html"), std::uintmax_t{1} << 20);
+  const std::string html = slurp(run / "report.html");
+  EXPECT_NE(html.find("src=\"idlewave_heatmap.png\""), std::string::npos);
+  EXPECT_NE(html.find("(1024 MB: linked, not embedded; the report shows it only beside that file)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace waitlab::app
