@@ -89,15 +89,22 @@ class Otf2Limits : public testing::Test {
   fs::path root_;
 
  private:
-  void write_with_records(const fs::path& dir, const std::function<void(OTF2_EvtWriter*)>& records) {
-    OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
-                                        OTF2_CHUNK_SIZE_MIN, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  // An archive open for writing, with rank 0's event writer (w null if anything failed).
+  static void open_archive(const fs::path& dir, OTF2_Archive*& a, OTF2_EvtWriter*& w) {
+    a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN, OTF2_CHUNK_SIZE_MIN,
+                          OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     ASSERT_NE(a, nullptr);
     OK(OTF2_Archive_SetFlushCallbacks(a, &kFlushCallbacks, nullptr));
     OK(OTF2_Archive_SetSerialCollectiveCallbacks(a));
     OK(OTF2_Archive_SetCreator(a, "a hostile writer"));
     OK(OTF2_Archive_OpenEvtFiles(a));
-    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, 0);
+    w = OTF2_Archive_GetEvtWriter(a, 0);
+  }
+
+  void write_with_records(const fs::path& dir, const std::function<void(OTF2_EvtWriter*)>& records) {
+    OTF2_Archive* a = nullptr;
+    OTF2_EvtWriter* w = nullptr;
+    open_archive(dir, a, w);
     ASSERT_NE(w, nullptr);
     OK(OTF2_EvtWriter_Enter(w, nullptr, 10, 0));
     records(w);
@@ -134,14 +141,9 @@ class Otf2Limits : public testing::Test {
 
   void write(const fs::path& dir, std::uint64_t resolution, std::uint64_t offset,
              const std::vector<OTF2_TimeStamp>& ticks, bool nested) {
-    OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
-                                        OTF2_CHUNK_SIZE_MIN, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    ASSERT_NE(a, nullptr);
-    OK(OTF2_Archive_SetFlushCallbacks(a, &kFlushCallbacks, nullptr));
-    OK(OTF2_Archive_SetSerialCollectiveCallbacks(a));
-    OK(OTF2_Archive_SetCreator(a, "a hostile writer"));
-    OK(OTF2_Archive_OpenEvtFiles(a));
-    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, 0);
+    OTF2_Archive* a = nullptr;
+    OTF2_EvtWriter* w = nullptr;
+    open_archive(dir, a, w);
     ASSERT_NE(w, nullptr);
     for (std::size_t i = 0; i < ticks.size(); ++i) {
       if (nested || i == 0) {
