@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <fstream>
 #include <iostream>
 #include <ostream>
@@ -939,6 +940,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     }
   } catch (const InputError& e) {
     return print_error(err, e.what(), 2);
+  } catch (const std::bad_alloc&) {
+    // A limit of the host (ulimit -v, the machine's memory) met by a size the checks before the
+    // work did not foresee: the input asked for more than this host gives, not a bug.
+    return print_error(err,
+                       "out of memory: this command needed more memory than the host allows (ulimit -v, the "
+                       "machine's memory); give it a smaller input or more memory",
+                       2);
   } catch (const std::exception& e) {
     return print_error(err, std::string("internal failure: ") + e.what(), 1);
   }

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -242,6 +243,14 @@ std::string trace_path(const TempDir& dir, const RunOptions& options) {
       write_result(dir.file("result"), Status::Ok, "", &r);
     } catch (const InputError& e) {
       write_result(dir.file("result"), Status::BadInput, e.what(), nullptr);
+    } catch (const std::bad_alloc&) {
+      // A size the memory estimate does not count (a collective's buffers, say) met the host's
+      // limit: bad input for this host, named as such (exit 2).
+      write_result(dir.file("result"), Status::BadInput,
+                   "out of memory in the simulation: it needed more memory than the host allows (ulimit -v, the "
+                   "machine's memory) for sizes the estimate before the run does not count (a collective's "
+                   "buffers); simulate fewer ranks or smaller messages, or give it more memory",
+                   nullptr);
     } catch (const std::exception& e) {
       write_result(dir.file("result"), Status::Failure, e.what(), nullptr);
     }

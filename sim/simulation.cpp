@@ -204,6 +204,7 @@ class RankRunner {
   };
 
   void run();  // the actor's body
+  Rank rank() const { return rank_; }
   bool finished() const { return finished_; }
   double finished_at() const { return finished_at_; }
   const std::vector<RankComm>& comms() const { return comms_; }
@@ -1637,6 +1638,13 @@ RunResult Simulation::run() {
         rank_finished(*runner);
       } catch (const InputError& e) {
         fail(e.what(), true);
+      } catch (const std::bad_alloc&) {
+        // A size the memory estimate does not count (a collective's buffers) met the host's limit.
+        fail("out of memory in the simulation of rank " + std::to_string(runner->rank()) +
+                 ": it needed more memory than the host allows (ulimit -v, the machine's memory) for sizes the "
+                 "estimate before the run does not count (a collective's buffers); simulate fewer ranks or smaller "
+                 "messages, or give it more memory",
+             true);
       } catch (const std::exception& e) {
         fail(e.what(), false);
       }
