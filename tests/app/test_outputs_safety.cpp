@@ -1041,5 +1041,25 @@ TEST_F(OutputsSafety, AHugePictureIsLinkedNotEmbedded) {
   EXPECT_NE(html.find("(1024 MB: linked, not embedded; the report shows it only beside that file)"), std::string::npos);
 }
 
+// Sizes the memory estimate does not count (an alltoall's buffers, 16 ranks x 1 GiB each) under
+// an address-space limit: std::bad_alloc was an internal failure (exit 1).
+TEST_F(OutputsSafety, OutOfMemoryForBuffersIsExit2) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space at start: no process of this build runs "
+                  "under ulimit -v";
+#endif
+  const fs::path scenario = write("a2a.yaml", "platform: {type: cluster, nodes: 16}\n"
+                                              "workload: {type: alltoall_loop, ranks: 16, iterations: 2, bytes: 1GiB}\n");
+  const Result r = waitlab({"run", scenario.string(), "--no-progress", "--out", (dir_ / "o").string()},
+                           std::make_pair(static_cast<int>(RLIMIT_AS), rlim_t{8} << 30));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err.rfind("waitlab: error: out of memory in the simulation of rank ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("for sizes the estimate before the run does not count (a collective's buffers)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.one_line()) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
 }  // namespace
 }  // namespace waitlab::app
