@@ -83,30 +83,39 @@ std::vector<const analysis::CallPathImpact*> top_imbalance(const analysis::Criti
   return rows;
 }
 
-// Windows of a fixed length are only counted once the trace's span is known: refuse more than
-// kMaxWindows (`--windows 1ns` on a 0.1 s run would be 10^8 windows) before any analysis runs.
-// The span from the first to the last event (or the trace's declared span) holds every
-// convention's span.
+// The windows are bounded before any analysis runs (issue 29, item 5): at most one per event of
+// the trace, never fewer than 1000 (models::window_limit; `--windows 1000000` on a 20,000-event
+// trace took 3.2 GB). Windows of a fixed length are only counted once the trace's span is
+// known: first refuse more than kMaxWindows (`--windows 1ns` on a 0.1 s run would be 10^8
+// windows). The span from the first to the last event (or the trace's declared span) holds
+// every convention's span.
 void check_window_count(const trace::Trace& t, const TimeResolvedInput& tri) {
-  if (tri.windows.rule != analysis::WindowRule::Fixed) return;
   double first = std::numeric_limits<double>::infinity(), last = -first;
+  std::size_t events = 0;
   for (const auto* locations : {&t.locations, &t.threads})
     for (const auto& l : *locations)
       if (!l.events.empty()) {
         first = std::min(first, l.events.front().time);
         last = std::max(last, l.events.back().time);
+        events += l.events.size();
       }
   if (t.has_declared_span()) {
     first = std::min(first, t.span_begin);
     last = std::max(last, t.span_end);
   }
-  if (!(last > first)) return;
-  const double windows = (last - first) / tri.windows.length;
-  if (windows > kMaxWindows)
-    throw InputError(fmt::format("{}: windows of {} would be {:.4g} windows over the trace's {:.6g} s; at most {:.0f} "
-                                 "(give a longer window, or a number of windows such as 50)",
-                                 tri.windows_where, models::windows_text(tri.windows), std::ceil(windows),
-                                 last - first, kMaxWindows));
+  double windows = 0;  // a fixed length's windows over the span
+  if (tri.windows.rule == analysis::WindowRule::Fixed) {
+    if (!(last > first)) return;
+    windows = (last - first) / tri.windows.length;
+    if (windows > kMaxWindows)
+      throw InputError(fmt::format("{}: windows of {} would be {:.4g} windows over the trace's {:.6g} s; at most "
+                                   "{:.0f} (give a longer window, or a number of windows such as 50)",
+                                   tri.windows_where, models::windows_text(tri.windows), std::ceil(windows),
+                                   last - first, kMaxWindows));
+  }
+  if (const std::string error = models::window_count_error(tri.windows, windows, events, tri.windows_where);
+      !error.empty())
+    throw InputError(error);
 }
 
 }  // namespace

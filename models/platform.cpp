@@ -15,6 +15,14 @@ using units::Quantity;
 constexpr std::int64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
 constexpr std::int64_t kSaturatedCount = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxNetworkElements = std::int64_t{1} << 22;
+// Building a hierarchical platform (sim/platform_build.cpp), SimGrid 3.32 looks every host and
+// link it creates up by name in every zone made so far (NetZoneImpl::get_host_by_name_or_null
+// and get_link_by_name_or_null walk the whole tree of zones), so the build costs about
+// zones × (hosts + links + routers) lookups: a node is 2 + sockets zones. Measured with 2 ranks
+// (the rest of the run is nothing): 256 x 8 x 8 cores, 9.6e7 lookups, 9.5 s; 1024 x 2 x 16,
+// 3.0e8, 43 s; 4096 x 1 x 1, 3.5e8, 12.5 s; 16384 x 8 x 8, within the limit on hosts, 3.9e11:
+// days. At this limit, about 20 s (a cluster is one zone: its build grows with its hosts only).
+constexpr std::int64_t kMaxBuildLookups = std::int64_t{1} << 27;
 
 // "1099511627776 or more" for a saturated count.
 std::string count_text(std::int64_t n) {
@@ -262,10 +270,34 @@ PlatformDesc make_hierarchical(const Options& o) {
   // Every core is a host of its own: nodes x sockets x cores hosts (64-bit: three counts below
   // 2^31 cannot overflow the product of two, and the third is checked against what is left).
   const std::int64_t per_node = static_cast<std::int64_t>(p.sockets) * p.cores;
+  const std::string shape =
+      std::to_string(p.nodes) + " x " + std::to_string(p.sockets) + " x " + std::to_string(p.cores);
   if (per_node > kMaxHosts || static_cast<std::int64_t>(p.nodes) * per_node > kMaxHosts)
-    rd.fail("cores", "nodes x sockets x cores = " + std::to_string(p.nodes) + " x " + std::to_string(p.sockets) +
-                         " x " + std::to_string(p.cores) + " cores is more than " + std::to_string(kMaxHosts) +
+    rd.fail("cores", "nodes x sockets x cores = " + shape + " cores is more than " + std::to_string(kMaxHosts) +
                          " (waitlab's limit on hosts; every core is a host)");
+  // What SimGrid builds (sim/platform_build.cpp): per node a zone, a NIC zone with its router
+  // and the NIC link; per socket a zone, a router and a link; per core a host and its link;
+  // then the network: one uplink per node (flat) or the topology's elements. All counts are
+  // below 2^21 here (nodes x sockets x cores <= 2^20, a topology's elements <= 2^22), so
+  // their products fit.
+  const std::int64_t n = p.nodes, sockets = p.sockets, hosts = n * per_node;
+  const std::int64_t zones = n * (sockets + 2) + 1;
+  std::int64_t network = n;
+  if (p.topology != Topology::Flat) {
+    std::string why;
+    network = topology_size(p.topology, p.topo_parameters, why).elements;
+  }
+  const std::int64_t elements = hosts + n * (1 + sockets) /* routers */ + n * (1 + sockets) + hosts /* links */ +
+                                network;
+  if (zones * elements > kMaxBuildLookups)
+    rd.fail(p.topology == Topology::Flat ? "nodes" : "topo_parameters",
+            "nodes x sockets x cores = " + shape + " makes " + std::to_string(zones) + " zones and " +
+                std::to_string(elements) +
+                " hosts, routers and links, and SimGrid 3.32 looks each of these up in every zone as it builds "
+                "them: " + std::to_string(zones) + " x " + std::to_string(elements) + " = " +
+                std::to_string(zones * elements) + " lookups, more than " + std::to_string(kMaxBuildLookups) +
+                " (waitlab's limit, about 20 s of building): use fewer nodes or fewer sockets per node, or a "
+                "cluster platform (one zone)");
   return p;
 }
 

@@ -86,20 +86,6 @@ std::vector<std::int64_t> parse_int_list(std::string_view text) {
   return out;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 std::string type_text(const OptionSpec& o) {
   switch (o.type) {
     case OptionType::Quantity:
@@ -374,17 +360,7 @@ Options make_options(const Spec& spec, const std::vector<UserOption>& given, con
 }
 
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
-  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
-  std::string best;
-  std::size_t best_distance = limit + 1;
-  for (const auto& c : candidates) {
-    const auto d = edit_distance(name, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
+  return text::closest_name(name, candidates);  // bounded work for any name (models/text.hpp)
 }
 
 // ---- registry ----

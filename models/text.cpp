@@ -1,5 +1,6 @@
 #include "models/text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace waitlab::models::text {
@@ -33,7 +34,62 @@ std::size_t sequence(std::string_view s, std::size_t i) {
   return n;
 }
 
+// The edit distance of `a` and `b` if it is at most `k`, else k + 1, computing only the cells
+// (i, j) of the table with |i − j| ≤ k (a path through any other cell costs more than k);
+// stops early once a whole row exceeds k. Adds the cells computed to `cells`.
+std::size_t banded_distance(std::string_view a, std::string_view b, std::size_t k, std::uint64_t& cells) {
+  const std::size_t n = a.size(), m = b.size();
+  const std::size_t over = k + 1;
+  if ((n > m ? n - m : m - n) > k) return over;
+  // Row i holds the cells j in [lo, hi]; the cells just outside the band read as `over`.
+  std::vector<std::size_t> prev(m + 2, over), cur(m + 2, over);
+  for (std::size_t j = 0; j <= std::min(m, k); ++j) prev[j] = j;
+  cells += std::min(m, k) + 1;
+  for (std::size_t i = 1; i <= n; ++i) {
+    const std::size_t lo = i > k ? i - k : 0;
+    const std::size_t hi = std::min(m, i + k);
+    std::size_t best = over;
+    if (lo > 0) cur[lo - 1] = over;
+    std::size_t j = lo;
+    if (j == 0) {
+      cur[0] = i;  // i <= k here
+      best = i;
+      j = 1;
+    }
+    for (; j <= hi; ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      const std::size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, sub, over});
+      cur[j] = d;
+      best = std::min(best, d);
+    }
+    cells += hi - lo + 1;
+    cur[hi + 1] = over;  // the next row's band reaches one cell further
+    std::swap(prev, cur);
+    if (best > k) return over;
+  }
+  return std::min(prev[m], over);
+}
+
 }  // namespace
+
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates, std::uint64_t* cells) {
+  std::uint64_t work = 0;
+  std::string best;
+  if (name.size() <= kMaxSuggestedName) {
+    std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
+    for (const auto& c : candidates) {
+      if (best_distance == 0 || work >= kMaxSuggestionCells) break;
+      // Only a distance below the best so far changes the answer (ties: the first candidate).
+      const std::size_t d = banded_distance(name, c, best_distance - 1, work);
+      if (d < best_distance) {
+        best_distance = d;
+        best = c;
+      }
+    }
+  }
+  if (cells != nullptr) *cells += work;
+  return best;
+}
 
 std::size_t invalid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {

@@ -5,12 +5,14 @@
 // parser (units.cpp) and the option parser (spec.cpp), so that both read and word input
 // the same way; one UTF-8 check (scenario strings and command-line arguments end up in JSON,
 // which must be UTF-8) and one way to make any text a single printable line (error
-// messages that echo what a user gave, binary bytes included).
+// messages that echo what a user gave, binary bytes included), and one bounded "did you mean".
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waitlab::models::text {
 
@@ -36,5 +38,19 @@ std::size_t invalid_utf8(std::string_view s);
 // UTF-8 as \xHH (valid UTF-8, e.g. "µs", is kept), a backslash as is; at most `max_bytes`
 // bytes of `s` are shown, then "... (N more bytes)".
 std::string one_line(std::string_view s, std::size_t max_bytes = 4096);
+
+// "Did you mean": the first of `candidates` closest to `name` by edit distance (insertions,
+// deletions and substitutions of bytes), if that distance is at most max(2, |name| / 3);
+// otherwise "". The work is bounded whatever the input: a name longer than
+// kMaxSuggestedName bytes gets no suggestion (a typo of a long name is no typo); a candidate
+// whose length differs from the name's by more than the distance still allowed is skipped
+// unseen (its distance is at least that difference); the distance table is computed only in
+// the band |i − j| ≤ that distance, which narrows as closer candidates are found (Ukkonen);
+// and the search stops, with the closest found so far, once kMaxSuggestionCells cells were
+// computed. `cells`, if given, is increased by the cells computed (for tests).
+inline constexpr std::size_t kMaxSuggestedName = 128;
+inline constexpr std::uint64_t kMaxSuggestionCells = std::uint64_t{1} << 24;
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates,
+                         std::uint64_t* cells = nullptr);
 
 }  // namespace waitlab::models::text

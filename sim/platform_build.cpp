@@ -289,10 +289,9 @@ std::string describe_platform(const PlatformDesc& d) {
 // What SimGrid accepts in a platform file but aborts on (or silently misuses) once ranks run
 // on it, refused here with the value named: a rank host of speed 0 (it would never compute),
 // a link of bandwidth 0 or a latency or bandwidth that is not a finite number (SimGrid's "The
-// Impossible Did Happen"), and a missing route between two rank hosts (SimGrid aborts at the
-// first message). Routes are asked for every ordered pair of rank hosts up to 128 of them, and
-// between the first rank's host and every other one beyond: SimGrid itself aborts on a
-// missing route, during the platform phase, which the parent reports as a rejected platform.
+// Impossible Did Happen"). (A missing route between two hosts that exchange messages still
+// crashes SimGrid at that message: asking for every route up front crashed platforms whose
+// ranks never talk.)
 namespace {
 
 std::string fmt_number(double v) {
@@ -318,24 +317,6 @@ void check_xml_platform(sg4::Engine& engine, const std::string& file, const std:
       throw InputError("platform file " + file + ": link '" + l->get_name() + "' has latency " + fmt_number(lat) +
                        " s (give it a latency >= 0)");
   }
-  // SimGrid crashes on a missing route: the line below is then the last of its log, which the
-  // parent quotes in its message.
-  std::fprintf(stderr, "checking the routes between the platform's %zu rank hosts: if SimGrid stops here, two of "
-               "them have no route between them\n", ranks.size());
-  std::fflush(stderr);
-  std::vector<sg4::Link*> route;
-  double latency = 0;
-  const std::size_t all_pairs = ranks.size() <= 128 ? ranks.size() : 1;
-  for (std::size_t a = 0; a < all_pairs; ++a)
-    for (std::size_t b = 0; b < ranks.size(); ++b) {
-      if (ranks[a] == ranks[b]) continue;
-      route.clear();
-      ranks[a]->route_to(ranks[b], route, &latency);
-      if (all_pairs == 1) {
-        route.clear();
-        ranks[b]->route_to(ranks[a], route, &latency);
-      }
-    }
 }
 
 }  // namespace

@@ -198,15 +198,90 @@ std::string MemoryNeed::breakdown() const {
                      sizeof(trace::ComputeTruth));
 }
 
+namespace {
+
+// One rank's recorded events, compute intervals and the actions drawn to count them.
+struct RankCount {
+  double events = 0;
+  double truths = 0;
+  std::uint64_t actions = 0;
+};
+
+// Counts the actions of one rank's stream, at most `cap` of them: a longer stream (a
+// user-chosen iteration count, up to 2^30) is extrapolated from what was counted, so the work
+// does not grow with the iterations. The extrapolation follows the iteration numbers stamped
+// on the actions (Action::iteration): the counts before the first stamped action, then the
+// mean of the complete iterations counted (a synthetic workload's iterations are all alike,
+// so the figure is exact) times the workload's iterations from the first stamped one on. A
+// stream without usable stamps (none, decreasing, past `iterations`, or no iteration complete
+// within the cap) is scaled by how much of it was consumed (ActionStream::done()); one that
+// cannot tell either is counted to its end.
+RankCount count_rank(models::ActionStream& stream, bool recorded, int iterations, std::uint64_t cap) {
+  RankCount c;
+  int first = -1;         // the first stamped iteration
+  int current = -1;       // the iteration of the last stamped action
+  bool in_order = true;   // the stamps never decreased
+  RankCount before_first;    // counts before the first stamped action
+  RankCount before_current;  // counts before the first action of `current`
+  const auto stamp = [&](const models::Action& a) {
+    if (a.iteration < 0 || a.iteration == current) return;
+    if (a.iteration < current) in_order = false;
+    if (first < 0) {
+      first = a.iteration;
+      before_first = c;
+    }
+    current = a.iteration;
+    before_current = c;
+  };
+  models::Action a;
+  bool extrapolate = true;
+  while (stream.next(a)) {
+    if (c.actions >= cap && extrapolate) {
+      // `a` is beyond the cap: the stream is longer. Its stamp may close the current iteration.
+      stamp(a);
+      if (in_order && first >= 0 && current > first && iterations > current) {
+        const double done = current - first;  // complete iterations counted
+        const double todo = static_cast<double>(iterations) - first;
+        RankCount e = before_first;
+        e.events += (before_current.events - before_first.events) / done * todo;
+        e.truths += (before_current.truths - before_first.truths) / done * todo;
+        e.actions = c.actions + 1;  // `a` was drawn too
+        return e;
+      }
+      if (const double share = stream.done(); share > 0 && share <= 1) {
+        c.events /= share;
+        c.truths /= share;
+        ++c.actions;
+        return c;
+      }
+      extrapolate = false;  // nothing says how long the stream is: count it all
+    } else {
+      stamp(a);
+    }
+    // (An in_waitall Wait records nothing itself.)
+    if (recorded && !a.in_waitall) c.events += events_of(a.kind);
+    if (a.kind == models::ActionKind::Compute) ++c.truths;
+    ++c.actions;
+  }
+  return c;
+}
+
+}  // namespace
+
 MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& options, const HostLimits& limits,
-                           std::uint64_t budget) {
+                           std::uint64_t budget, std::uint64_t rank_budget) {
   const int n = workload.ranks();
   // Every rank's stream is generated (lazily, far cheaper than simulating it) and its actions
-  // counted, up to `budget` actions; beyond that the ranks counted so far stand for all. They
-  // are visited in a scattered order (stride ≈ 0.618 n, coprime with n), so that a partial
-  // count is not all first rows or all boundary columns of a grid.
+  // counted, at most `rank_budget` per rank (count_rank extrapolates the rest), up to `budget`
+  // actions in all; beyond that the ranks counted so far stand for all. They are visited in a
+  // scattered order (stride ≈ 0.618 n, coprime with n), so that a partial count is not all
+  // first rows or all boundary columns of a grid.
   long long stride = std::max<long long>(1, static_cast<long long>(0.6180339887 * n));
   while (std::gcd(stride, static_cast<long long>(n)) != 1) --stride;
+  // Without record_events only MPI_Init's and MPI_Finalize's events are recorded
+  // (RunOptions::record_events; the online estimator, which flags recorded events, makes the
+  // engine record them all).
+  const bool recorded = options.record_events || options.minprofile;
   double events = 0;
   double truths = 0;
   std::uint64_t actions = 0;
@@ -214,23 +289,19 @@ MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& o
   for (long long k = 0; k < n && (counted == 0 || actions < budget); ++k, ++counted) {
     const int r = static_cast<int>(k * stride % n);
     auto stream = workload.stream(r);
-    models::Action a;
-    events += 4;  // MPI_Init and MPI_Finalize: Enter and Leave each
-    // Without record_events only those are recorded (RunOptions::record_events; the online
-    // estimator, which flags recorded events, makes the engine record them all).
-    const bool recorded = options.record_events || options.minprofile;
-    while (stream->next(a)) {
-      if (recorded && !a.in_waitall) events += events_of(a.kind);  // (an in_waitall Wait records nothing itself)
-      if (a.kind == models::ActionKind::Compute) ++truths;
-      ++actions;
-    }
+    const RankCount c = count_rank(*stream, recorded, workload.iterations(), std::max<std::uint64_t>(1, rank_budget));
+    events += 4 + c.events;  // MPI_Init and MPI_Finalize: Enter and Leave each
+    truths += c.truths;
+    actions += c.actions;
   }
   const double scale = counted > 0 ? static_cast<double>(n) / counted : 0;
   const long maps = options.max_map_count > 0 ? options.max_map_count
                     : limits.max_map_count > 0 ? limits.max_map_count
                                                : 65530;
-  return memory_need(n, events * scale, truths * scale, detail::unguarded_stacks(n, maps),
-                     options.return_trace);
+  MemoryNeed need = memory_need(n, events * scale, truths * scale, detail::unguarded_stacks(n, maps),
+                                options.return_trace);
+  need.actions = actions;
+  return need;
 }
 
 std::string check_memory(const MemoryNeed& need, const HostLimits& limits) {

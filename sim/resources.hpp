@@ -4,7 +4,9 @@
 // the simulation process will need, from what the engine knows: the ranks (SimGrid's state
 // and the touched part of every actor's stack; the stacks' 8 MiB each of address space) and
 // the events and compute intervals it will record (counted on the ranks' action streams, or a
-// scattered sample of them for very large workloads). read_host_limits() reads what the host allows: MemAvailable and SwapFree
+// scattered sample of them for very large workloads; a rank's stream longer than a cap is
+// extrapolated by its iterations, so the work is bounded whatever the iteration count).
+// read_host_limits() reads what the host allows: MemAvailable and SwapFree
 // (/proc/meminfo), the cgroup's memory limit, the address-space and data limits (ulimit -v,
 // -d), the commit limit under vm.overcommit_memory=2, vm.max_map_count, and for the result
 // file the free space of $TMPDIR and the file-size limit (ulimit -f). check_memory()
@@ -61,11 +63,19 @@ struct MemoryNeed {
   std::uint64_t address_space = 0;  // new mappings of the child (stacks included)
   std::uint64_t result_bytes = 0;   // the trace as the child hands it over (.wlt: as recorded)
   bool held = true;                 // the trace comes back into memory (RunOptions::return_trace)
+  std::uint64_t actions = 0;        // estimate_memory's work: the actions it drew from the streams
   std::string breakdown() const;   // "65,536 ranks × 20 KiB + 5.2 million events × 60 B + ..."
 };
-// Counts the actions of every rank, up to `budget` actions (then extrapolates from the ranks counted).
+// Counts the actions of every rank, up to `budget` actions (then extrapolates from the ranks
+// counted), and at most `rank_budget` of one rank's: the rest of a longer stream is
+// extrapolated from its complete iterations (Action::iteration; exact for the synthetic
+// workloads, whose iterations are all alike) or, without them, from the share of the stream
+// consumed (ActionStream::done()); a stream that tells neither is counted to its end. So about
+// budget + rank_budget actions are drawn at most, whatever the iterations: 2 ranks × 2^30
+// iterations cost 2 × (rank_budget + 1). MemoryNeed::actions says how many.
+inline constexpr std::uint64_t kRankActionBudget = 1ull << 20;
 MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& options, const HostLimits& limits,
-                           std::uint64_t budget = 50'000'000);
+                           std::uint64_t budget = 50'000'000, std::uint64_t rank_budget = kRankActionBudget);
 // The pure part, for tests: `events` and `truths` as counted; `held`: the trace is read back
 // into memory (else only the simulation's bounded record buffers count).
 MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks, bool held = true);

@@ -981,8 +981,8 @@ TEST_F(OutputsSafety, ATraceCutShortIsAnalysedWithAWarning) {
 }
 
 // What SimGrid accepts in a platform file but aborts on once ranks run (exit 1, "The Impossible
-// Did Happen", a crash at the first message) or silently misuses (a host of speed 0) is bad
-// input: exit 2, one line naming the file and the value.
+// Did Happen") or silently misuses (a host of speed 0) is bad input: exit 2, one line naming the
+// file and the value.
 TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   const auto platform = [&](const std::string& name, const std::string& speed0, const std::string& bandwidth,
                             bool route) {
@@ -1006,18 +1006,6 @@ TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   EXPECT_EQ(r.code(), 2);
   EXPECT_EQ(r.err, "waitlab: error: platform file " + (dir_ / "speed0.xml").string() +
                        ": host 'h0' has speed 0 flop/s: a rank placed on it would never compute (give it a speed > 0)\n");
-  r = run(platform("noroute", "1Gf", "1GBps", false));
-  EXPECT_EQ(r.code(), 2);
-  EXPECT_TRUE(r.one_line()) << r.err;
-  EXPECT_EQ(r.err.rfind("waitlab: error: platform file " + (dir_ / "noroute.xml").string() + ": SimGrid rejected it (", 0),
-            0u)
-      << r.err;
-#if !defined(__SANITIZE_ADDRESS__)  // there, AddressSanitizer's report of SimGrid's crash is the log's tail
-  EXPECT_NE(r.err.find("checking the routes between the platform's 2 rank hosts: if SimGrid stops here, two of them "
-                       "have no route between them"),
-            std::string::npos)
-      << r.err;
-#endif
   EXPECT_FALSE(fs::exists(dir_ / "o"));
   EXPECT_EQ(run(platform("good", "1Gf", "1GBps", true)).code(), 0);
 }

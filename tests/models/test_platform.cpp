@@ -148,6 +148,30 @@ TEST(Platform, TopologySizesAreCheckedBeforeUse) {
             "p.yaml:1:1: option 'cores' of platform cluster: nodes x cores = 4294967296 is too large (at most "
             "2147483647)");
   EXPECT_EQ(error_of("cluster", {{"nodes", "1024"}, {"cores", "64"}}), "no error");
+  // Within the limit on hosts, but SimGrid 3.32 builds a hierarchical platform in zones × (hosts,
+  // routers and links) name lookups (issue 29, item 5: 16384 x 8 x 8 did not finish; 256 x 8 x 8
+  // took 9.5 s, 1024 x 2 x 16 43 s): refused before anything is allocated.
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "16384"}, {"sockets", "8"}, {"cores", "8"}}),
+            "p.yaml:1:1: option 'nodes' of platform hierarchical: nodes x sockets x cores = 16384 x 8 x 8 makes "
+            "163841 zones and 2408448 hosts, routers and links, and SimGrid 3.32 looks each of these up in every "
+            "zone as it builds them: 163841 x 2408448 = 394602528768 lookups, more than 134217728 (waitlab's limit, "
+            "about 20 s of building): use fewer nodes or fewer sockets per node, or a cluster platform (one zone)");
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "4096"}, {"sockets", "1"}, {"cores", "1"}}),
+            "p.yaml:1:1: option 'nodes' of platform hierarchical: nodes x sockets x cores = 4096 x 1 x 1 makes "
+            "12289 zones and 28672 hosts, routers and links, and SimGrid 3.32 looks each of these up in every zone "
+            "as it builds them: 12289 x 28672 = 352350208 lookups, more than 134217728 (waitlab's limit, about 20 s "
+            "of building): use fewer nodes or fewer sockets per node, or a cluster platform (one zone)");
+  // A topology's nodes and elements count too; the option named is topo_parameters.
+  EXPECT_EQ(error_of("hierarchical", {{"topology", "fat_tree"}, {"topo_parameters", "2;32,32;1,32;1,1"},
+                                      {"sockets", "8"}, {"cores", "8"}}),
+            "p.yaml:1:1: option 'topo_parameters' of platform hierarchical: nodes x sockets x cores = 1024 x 8 x 8 "
+            "makes 10241 zones and 152640 hosts, routers and links, and SimGrid 3.32 looks each of these up in "
+            "every zone as it builds them: 10241 x 152640 = 1563186240 lookups, more than 134217728 (waitlab's "
+            "limit, about 20 s of building): use fewer nodes or fewer sockets per node, or a cluster platform (one "
+            "zone)");
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "256"}, {"sockets", "8"}, {"cores", "8"}}), "no error");
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "512"}, {"sockets", "2"}, {"cores", "16"}}), "no error");
+  EXPECT_EQ(error_of("hierarchical", {{"nodes", "1"}, {"sockets", "1"}, {"cores", "1048576"}}), "no error");
   // Rates so small that a message or a compute would take forever.
   EXPECT_EQ(error_of("cluster", {{"nodes", "2"}, {"bandwidth", "1e-300Bps"}}),
             "p.yaml:1:1: option 'bandwidth' of platform cluster: must be at least 1Bps (one byte per second), got "

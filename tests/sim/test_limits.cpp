@@ -99,6 +99,68 @@ TEST(MemoryEstimate, CountsEveryRankAndSamplesBeyondTheBudget) {
   }
 }
 
+// The estimate's work does not grow with the iterations (issue 29, item 5): a rank's stream
+// is counted up to rank_budget actions and the rest extrapolated from its iterations, which
+// for a synthetic workload are all alike, so the figure is the exact one. Work is counted in
+// actions drawn (MemoryNeed::actions), never in time.
+TEST(MemoryEstimate, WorkDoesNotGrowWithIterations) {
+  const auto limits = read_host_limits();
+  const auto estimate = [&](const char* type, const std::string& ranks, std::int64_t iterations) {
+    const auto w = workload(type, {{"ranks", ranks}, {"iterations", std::to_string(iterations)}});
+    return estimate_memory(*w, options(), limits);
+  };
+  constexpr std::int64_t kMany = std::int64_t{1} << 30;  // the most iterations a workload may have
+  for (const char* type : {"heat1d", "halo2d", "sweep2d", "allreduce_loop"}) {
+    // One and two iterations, counted in full: e(N) = e(1) + (N − 1) × (e(2) − e(1)).
+    const MemoryNeed one = estimate(type, "4", 1);
+    const MemoryNeed two = estimate(type, "4", 2);
+    EXPECT_EQ(two.actions, 2 * one.actions) << type;  // counted action by action
+    const double events = two.events - one.events, truths = two.truths - one.truths;
+    const MemoryNeed many = estimate(type, "4", kMany);
+    EXPECT_EQ(many.events, one.events + static_cast<double>(kMany - 1) * events) << type;
+    EXPECT_EQ(many.truths, one.truths + static_cast<double>(kMany - 1) * truths) << type;
+    // Each of the 4 ranks stops after kRankActionBudget actions (and the one beyond it), for
+    // 2^25 iterations as for 2^30.
+    EXPECT_EQ(many.actions, 4 * (kRankActionBudget + 1)) << type;
+    EXPECT_EQ(estimate(type, "4", kMany >> 5).actions, many.actions) << type;
+  }
+  // The issue's case: 2 ranks × 2^30 iterations of heat1d, 10 events an iteration per rank
+  // (Enter/Leave of compute and exchange, one MPI_Send and one MPI_Recv of 3 events each).
+  const MemoryNeed issue = estimate("heat1d", "2", kMany);
+  EXPECT_EQ(issue.events, 2 * (4 + 10 * static_cast<double>(kMany)));
+  EXPECT_EQ(issue.truths, 2 * static_cast<double>(kMany));
+  EXPECT_EQ(issue.actions, 2 * (kRankActionBudget + 1));
+  // Extrapolated at a small rank budget: the same figures as counted in full, on every rank of a
+  // grid whose boundary ranks make fewer calls.
+  const auto w = workload("halo2d", {{"ranks", "16"}, {"iterations", "40"}});
+  const MemoryNeed full = estimate_memory(*w, options(), limits);
+  const MemoryNeed capped = estimate_memory(*w, options(), limits, 50'000'000, 100);
+  EXPECT_EQ(capped.events, full.events);
+  EXPECT_EQ(capped.truths, full.truths);
+  EXPECT_LT(capped.actions, full.actions / 3);
+}
+
+// A stream without iteration numbers beyond the rank budget is scaled by the share of it
+// consumed (ActionStream::done()).
+TEST(MemoryEstimate, AStreamWithoutIterationsIsScaledByItsProgress) {
+  std::vector<Action> actions;
+  for (int i = 0; i < 1000; ++i) {
+    actions.push_back(compute(1e-3));
+    actions.push_back(coll(ActionKind::Allreduce, 8));
+  }
+  ListWorkload w({actions, actions});
+  const auto limits = read_host_limits();
+  const MemoryNeed full = estimate_memory(w, options(), limits);
+  EXPECT_EQ(full.events, 2 * (4 + 4000.0));
+  EXPECT_EQ(full.truths, 2000.0);
+  EXPECT_EQ(full.actions, 4000u);
+  const MemoryNeed capped = estimate_memory(w, options(), limits, 50'000'000, 500);
+  // 500 actions counted, the 501st drawn: 501 / 2000 of the stream consumed.
+  EXPECT_EQ(capped.actions, 2 * 501u);
+  EXPECT_NEAR(capped.events, full.events, full.events * 0.01);
+  EXPECT_NEAR(capped.truths, full.truths, full.truths * 0.01);
+}
+
 TEST(MemoryEstimate, FormulaAndWhatItSays) {
   // The calibrated figures (docs/engine.md §8): 65,536 ranks × 10 iterations of heat1d.
   const MemoryNeed m = memory_need(65536, 10747784, 655360, true);
