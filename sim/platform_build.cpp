@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -300,6 +301,41 @@ std::string fmt_number(double v) {
   return buf;
 }
 
+// A <cluster radical="0-9999999"> of 200 bytes makes SimGrid create ten million hosts (8.1 GB
+// before a timeout): the hosts a file's clusters declare are counted before SimGrid reads it,
+// against waitlab's limit on hosts, and an excess names the file and the line.
+void check_xml_sizes(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::uint64_t hosts = 0;
+  for (std::size_t no = 1; std::getline(in, line); ++no) {
+    for (std::size_t at = line.find("radical"); at != std::string::npos; at = line.find("radical", at + 7)) {
+      const std::size_t open = line.find_first_of("\"'", at);
+      if (open == std::string::npos) break;
+      const std::size_t close = line.find(line[open], open + 1);
+      if (close == std::string::npos) break;
+      // "a-b,c,d-e": the sum of the ranges' lengths.
+      const std::string list = line.substr(open + 1, close - open - 1);
+      std::size_t pos = 0;
+      while (pos <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string item = list.substr(pos, comma - pos);
+        const std::size_t dash = item.find('-');
+        char* end = nullptr;
+        const unsigned long long a = std::strtoull(item.c_str(), &end, 10);
+        const unsigned long long b = dash == std::string::npos ? a : std::strtoull(item.c_str() + dash + 1, &end, 10);
+        hosts += b >= a ? std::min<unsigned long long>(b - a + 1, 1ULL << 40) : 0;
+        if (hosts > static_cast<std::uint64_t>(models::kMaxHosts))
+          throw InputError("platform file " + file + ":" + std::to_string(no) + ": its clusters declare more than " +
+                           std::to_string(models::kMaxHosts) + " hosts (radical '" + list.substr(0, 40) +
+                           "'): more than waitlab's limit on hosts, and SimGrid would create every one");
+        pos = comma + 1;
+      }
+      at = close;
+    }
+  }
+}
+
 void check_xml_platform(sg4::Engine& engine, const std::string& file, const std::vector<sg4::Host*>& ranks) {
   for (const sg4::Host* h : ranks) {
     const double speed = h->get_speed();
@@ -330,6 +366,7 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformDesc& d, int ran
   if (d.kind == PlatformKind::Xml) {
     if (!std::ifstream(d.xml_file).good())
       throw InputError("platform file " + d.xml_file + ": cannot be read");
+    check_xml_sizes(d.xml_file);
     try {
       engine.load_platform(d.xml_file);
     } catch (const std::exception& e) {

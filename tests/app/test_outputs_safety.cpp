@@ -1006,6 +1006,15 @@ TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   EXPECT_EQ(r.code(), 2);
   EXPECT_EQ(r.err, "waitlab: error: platform file " + (dir_ / "speed0.xml").string() +
                        ": host 'h0' has speed 0 flop/s: a rank placed on it would never compute (give it a speed > 0)\n");
+  // 200 bytes that make SimGrid create ten million hosts (8.1 GB before a timeout).
+  write("big.xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                   "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"h\" suffix=\"\" radical=\"0-9999999\" "
+                   "speed=\"1Gf\" bw=\"1GBps\" lat=\"1us\"/>\n</platform>\n");
+  r = run(write("big.yaml", "platform: {type: xml, file: big.xml}\nworkload: {type: heat1d, ranks: 2, iterations: 2}\n"));
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: platform file " + (dir_ / "big.xml").string() +
+                       ":4: its clusters declare more than 1048576 hosts (radical '0-9999999'): more than waitlab's "
+                       "limit on hosts, and SimGrid would create every one\n");
   EXPECT_FALSE(fs::exists(dir_ / "o"));
   EXPECT_EQ(run(platform("good", "1Gf", "1GBps", true)).code(), 0);
 }
