@@ -65,14 +65,8 @@ std::string reference_closest(const std::string& name, const std::vector<std::st
 }
 
 TEST(Text, ClosestNameKeepsEverySuggestion) {
-  // The suggestions the messages of waitlab make (grep "did you mean" in tests/).
-  const std::vector<std::string> options{"iterations", "ranks", "compute", "bytes"};
-  EXPECT_EQ(closest_name("iteratons", options), "iterations");
-  EXPECT_EQ(closest_name("rank", options), "ranks");
-  EXPECT_EQ(closest_name("bites", options), "bytes");
-  EXPECT_EQ(closest_name("xyz", options), "");
-  EXPECT_EQ(closest_name("computation", options), "");  // distance 4 > max(2, 11/3)
-  EXPECT_EQ(closest_name("compte", options), "compute");
+  // The suggestions the messages of waitlab make (grep "did you mean" in tests/; Spec.DidYouMean
+  // has the option names' cases, through did_you_mean, which is closest_name).
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"remov", {"name", "description", "remove", "network"}},
       {"heat1", {"heat1d", "halo2d", "halo3d", "sweep2d"}},
