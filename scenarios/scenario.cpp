@@ -5,6 +5,7 @@
 #include "scenarios/scenario.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -726,23 +727,37 @@ void check_scenario_text(const std::string& text, const std::string& file) {
                      fmt_hex(static_cast<unsigned char>(text[bad])) + "); a scenario is UTF-8 text");
 }
 
+// The events of a YAML document, dropped: a parse that builds nothing.
+struct DropEvents : YAML::EventHandler {
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 Tree parse_tree(const std::string& text, const std::string& file, YamlWork& work) {
   check_scenario_text(text, file);
   YAML::Node doc;
   try {
-    // Every document is read: a second one ("---") would otherwise be ignored, even garbage.
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      std::string where = position(file, docs[1].Mark());
-      if (docs[1].Mark().is_null()) {  // an empty document: its '---' (or the first one after the start)
-        std::size_t at = text.rfind("---", 0) == 0 ? text.find("\n---") : text.find("---");
-        if (at != std::string::npos && text[at] == '\n') ++at;
-        where = text_position(file, text, at == std::string::npos ? 0 : at);
-      }
-      throw InputError(where + ": a second YAML document (after '---'): a scenario is one document; give variants "
-                       "in its 'variants' section");
+    doc = YAML::Load(text);
+    // A second document ("---") was ignored, even garbage. Whether one follows is asked of the
+    // parser without parsing it (yaml-cpp builds nothing here: the first document's events are
+    // dropped, and the parser only peeks at the next token), so that its content costs nothing.
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DropEvents drop;
+    if (parser.HandleNextDocument(drop) && parser) {
+      std::size_t at = text.rfind("---", 0) == 0 ? text.find("\n---") : text.find("---");
+      if (at != std::string::npos && text[at] == '\n') ++at;
+      throw InputError((at == std::string::npos ? file : text_position(file, text, at)) +
+                       ": a second YAML document (after '---'): a scenario is one document; give variants in its "
+                       "'variants' section");
     }
-    if (!docs.empty()) doc = docs.front();
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own guard, which says "bad file".
     throw InputError(position(file, e.mark) + ": the scenario nests mappings and lists deeper than " +
