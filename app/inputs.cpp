@@ -34,8 +34,10 @@ fs::path resolved(const std::string& p) {
 }  // namespace
 
 void Inputs::add(const std::string& path, const std::string& what) {
-  // A commit into the input's directory that a SIGKILL stopped half-way is finished first.
-  recover_commit(resolved(path).parent_path().string());
+  // A commit into the input's directory that a SIGKILL stopped half-way is finished first (once
+  // a directory: a TI index's thousands of rank files share one).
+  if (const std::string dir = resolved(path).parent_path().string(); checked_dirs_.insert(dir).second)
+    recover_commit(dir);
   struct stat st = {};
   if (::stat(path.c_str(), &st) != 0) return;  // the reader says that it is missing, in its words
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))

@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ class Inputs {
   const Entry* find(dev_t dev, ino_t ino) const;
   const Entry* held_by(dev_t dev, ino_t ino) const;
   std::vector<Entry> entries_;
+  std::set<std::string> checked_dirs_;  // directories whose interrupted commit was looked for
 };
 
 }  // namespace waitlab::app
