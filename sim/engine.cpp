@@ -200,6 +200,37 @@ std::string tail(const std::string& path, std::size_t lines) {
   return out;
 }
 
+// SimGrid checks routes only when a message needs one, and then aborts: "[0.0005]
+// ...network_cm02.cpp:322: [root/CRITICAL] You're trying to send data from h0 to h1 but
+// there is no connecting path between these two hosts." (or a zone's "No route between").
+// Returns that fault in waitlab's words, or "" when the log holds none.
+std::string missing_route(const std::string& log) {
+  std::ifstream in(log);
+  std::string line;
+  for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n) {
+    const std::size_t from = line.find("send data from ");
+    const std::size_t path = line.find(" but there is no connecting path");
+    const std::size_t zone = line.find("No route between ");
+    if (from == std::string::npos && zone == std::string::npos) continue;
+    std::string when;
+    if (line.size() > 2 && line[0] == '[') when = line.substr(1, line.find(']') - 1);
+    std::string what;
+    if (from != std::string::npos && path != std::string::npos && path > from) {
+      const std::string pair = line.substr(from + 15, path - from - 15);  // "h0 to h1"
+      const std::size_t to = pair.find(" to ");
+      what = to == std::string::npos ? "'" + pair + "'"
+                                     : "host '" + pair.substr(0, to) + "' to host '" + pair.substr(to + 4) + "'";
+      what = "there is no route from " + what;
+    } else {
+      what = line.substr(zone);
+    }
+    return what + " (SimGrid aborted at the first message between them" +
+           (when.empty() ? std::string() : ", at simulated time " + when + " s") +
+           "): declare a <route> between them, or place the ranks on hosts that have one";
+  }
+  return {};
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -538,6 +569,9 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
     const std::string t = tail(log, 20);
     if (!t.empty()) msg += "; its last messages:" + t;
     // SimGrid aborts (instead of throwing) on some malformed platforms: blame the input.
+    if (const std::string route = missing_route(log); !route.empty())
+      throw InputError("platform" + (platform.xml_file.empty() ? std::string() : " file " + platform.xml_file) +
+                       ": " + route);
     if (read_text(dir.file("phase")) == "platform")
       throw InputError("platform" +
                        (platform.xml_file.empty() ? std::string() : " file " + platform.xml_file) +

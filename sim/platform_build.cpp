@@ -290,9 +290,10 @@ std::string describe_platform(const PlatformDesc& d) {
 // What SimGrid accepts in a platform file but aborts on (or silently misuses) once ranks run
 // on it, refused here with the value named: a rank host of speed 0 (it would never compute),
 // a link of bandwidth 0 or a latency or bandwidth that is not a finite number (SimGrid's "The
-// Impossible Did Happen"). (A missing route between two hosts that exchange messages still
-// crashes SimGrid at that message: asking for every route up front crashed platforms whose
-// ranks never talk.)
+// Impossible Did Happen"). (A missing route between two hosts that exchange messages makes
+// SimGrid abort at that message; asking for every route up front aborted on platforms whose
+// ranks never talk. The simulation process's log names the hosts: engine.cpp missing_route
+// turns it into the error.)
 namespace {
 
 std::string fmt_number(double v) {

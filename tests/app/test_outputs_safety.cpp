@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -981,7 +982,7 @@ TEST_F(OutputsSafety, ATraceCutShortIsAnalysedWithAWarning) {
 }
 
 // What SimGrid accepts in a platform file but aborts on once ranks run (exit 1, "The Impossible
-// Did Happen") or silently misuses (a host of speed 0) is bad input: exit 2, one line naming the
+// Did Happen", or a missing route) or silently misuses (a host of speed 0) is bad input: exit 2, one line naming the
 // file and the value.
 TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   const auto platform = [&](const std::string& name, const std::string& speed0, const std::string& bandwidth,
@@ -1015,6 +1016,18 @@ TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   EXPECT_EQ(r.err, "waitlab: error: platform file " + (dir_ / "big.xml").string() +
                        ":4: its clusters declare more than 1048576 hosts (radical '0-9999999'): more than waitlab's "
                        "limit on hosts, and SimGrid would create every one\n");
+  // No route between the two ranks' hosts: SimGrid aborts at their first message; its log
+  // names the hosts, and so does the error.
+  r = run(platform("noroute", "1Gf", "1GBps", false));
+  EXPECT_EQ(r.code(), 2);
+  const std::string head = "waitlab: error: platform file " + (dir_ / "noroute.xml").string() +
+                           ": there is no route from host 'h0' to host 'h1' (SimGrid aborted at the first message "
+                           "between them, at simulated time ";
+  EXPECT_EQ(r.err.rfind(head, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(" s): declare a <route> between them, or place the ranks on hosts that have one\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "o"));
   EXPECT_EQ(run(platform("good", "1Gf", "1GBps", true)).code(), 0);
 }
