@@ -231,6 +231,39 @@ std::string missing_route(const std::string& log) {
   return {};
 }
 
+// SimGrid 3.32's lazy resource model dies with "The Impossible Did Happen (yet again)" when
+// the clock is so large that the run's short steps are lost in its precision (a core latency
+// of 1e5 s with a 25 us noise: clock 390060.000575 s). Returns the clock it names, or "".
+std::string impossible_happened(const std::string& log) {
+  std::ifstream in(log);
+  std::string line;
+  for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n) {
+    if (line.find("The Impossible Did Happen") == std::string::npos) continue;
+    if (line.size() > 2 && line[0] == '[' && line.find(']') != std::string::npos)
+      return line.substr(1, line.find(']') - 1);
+    return "?";
+  }
+  return {};
+}
+
+// ", the platform's largest latency is core_latency 1e+06 s" (empty for an XML platform).
+std::string largest_latency(const models::PlatformDesc& p) {
+  if (p.kind == models::PlatformKind::Xml) return {};
+  const bool cluster = p.kind == models::PlatformKind::Cluster;
+  const std::vector<std::pair<const char*, double>> links =
+      cluster ? std::vector<std::pair<const char*, double>>{{"latency", p.network_link.latency},
+                                                            {"loopback_latency", p.loopback.latency}}
+              : std::vector<std::pair<const char*, double>>{{"core_latency", p.core_link.latency},
+                                                            {"socket_latency", p.socket_link.latency},
+                                                            {"nic_latency", p.nic_link.latency},
+                                                            {"network_latency", p.network_link.latency}};
+  const auto top = std::max_element(links.begin(), links.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", top->second);
+  return std::string("; the platform's largest latency is ") + top->first + " = " + buf + " s";
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -572,6 +605,12 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
     if (const std::string route = missing_route(log); !route.empty())
       throw InputError("platform" + (platform.xml_file.empty() ? std::string() : " file " + platform.xml_file) +
                        ": " + route);
+    if (const std::string when = impossible_happened(log); !when.empty())
+      throw InputError("platform" + (platform.xml_file.empty() ? std::string() : " file " + platform.xml_file) +
+                       ": SimGrid's resource model failed at simulated time " + when +
+                       " s (\"The Impossible Did Happen\"): its double-precision clock cannot resolve the run's "
+                       "short steps that far out" + largest_latency(platform) +
+                       "; shorten the latencies or the run");
     if (read_text(dir.file("phase")) == "platform")
       throw InputError("platform" +
                        (platform.xml_file.empty() ? std::string() : " file " + platform.xml_file) +

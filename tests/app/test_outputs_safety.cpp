@@ -1032,6 +1032,21 @@ TEST_F(OutputsSafety, PlatformFilesSimGridWouldAbortOnAreRefused) {
   EXPECT_EQ(run(platform("good", "1Gf", "1GBps", true)).code(), 0);
 }
 
+// A latency within the documented limits can push the clock so far that SimGrid's lazy model
+// loses the run's 25 us noise steps and aborts ("The Impossible Did Happen", exit 1 before):
+// exit 2, naming the clock and the largest latency.
+TEST_F(OutputsSafety, SimGridsPrecisionFailureNamesTheLatency) {
+  const Result r = waitlab({"run", kSource + "/scenarios/heat1d.yaml", "--no-progress", "--set",
+                            "platform.core_latency=1e5s", "--set", "workload.iterations=3", "--out",
+                            (dir_ / "o").string()});
+  EXPECT_EQ(r.code(), 2);
+  EXPECT_EQ(r.err, "waitlab: error: platform: SimGrid's resource model failed at simulated time 390060.000575 s "
+                   "(\"The Impossible Did Happen\"): its double-precision clock cannot resolve the run's short "
+                   "steps that far out; the platform's largest latency is core_latency = 100000 s; shorten the "
+                   "latencies or the run\n");
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
 // `report` of a directory holding a 1 GB PNG took 5.2 GB (base64 in memory): a picture above
 // 32 MiB is linked, not embedded.
 TEST_F(OutputsSafety, AHugePictureIsLinkedNotEmbedded) {
