@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include "analysis/trace/error.hpp"
 #include "sim/signals.hpp"
@@ -47,6 +49,54 @@ fs::path absolute_dir(const std::string& dir) {
   if (ec) p = fs::absolute(dir).lexically_normal();
   if (p.has_relative_path() && p.filename().empty()) p = p.parent_path();
   return p;
+}
+
+// "PID.START": this process, told apart from a later one of the same pid by its start time
+// (field 22 of /proc/PID/stat, in clock ticks since boot). It is part of the name of every
+// directory the commit makes beside the outputs, so that the next waitlab can tell the
+// leftovers of a killed one (SIGKILL cannot be caught) from those of one still running.
+std::string start_time_of(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t paren = text.rfind(')');  // the command name may hold spaces and ')'
+  if (paren == std::string::npos) return {};
+  std::istringstream fields(text.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return field;
+  return {};
+}
+
+std::string process_tag() {
+  const std::string pid = std::to_string(::getpid());
+  return pid + "." + start_time_of(pid);
+}
+
+// Removes the directories named PREFIX + "PID.START-XXXXXX" in WHERE whose process has ended:
+// the staging and trash directories of a waitlab killed before it could remove them.
+void remove_orphans(const fs::path& where, const std::string& prefix, const std::string& shown_dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(where, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // PID.START-XXXXXX
+    const std::size_t dot = rest.find('.');
+    const std::size_t dash = rest.rfind('-');
+    if (dot == std::string::npos || dash == std::string::npos || dash < dot || rest.size() - dash != 7) continue;
+    const std::string pid = rest.substr(0, dot);
+    const std::string start = rest.substr(dot + 1, dash - dot - 1);
+    const auto digits = [](const std::string& t) {
+      return !t.empty() && t.size() < 20 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (!digits(pid) || !digits(start) || start_time_of(pid) == start) continue;  // still running
+    struct stat st = {};
+    if (!lstat_of(it->path().string(), st) || !is_directory(st)) continue;
+    std::error_code rec;
+    fs::remove_all(it->path(), rec);
+    if (!rec)
+      std::cerr << "waitlab: " << shown_dir << ": removed " << it->path().string()
+                << ", the unfinished outputs of an earlier waitlab that was killed\n";
+  }
 }
 
 // A fresh directory from a mkdtemp template, with the permissions mkdir would give it (mkdtemp
@@ -140,6 +190,15 @@ OutputDir::OutputDir(const std::string& dir, const Inputs& inputs, Mode mode)
   existed_ = ::stat(dir_.c_str(), &st) == 0;
   if (existed_ && recover_commit(dir_))
     std::cerr << "waitlab: " << dir << ": finished the commit of outputs that an earlier waitlab was stopped in\n";
+  const std::string name = abs.filename().string();
+  if (abs != abs.root_path()) {
+    remove_orphans(abs.parent_path(), "." + name + ".waitlab-", dir);
+    remove_orphans(abs.parent_path(), ".waitlab-trash.", dir);
+  }
+  if (existed_) {
+    remove_orphans(abs, ".waitlab-staging.", dir);
+    remove_orphans(abs, ".waitlab-trash.", dir);
+  }
   // The directories missing on the way are made now, and removed again if the command fails.
   std::vector<fs::path> missing;
   for (fs::path a = mode == Mode::Entries ? abs : abs.parent_path(); !a.empty(); a = a.parent_path()) {
@@ -164,9 +223,9 @@ OutputDir::OutputDir(const std::string& dir, const Inputs& inputs, Mode mode)
     inside = abs == abs.root_path() ||
              (::stat(abs.parent_path().c_str(), &parent) == 0 && parent.st_dev != st.st_dev);
   }
-  const std::string name = abs.filename().string();
-  staging_ = make_temp_dir(inside ? (abs / ".waitlab-staging.XXXXXX").string()
-                                  : (abs.parent_path() / ("." + name + ".waitlab-XXXXXX")).string());
+  const std::string tag = process_tag() + "-XXXXXX";
+  staging_ = make_temp_dir(inside ? (abs / (".waitlab-staging." + tag)).string()
+                                  : (abs.parent_path() / ("." + name + ".waitlab-" + tag)).string());
   cleanups_.push_back(std::make_unique<Cleanup>(staging_, sim::CleanupPath::Kind::Tree));
   if (mode != Mode::Directory || !existed_) return;
 
@@ -313,11 +372,13 @@ void OutputDir::sync() {
   }
 
   const fs::path staging(staging_);
-  const std::string trash = make_temp_dir((staging.parent_path() / ".waitlab-trash.XXXXXX").string());
+  const std::string trash = make_temp_dir((staging.parent_path() / (".waitlab-trash." + process_tag() + "-XXXXXX")).string());
   const Cleanup trash_cleanup(trash, sim::CleanupPath::Kind::Tree);
   // The journal: from the moment it is in DIR, the commit can only roll forward — finished by
   // this process, or by the next waitlab that opens DIR if this one is killed (recover_commit).
   const std::string journal = dir_ + "/" + kJournal;
+  const TestStop stop = test_stop();
+  stop.at(-1);  // before the journal: the staging and trash directories are left to the next waitlab
   {
     std::string text = std::string(kJournalHead) + "\nstaging " + staging_ + "\ntrash " + trash + "\n";
     for (std::size_t i = 0; i < steps.size(); ++i)
@@ -326,7 +387,6 @@ void OutputDir::sync() {
     write_journal(journal, text, given_);
   }
   sim::outputs_committed();
-  const TestStop stop = test_stop();
   int renames = 0;
   stop.at(renames);
   std::vector<std::pair<std::string, std::string>> done;  // renames made, to undo

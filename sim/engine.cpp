@@ -308,12 +308,13 @@ std::string trace_path(const TempDir& dir, const RunOptions& options) {
     } catch (const InputError& e) {
       write_result(dir.file("result"), Status::BadInput, e.what(), nullptr);
     } catch (const std::bad_alloc&) {
-      // A size the memory estimate does not count (a collective's buffers, say) met the host's
-      // limit: bad input for this host, named as such (exit 2).
+      // More than the memory estimate counted met the host's limit: bad input for this host,
+      // named as such (exit 2).
       write_result(dir.file("result"), Status::BadInput,
                    "out of memory in the simulation: it needed more memory than the host allows (ulimit -v, the "
-                   "machine's memory) for sizes the estimate before the run does not count (a collective's "
-                   "buffers); simulate fewer ranks or smaller messages, or give it more memory",
+                   "machine's memory), more than the estimate before the run counted (a collective algorithm's "
+                   "buffers, or WAITLAB_MEMORY_CHECK); simulate fewer ranks or smaller messages, or give it more "
+                   "memory",
                    nullptr);
     } catch (const std::exception& e) {
       write_result(dir.file("result"), Status::Failure, e.what(), nullptr);

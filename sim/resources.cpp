@@ -187,7 +187,22 @@ MemoryNeed memory_need(int ranks, double events, double truths, bool heap_stacks
   return m;
 }
 
+void MemoryNeed::add_collective(double bytes, const std::string& text) {
+  const double capped = std::min(bytes, 1e18);
+  collective_bytes = static_cast<std::uint64_t>(capped);
+  collective = text;
+  resident += collective_bytes;
+  address_space += collective_bytes;
+}
+
 std::string MemoryNeed::breakdown() const {
+  std::string b = breakdown_records();
+  if (collective_bytes > 0)
+    b += fmt::format(" + {} for the largest collective ({})", human_bytes(collective_bytes), collective);
+  return b;
+}
+
+std::string MemoryNeed::breakdown_records() const {
   if (!held)
     return fmt::format(
         "{} ranks × {} + {} of buffers for {} events and {} compute intervals recorded to disk", ranks,
@@ -200,12 +215,55 @@ std::string MemoryNeed::breakdown() const {
 
 namespace {
 
-// One rank's recorded events, compute intervals and the actions drawn to count them.
+// One rank's recorded events, compute intervals and the actions drawn to count them, and the
+// memory its largest collective takes.
 struct RankCount {
   double events = 0;
   double truths = 0;
   std::uint64_t actions = 0;
+  double collective = 0;  // bytes (collective_bytes)
+  std::string collective_text;
 };
+
+// The memory a collective takes in the simulation process, all its ranks together: waitlab's
+// two scratch buffers of the call's widest buffer W (the per-rank size times the
+// communicator's ranks for gather, scatter, allgather and alltoall; the whole vector for the
+// v-collectives) and SimGrid's algorithms' own temporary buffers, which every rank holds at
+// once. Measured (peak resident memory of `run` of an alltoall_loop, one iteration, SMPI's
+// default algorithms): (2.5 + P/2) x W for P = 4, 8, 16 and 32 ranks and W from 256 MiB to
+// 1 GiB — 4.5 GiB for 4 x 256 MiB, 10.5 GiB for 16 x 64 MiB. The same bound is taken for every
+// collective.
+double collective_bytes(const models::Action& a, const models::Workload& w, std::string& text) {
+  using K = models::ActionKind;
+  const auto& comms = w.definitions().comms;
+  const double ranks = a.comm < comms.size() && !comms[a.comm].members.empty()
+                           ? static_cast<double>(comms[a.comm].members.size())
+                           : static_cast<double>(w.ranks());
+  double wide = 0;
+  switch (a.kind) {
+    case K::Bcast: case K::Reduce: case K::Allreduce:
+      wide = static_cast<double>(a.bytes);
+      break;
+    case K::Gather: case K::Scatter: case K::Allgather: case K::Alltoall:
+      wide = static_cast<double>(a.bytes) * ranks;
+      break;
+    case K::Gatherv: case K::Scatterv: case K::Allgatherv: case K::Alltoallv: case K::ReduceScatter:
+      if (const models::Counts* c = w.counts(a.counts)) {
+        double send = 0, recv = 0;
+        for (const auto v : c->send) send += static_cast<double>(v);
+        for (const auto v : c->recv) recv += static_cast<double>(v);
+        wide = std::max({send, recv, static_cast<double>(a.bytes)});
+      }
+      break;
+    default:
+      return 0;
+  }
+  const double bytes = (2.5 + ranks / 2) * wide;
+  if (bytes > 0)
+    text = fmt::format("{} on {} ranks, buffers of {}", models::action_name(a.kind), ranks,
+                       human_bytes(static_cast<std::uint64_t>(wide)));
+  return bytes;
+}
 
 // Counts the actions of one rank's stream, at most `cap` of them: a longer stream (a
 // user-chosen iteration count, up to 2^30) is extrapolated from what was counted, so the work
@@ -216,7 +274,8 @@ struct RankCount {
 // stream without usable stamps (none, decreasing, past `iterations`, or no iteration complete
 // within the cap) is scaled by how much of it was consumed (ActionStream::done()); one that
 // cannot tell either is counted to its end.
-RankCount count_rank(models::ActionStream& stream, bool recorded, int iterations, std::uint64_t cap) {
+RankCount count_rank(models::ActionStream& stream, const models::Workload& workload, bool recorded, int iterations,
+                     std::uint64_t cap) {
   RankCount c;
   int first = -1;         // the first stamped iteration
   int current = -1;       // the iteration of the last stamped action
@@ -246,6 +305,8 @@ RankCount count_rank(models::ActionStream& stream, bool recorded, int iterations
         e.events += (before_current.events - before_first.events) / done * todo;
         e.truths += (before_current.truths - before_first.truths) / done * todo;
         e.actions = c.actions + 1;  // `a` was drawn too
+        e.collective = c.collective;
+        e.collective_text = c.collective_text;
         return e;
       }
       if (const double share = stream.done(); share > 0 && share <= 1) {
@@ -261,6 +322,11 @@ RankCount count_rank(models::ActionStream& stream, bool recorded, int iterations
     // (An in_waitall Wait records nothing itself.)
     if (recorded && !a.in_waitall) c.events += events_of(a.kind);
     if (a.kind == models::ActionKind::Compute) ++c.truths;
+    std::string text;
+    if (const double b = collective_bytes(a, workload, text); b > c.collective) {
+      c.collective = b;
+      c.collective_text = std::move(text);
+    }
     ++c.actions;
   }
   return c;
@@ -285,11 +351,18 @@ MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& o
   double events = 0;
   double truths = 0;
   std::uint64_t actions = 0;
+  double collective = 0;
+  std::string collective_text;
   int counted = 0;
   for (long long k = 0; k < n && (counted == 0 || actions < budget); ++k, ++counted) {
     const int r = static_cast<int>(k * stride % n);
     auto stream = workload.stream(r);
-    const RankCount c = count_rank(*stream, recorded, workload.iterations(), std::max<std::uint64_t>(1, rank_budget));
+    const RankCount c =
+        count_rank(*stream, workload, recorded, workload.iterations(), std::max<std::uint64_t>(1, rank_budget));
+    if (c.collective > collective) {
+      collective = c.collective;
+      collective_text = c.collective_text;
+    }
     events += 4 + c.events;  // MPI_Init and MPI_Finalize: Enter and Leave each
     truths += c.truths;
     actions += c.actions;
@@ -301,6 +374,7 @@ MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& o
   MemoryNeed need = memory_need(n, events * scale, truths * scale, detail::unguarded_stacks(n, maps),
                                 options.return_trace);
   need.actions = actions;
+  need.add_collective(collective, collective_text);
   return need;
 }
 
@@ -316,25 +390,28 @@ std::string check_memory(const MemoryNeed& need, const HostLimits& limits) {
   };
   const std::string what = fmt::format("this simulation of {} ranks needs about {} of memory ({})", need.ranks,
                                        human_bytes(need.resident), need.breakdown());
-  const std::string fewer = "simulate fewer ranks or iterations";
+  const std::string fewer = need.collective_bytes > 0 ? "simulate fewer ranks, iterations or smaller messages"
+                                                       : "simulate fewer ranks or iterations";
+  const std::string stacks =
+      fmt::format("{} of stack per rank{}", human_bytes(kStackBytes),
+                  need.collective_bytes > 0 ? fmt::format(", {} for the largest collective ({})",
+                                                          human_bytes(need.collective_bytes), need.collective)
+                                            : std::string());
   // Address space: the stacks, 8 MiB per rank, whatever part of them is touched.
   const std::uint64_t space = limits.self_vsz + need.address_space;
   if (limits.address_space > 0 && space > limits.address_space)
-    problem(fmt::format("this simulation of {} ranks needs about {} of address space ({} of stack per rank) but the "
+    problem(fmt::format("this simulation of {} ranks needs about {} of address space ({}) but the "
                         "address-space limit (ulimit -v) is {}: raise it (ulimit -v unlimited) or {}",
-                        need.ranks, human_bytes(space), human_bytes(kStackBytes), human_bytes(limits.address_space),
-                        fewer));
+                        need.ranks, human_bytes(space), stacks, human_bytes(limits.address_space), fewer));
   if (limits.data > 0 && need.address_space > limits.data)
-    problem(fmt::format("this simulation of {} ranks needs about {} of data segment ({} of stack per rank) but the "
+    problem(fmt::format("this simulation of {} ranks needs about {} of data segment ({}) but the "
                         "data limit (ulimit -d) is {}: raise it (ulimit -d unlimited) or {}",
-                        need.ranks, human_bytes(need.address_space), human_bytes(kStackBytes), human_bytes(limits.data),
-                        fewer));
+                        need.ranks, human_bytes(need.address_space), stacks, human_bytes(limits.data), fewer));
   if (limits.commit_free > 0 && need.address_space > limits.commit_free)
-    problem(fmt::format("this simulation of {} ranks commits about {} of memory ({} of stack per rank) but with "
+    problem(fmt::format("this simulation of {} ranks commits about {} of memory ({}) but with "
                         "vm.overcommit_memory=2 only {} can still be committed: {}, or allow overcommit "
                         "(sysctl vm.overcommit_memory=0)",
-                        need.ranks, human_bytes(need.address_space), human_bytes(kStackBytes),
-                        human_bytes(limits.commit_free), fewer));
+                        need.ranks, human_bytes(need.address_space), stacks, human_bytes(limits.commit_free), fewer));
   // The result file: the trace, written by the simulation process into $TMPDIR.
   const std::string trace_size = fmt::format("its trace of about {} ({} events)", human_bytes(need.result_bytes),
                                              count_text(need.events));

@@ -64,7 +64,11 @@ struct MemoryNeed {
   std::uint64_t result_bytes = 0;   // the trace as the child hands it over (.wlt: as recorded)
   bool held = true;                 // the trace comes back into memory (RunOptions::return_trace)
   std::uint64_t actions = 0;        // estimate_memory's work: the actions it drew from the streams
+  std::uint64_t collective_bytes = 0;  // the largest collective's buffers (in resident)
+  std::string collective;              // "Alltoall on 16 ranks, buffers of 16 GiB"
   std::string breakdown() const;   // "65,536 ranks × 20 KiB + 5.2 million events × 60 B + ..."
+  std::string breakdown_records() const;  // breakdown() without the collective
+  void add_collective(double bytes, const std::string& text);  // counts it in resident, address_space
 };
 // Counts the actions of every rank, up to `budget` actions (then extrapolates from the ranks
 // counted), and at most `rank_budget` of one rank's: the rest of a longer stream is

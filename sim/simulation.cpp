@@ -1639,11 +1639,12 @@ RunResult Simulation::run() {
       } catch (const InputError& e) {
         fail(e.what(), true);
       } catch (const std::bad_alloc&) {
-        // A size the memory estimate does not count (a collective's buffers) met the host's limit.
+        // More than the memory estimate counted (its collective bound is measured on SimGrid's
+        // default algorithms; another may take more) met the host's limit.
         fail("out of memory in the simulation of rank " + std::to_string(runner->rank()) +
-                 ": it needed more memory than the host allows (ulimit -v, the machine's memory) for sizes the "
-                 "estimate before the run does not count (a collective's buffers); simulate fewer ranks or smaller "
-                 "messages, or give it more memory",
+                 ": it needed more memory than the host allows (ulimit -v, the machine's memory), more than the "
+                 "estimate before the run counted (a collective algorithm's buffers, or WAITLAB_MEMORY_CHECK); "
+                 "simulate fewer ranks or smaller messages, or give it more memory",
              true);
       } catch (const std::exception& e) {
         fail(e.what(), false);

@@ -194,7 +194,7 @@ def du_kib(path):
     return total
 
 
-FAULTS = ["enospc", "fsize", "as", "tmpdir", "readonly", "sigint@0", "sigterm@2", "sigkill@1", "sigkill@3",
+FAULTS = ["enospc", "fsize", "as", "tmpdir", "readonly", "sigint@0", "sigterm@2", "sigkill@-1", "sigkill@1", "sigkill@3",
           "out=in"]
 
 

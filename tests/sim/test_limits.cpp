@@ -99,6 +99,45 @@ TEST(MemoryEstimate, CountsEveryRankAndSamplesBeyondTheBudget) {
   }
 }
 
+// A collective's buffers are counted (issue 29, item 4): an alltoall of 16 ranks x 1 GiB was
+// killed by the address-space limit instead of refused. (2.5 + P/2) x W, W the widest buffer:
+// the bound measured on SimGrid's default algorithms (sim/resources.cpp collective_bytes).
+TEST(MemoryEstimate, CountsTheLargestCollectivesBuffers) {
+  const auto limits = read_host_limits();
+  const auto alltoall = workload("alltoall_loop", {{"ranks", "16"}, {"iterations", "2"}, {"bytes", "64MiB"}});
+  const MemoryNeed need = estimate_memory(*alltoall, options(), limits);
+  EXPECT_EQ(need.collective_bytes, 21ull * GiB / 2);  // (2.5 + 8) x 16 x 64 MiB
+  EXPECT_EQ(need.collective, "alltoall on 16 ranks, buffers of 1.0 GiB");
+  const MemoryNeed without = memory_need(16, need.events, need.truths, need.heap_stacks, need.held);
+  EXPECT_EQ(need.resident, without.resident + need.collective_bytes);
+  EXPECT_EQ(need.address_space, without.address_space + need.collective_bytes);
+  EXPECT_NE(need.breakdown().find(" + 10.5 GiB for the largest collective (alltoall on 16 ranks, buffers of 1.0 GiB)"),
+            std::string::npos)
+      << need.breakdown();
+  // An allreduce's widest buffer is its message: (2.5 + 2) x 1 MiB on 4 ranks.
+  const auto allreduce = workload("allreduce_loop", {{"ranks", "4"}, {"iterations", "2"}, {"bytes", "1MiB"}});
+  EXPECT_EQ(estimate_memory(*allreduce, options(), limits).collective_bytes, 9 * MiB / 2);
+  // Point-to-point only: nothing.
+  const auto heat = workload("heat1d", {{"ranks", "4"}, {"iterations", "2"}});
+  EXPECT_EQ(estimate_memory(*heat, options(), limits).collective_bytes, 0u);
+  // 16 x 1 GiB: 168 GiB, refused before the run.
+  const auto big = workload("alltoall_loop", {{"ranks", "16"}, {"iterations", "2"}, {"bytes", "1GiB"}});
+  const MemoryNeed big_need = estimate_memory(*big, options(), limits);
+  EXPECT_EQ(big_need.collective_bytes, 168 * GiB);
+  HostLimits small = limits;
+  small.address_space = 8 * GiB;
+  MemoryCheckMode refuse(nullptr);
+  try {
+    check_memory(big_need, small);
+    ADD_FAILURE() << "not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("168.0 GiB for the largest collective (alltoall on 16 ranks, buffers of "
+                                         "16.0 GiB)) but the address-space limit (ulimit -v) is 8.0 GiB"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // The estimate's work does not grow with the iterations (issue 29, item 5): a rank's stream
 // is counted up to rank_budget actions and the rest extrapolated from its iterations, which
 // for a synthetic workload are all alike, so the figure is the exact one. Work is counted in
