@@ -95,6 +95,21 @@ def cases(d):
     write("long.prv", "#Paraver (01/01/2026 at 00:00):1000_ns:1(2):1:2(1:1,1:1),0\n"
                       "1:1:1:1:1:0:", ("9" * (1 << 20), 80), ":1\n")
     out.append(("Paraver line of 80 MiB", ["analyze", "long.prv", "--out", "a"]))
+    # Faults SimGrid aborts on, caught in the simulation process's log.
+    write("noroute.xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                         "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+                         "    <host id=\"h0\" speed=\"1Gf\"/>\n    <host id=\"h1\" speed=\"1Gf\"/>\n"
+                         "  </zone>\n</platform>\n")
+    out.append(("XML platform without a route",
+                ["run", write("noroute.yaml", "platform: {type: xml, file: noroute.xml}\n"
+                                              "workload: {type: heat1d, ranks: 2, iterations: 2}\n"), "--out", "o"]))
+    out.append(("core latency 1e5 s (SimGrid's precision)",
+                ["run", os.path.join(SOURCE, "scenarios", "heat1d.yaml"), "--set", "platform.core_latency=1e5s",
+                 "--set", "workload.iterations=3", "--out", "o"]))
+    out.append(("alltoall of 16 ranks x 1 GiB (collective buffers)",
+                ["run", write("a2a.yaml", "platform: {type: cluster, nodes: 16}\n"
+                                          "workload: {type: alltoall_loop, ranks: 16, iterations: 2, bytes: 1GiB}\n"),
+                 "--out", "o"]))
     return out
 
 
