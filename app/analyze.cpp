@@ -161,7 +161,8 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
   for (std::size_t i = 0; i < r.path_names.size(); ++i)
     r.path_names[i] = r.matching.paths.name(static_cast<trace::CallPathId>(i), t.defs);
   if (sel.waitstate || sel.delay || sel.critpath || sel.idlewave)
-    r.waits = timed(r.waitstate_seconds, [&] { return analysis::wait_states(t, r.matching); });
+    r.waits = timed(r.waitstate_seconds,
+                    [&] { return analysis::wait_states(t, r.matching, sel.waitstate_options); });
   if (sel.delay) r.delay = timed(r.delay_seconds, [&] { return analysis::delay_costs(t, r.matching, *r.waits); });
   if (sel.critpath)
     r.critpath = timed(r.critpath_seconds, [&] { return analysis::critical_path(t, r.matching, *r.waits); });
@@ -219,6 +220,7 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
                       {"ranks", w.ranks},
                       {"total_waiting_s", w.total_waiting},
                       {"wait_ratio", w.wait_ratio},
+                      {"alltoallv_nxn", r.selection.waitstate_options.alltoallv_nxn},
                       {"patterns", patterns}};
   }
   if (r.delay) {
@@ -416,8 +418,9 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
 }
 
 void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
-  const AnalysisSelection sel =
+  AnalysisSelection sel =
       parse_analyses(args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses, "--analyses");
+  sel.waitstate_options.alltoallv_nxn = args.alltoallv_nxn;
   trace::ClockOptions clock;
   if (!trace::parse_clock_mode(args.clock_correction, clock.mode))
     throw InputError("--clock-correction: unknown mode '" + args.clock_correction +

@@ -32,6 +32,7 @@ struct AnalysisSelection {
   bool minprofile = false;
   bool idlewave = false;
   bool timeresolved = false;
+  analysis::WaitStateOptions waitstate_options;  // Scalasca's collective classes unless told
   bool any() const { return waitstate || delay || critpath || minprofile || idlewave || timeresolved; }
   std::vector<std::string> names() const;  // in the order waitstate, delay, critpath, minprofile, idlewave, timeresolved
 };
@@ -99,6 +100,7 @@ struct AnalyzeArgs {
   std::string out_dir;                 // default: <trace's directory>/analysis
   std::vector<std::string> analyses;   // default: all
   std::string clock_correction = "auto";  // docs/clock-correction.md
+  bool alltoallv_nxn = false;          // count MPI_Alltoallv as N×N (Scalasca does not)
   std::string windows;                 // time-resolved windows (models/windows.hpp); "" = the default
   std::string convention = "auto";     // auto (the trace origin's), bsc, scalasca, waitlab
   std::string ideal = "auto";          // lamport, smpi, both; auto: both for measured traces, lamport otherwise

@@ -689,6 +689,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   analyze->add_option("--clock-correction", analyze_args.clock_correction,
                       "Clock-skew correction before analysing: auto (default: only if receives precede their sends), "
                       "none, linear, clamp, linear+clamp (docs/clock-correction.md)");
+  analyze->add_flag("--alltoallv-nxn", analyze_args.alltoallv_nxn,
+                    "Count MPI_Alltoallv as an N×N synchronisation (Wait at N×N); Scalasca, and waitlab by default, "
+                    "do not: ranks that exchange no data need not wait for each other (docs/analyses.md)");
   analyze->add_option("--out,-o", analyze_args.out_dir, "Output directory (default: <trace's directory>/analysis)");
   analyze->add_option("--analyses,-a", analyze_args.analyses,
                       "Analyses to run: waitstate, delay, critpath, minprofile, idlewave, timeresolved or all "

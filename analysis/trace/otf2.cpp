@@ -406,7 +406,7 @@ namespace {
   X(CallingContextEnter) X(CallingContextLeave) X(CallingContextSample) X(IoCreateHandle)               \
   X(IoDestroyHandle) X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags) X(IoDeleteFile)              \
   X(IoOperationBegin) X(IoOperationTest) X(IoOperationIssued) X(IoOperationComplete)                    \
-  X(IoOperationCancelled) X(IoAcquireLock) X(IoReleaseLock) X(IoTryLock) X(ProgramBegin) X(ProgramEnd)  \
+  X(IoOperationCancelled) X(IoAcquireLock) X(IoReleaseLock) X(IoTryLock)                                \
   X(CommCreate) X(CommDestroy) X(Unknown)
 
 enum class Skip : std::uint8_t {
@@ -524,6 +524,7 @@ struct Defs {
     OTF2_RegionRef id;
     OTF2_StringRef name, canonical, source;
     OTF2_Paradigm paradigm;
+    OTF2_RegionRole role;
   };
   std::vector<Reg> regions;
   std::map<OTF2_LocationGroupRef, bool> process_groups;  // id -> is a process
@@ -623,6 +624,14 @@ struct Sink {
   RefTable<CommInfo> comms;
   std::map<OTF2_MetricRef, MetricInfo> metrics;
   const std::vector<Communicator>* trace_comms = nullptr;
+  // The program regions (Score-P: role ARTIFICIAL, paradigm MEASUREMENT_SYSTEM, named after
+  // the executable), by the string of their canonical name, which ProgramBegin names; and
+  // what a ProgramBegin naming none of them gets (a region made for it, named by the
+  // program's file name).
+  std::unordered_map<OTF2_StringRef, RegionId> program_regions;
+  const std::unordered_map<OTF2_StringRef, std::string>* strings = nullptr;
+  std::vector<Region>* trace_regions = nullptr;
+  std::vector<RegionId> program_stack;  // per location: the program regions begun, not ended
 
   // The location being read.
   Location* loc = nullptr;
@@ -663,6 +672,7 @@ struct Sink {
     coll_begin = kNone;
     drop.clear();
     inter_isends.clear();
+    program_stack.clear();
   }
   // Seconds of a tick that check() accepted.
   Time time(OTF2_TimeStamp t) const {
@@ -1021,6 +1031,44 @@ OTF2_CallbackCode on_metric(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t positio
   return OTF2_CALLBACK_SUCCESS;
 }
 
+// ProgramBegin / ProgramEnd: an Enter and a Leave of the program region, the root of every
+// call path, as Scalasca's reader (PEARL) makes them. Score-P's MPI-only traces have no other
+// region outside MPI: the time between MPI calls is the program's, and the delay costs and
+// the critical path charge it there.
+OTF2_CallbackCode on_program_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u,
+                                   OTF2_AttributeList*, OTF2_StringRef name, uint32_t, const OTF2_StringRef*) {
+  Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
+  RegionId id = 0;
+  if (const auto it = s.program_regions.find(name); it != s.program_regions.end()) {
+    id = it->second;
+  } else {
+    const auto text = s.strings->find(name);
+    std::string program = text == s.strings->end() ? std::string() : text->second;
+    if (const std::size_t slash = program.rfind('/'); slash != std::string::npos) program.erase(0, slash + 1);
+    if (program.empty()) program = "program";
+    id = static_cast<RegionId>(s.trace_regions->size());
+    s.trace_regions->push_back(Region{program, MpiOp::None, ""});
+    s.program_regions.emplace(name, id);
+  }
+  if (++s.depth > kMaxRegionDepth)
+    return s.fail_at(position, "the ProgramBegin nests regions deeper than the " + std::to_string(kMaxRegionDepth) +
+                                   " levels a trace may have");
+  s.program_stack.push_back(id);
+  s.ev->push_back(make_event(s.time(t), EventKind::Enter, MpiOp::None, id));
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_program_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
+                                 int64_t) {
+  Sink& s = sink(u);
+  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
+  if (s.program_stack.empty()) return s.fail_at(position, "a ProgramEnd without a ProgramBegin before it");
+  if (s.depth > 0) --s.depth;
+  s.ev->push_back(make_event(s.time(t), EventKind::Leave, MpiOp::None, s.program_stack.back()));
+  s.program_stack.pop_back();
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 template <Skip K, typename... A>
 OTF2_CallbackCode on_skipped(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                              A...) {
@@ -1054,6 +1102,8 @@ OTF2_EvtReaderCallbacks* event_callbacks() {
   OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cb, on_buffer_flush);
   OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cb, on_measurement);
   OTF2_EvtReaderCallbacks_SetMetricCallback(cb, on_metric);
+  OTF2_EvtReaderCallbacks_SetProgramBeginCallback(cb, on_program_begin);
+  OTF2_EvtReaderCallbacks_SetProgramEndCallback(cb, on_program_end);
 #define WL_OTF2_SKIP(name) skip_with<Skip::name>(OTF2_EvtReaderCallbacks_Set##name##Callback, cb);
   WL_OTF2_SKIPPED_RECORDS(WL_OTF2_SKIP)
 #undef WL_OTF2_SKIP
@@ -1089,8 +1139,9 @@ void read_global_definitions(OTF2_Reader* reader, Defs& d, const std::function<v
   });
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(
       gcb, [](void* u, OTF2_RegionRef r, OTF2_StringRef name, OTF2_StringRef canonical, OTF2_StringRef,
-              OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef source, uint32_t, uint32_t) {
-        static_cast<Defs*>(u)->regions.push_back(Defs::Reg{r, name, canonical, source, paradigm});
+              OTF2_RegionRole role, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef source, uint32_t,
+              uint32_t) {
+        static_cast<Defs*>(u)->regions.push_back(Defs::Reg{r, name, canonical, source, paradigm, role});
         return OTF2_CALLBACK_SUCCESS;
       });
   OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(
@@ -1355,6 +1406,8 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
   }
 
   Sink s;
+  s.strings = &d.strings;
+  s.trace_regions = &t.defs.regions;
   s.offset = d.offset;
   s.resolution = static_cast<double>(d.resolution);
 
@@ -1368,6 +1421,13 @@ Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
     info.paradigm = rg.paradigm;
     info.keep = mpi || kept_paradigm(rg.paradigm);
     info.overhead = rg.paradigm == OTF2_PARADIGM_MEASUREMENT_SYSTEM;
+    // A program region (ProgramBegin names its canonical name): kept, as a region of its own
+    // (its Enter records, if a writer made any, are still the measurement system's).
+    if (rg.paradigm == OTF2_PARADIGM_MEASUREMENT_SYSTEM && rg.role == OTF2_REGION_ROLE_ARTIFICIAL &&
+        d.str(rg.name) != "TRACE BUFFER FLUSH" && d.str(rg.name) != "MEASUREMENT OFF") {
+      s.program_regions.emplace(rg.canonical, static_cast<RegionId>(t.defs.regions.size()));
+      t.defs.regions.push_back(Region{d.str(rg.name), MpiOp::None, ""});
+    }
     if (info.keep) {
       const std::string name = d.str(rg.name), canonical = d.str(rg.canonical);
       info.op = mpi ? mpi_region_op(canonical.empty() ? name : canonical) : MpiOp::None;

@@ -38,13 +38,17 @@ struct P2P {
   double seconds;
   Rank cause_rank;
   std::uint32_t cause_call;
-  Time send_time;  // Late Sender: when the awaited send was entered
+  Time send_time;  // Late Sender: the time of the awaited message's send event
   Rank source;
   bool late_sender;
   std::uint32_t order;  // within the call: the event that completes the message (ties: the first completed is blamed)
 };
 
-bool is_nxn(MpiOp op) {
+// Scalasca's N×N class: MPI_Alltoallv (and Alltoallw) "can implement arbitrary
+// communication patterns" and is ignored (scout's MpiCommunicationHandler returns before
+// dispatching it); MPI_Allgatherv is N×N.
+bool is_nxn(MpiOp op, const WaitStateOptions& options) {
+  if (op == MpiOp::Alltoallv) return options.alltoallv_nxn;
   op = trace::base_collective(op);
   return op == MpiOp::Allreduce || op == MpiOp::Allgather || op == MpiOp::Alltoall ||
          op == MpiOp::ReduceScatter;
@@ -78,7 +82,7 @@ double WaitStateResult::ratio(Pattern p) const {
   return denom > 0 ? total[static_cast<std::size_t>(p)] / denom : 0.0;
 }
 
-WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
+WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const WaitStateOptions& options) {
   WaitStateResult res;
   res.ranks = tr.ranks();
   res.wall_time = tr.end_time() - tr.begin_time();
@@ -92,8 +96,11 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
     const Time recv_enter = m.enter(tr, msg.receiver, msg.recv_done_call);
     const Time recv_leave = m.leave(tr, msg.receiver, msg.recv_done_call);
     const double ls = std::max(0.0, std::min(send_enter, recv_leave) - recv_enter);
+    // The wrong-order test compares the send events' times, not the send calls' Enters
+    // (Scalasca's MPI_LATESENDER_WO: they differ when a call's Enter and its send event do).
+    const Time send_event = tr.locations[msg.sender].events[msg.send_event].time;
     p2p.push_back(
-        P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, send_enter, msg.sender, true, msg.recv_event});
+        P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, send_event, msg.sender, true, msg.recv_event});
     const Time done_enter = m.enter(tr, msg.sender, msg.send_done_call);
     const Time done_leave = m.leave(tr, msg.sender, msg.send_done_call);
     const Time post_enter = m.enter(tr, msg.receiver, msg.recv_post_call);
@@ -216,7 +223,7 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m) {
         break;
       }
       default:
-        if (is_nxn(inst.op)) barrier_like(Pattern::WaitAtNxN, Pattern::NxNCompletion, true);
+        if (is_nxn(inst.op, options)) barrier_like(Pattern::WaitAtNxN, Pattern::NxNCompletion, true);
         break;
     }
   }

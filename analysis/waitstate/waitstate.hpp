@@ -14,6 +14,8 @@
 //  - Late Sender, wrong order is a subset of Late Sender (as in Scalasca's metric tree):
 //    the table lists it beside Late Sender, and totals and ratios count it once.
 //  - MPI_Init and MPI_Finalize are barriers on MPI_COMM_WORLD, with Enter/Leave times.
+//  - MPI_Alltoallv is no N×N synchronisation (Scalasca's rule: ranks that exchange no data
+//    need not wait for each other), unless WaitStateOptions::alltoallv_nxn.
 #pragma once
 
 #include <array>
@@ -95,6 +97,13 @@ struct WaitStateResult {
   std::pair<std::size_t, std::size_t> of_call(Rank r, std::uint32_t call) const;
 };
 
-WaitStateResult wait_states(const trace::Trace& trace, const trace::Matching& matching);
+struct WaitStateOptions {
+  // Count MPI_Alltoallv as N×N (Wait at N×N, N×N Completion), as waitlab did before it
+  // followed Scalasca, which ignores it (docs/analyses.md has the measured effect).
+  bool alltoallv_nxn = false;
+};
+
+WaitStateResult wait_states(const trace::Trace& trace, const trace::Matching& matching,
+                            const WaitStateOptions& options = {});
 
 }  // namespace waitlab::analysis

@@ -45,7 +45,7 @@ OTF2_TimeStamp us(double t) {
 // Global region ids.
 enum Reg : std::uint32_t {
   kMain, kCompute, kOmpParallel, kFlush, kInit, kFinalize, kCommSplit, kCommDup, kCommRank, kAllreduce, kBcast,
-  kBarrier, kIsend, kIrecv, kWaitall, kWait, kTest, kCancel, kRecv, kIallreduce, kPut, kGet, kSend, kRegions
+  kBarrier, kIsend, kIrecv, kWaitall, kWait, kTest, kCancel, kRecv, kIallreduce, kPut, kGet, kSend, kProgram, kRegions
 };
 // Global communicator ids.
 enum Com : std::uint32_t { kWorld, kSelf, kEven, kOdd, kOddDup, kTeam, kInter, kComms };
@@ -369,6 +369,9 @@ class ScorepArchive {
         {"MPI_Put", OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_RMA},
         {"MPI_Get", OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_RMA},
         {"MPI_Send", OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_POINT2POINT},
+        // Score-P's program region: named after the executable, its canonical name the path
+        // ProgramBegin names.
+        {"app", OTF2_PARADIGM_MEASUREMENT_SYSTEM, OTF2_REGION_ROLE_ARTIFICIAL},
     };
     std::vector<OTF2_StringRef> region_names;
     for (const R& r : regions) region_names.push_back(str(r.name));
@@ -385,7 +388,8 @@ class ScorepArchive {
     OK(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, mpi, OTF2_PARADIGM_CLASS_PROCESS));
     for (std::uint32_t i = 0; i < kRegions; ++i) {
       const bool is_mpi = regions[i].paradigm == OTF2_PARADIGM_MPI;
-      OK(OTF2_GlobalDefWriter_WriteRegion(g, i, region_names[i], region_names[i], 0, regions[i].role,
+      OK(OTF2_GlobalDefWriter_WriteRegion(g, i, region_names[i], i == kProgram ? str("./app") : region_names[i], 0,
+                                          regions[i].role,
                                           regions[i].paradigm, OTF2_REGION_FLAG_NONE, is_mpi ? mpi : app_c,
                                           is_mpi ? 0 : 10, is_mpi ? 0 : 90));
     }
@@ -509,12 +513,13 @@ TEST_F(Otf2Scorep, ClockPropertiesGiveTimesToTheNanosecond) {
   EXPECT_EQ(stats.trace_length, 210'000u);
   ASSERT_EQ(t.ranks(), 4u);
   const auto at = [&](Rank r, std::size_t i) { return t.locations[static_cast<std::size_t>(r)].events.at(i).time; };
-  EXPECT_NEAR(at(0, 0), 0.0, 1e-12);  // Enter main, at the global offset
-  EXPECT_NEAR(at(0, 1), 1e-6, 1e-9);  // Enter MPI_Init_thread
-  EXPECT_NEAR(at(2, 2), 12e-6, 1e-9);  // Leave MPI_Init_thread
+  EXPECT_NEAR(at(0, 0), 0.0, 1e-12);  // ProgramBegin: Enter of the program region, at the global offset
+  EXPECT_NEAR(at(0, 1), 0.0, 1e-12);  // Enter main
+  EXPECT_NEAR(at(0, 2), 1e-6, 1e-9);  // Enter MPI_Init_thread
+  EXPECT_NEAR(at(2, 3), 12e-6, 1e-9);  // Leave MPI_Init_thread
   // Rank 3's local definitions hold a clock offset of +2100 ticks: OTF2 adds it.
   EXPECT_NEAR(at(3, 0), 1e-6, 1e-9);
-  EXPECT_NEAR(at(3, 2), 14e-6, 1e-9);
+  EXPECT_NEAR(at(3, 3), 14e-6, 1e-9);
   const Event* bcast = find(t, 3, EventKind::CollEnd, MpiOp::Bcast);
   ASSERT_NE(bcast, nullptr);
   EXPECT_NEAR(bcast->time, 75.5e-6, 1e-9);
@@ -547,6 +552,16 @@ TEST_F(Otf2Scorep, RegionsOfOtherParadigmsAreLeftOut) {
   EXPECT_EQ(*region("MPI_Comm_split"), (Region{"MPI_Comm_split", MpiOp::None, "MPI"}));
   EXPECT_EQ(*region("MPI_Iallreduce"), (Region{"MPI_Iallreduce", MpiOp::None, "MPI"}));
   EXPECT_EQ(*region("MPI_Allreduce"), (Region{"MPI_Allreduce", MpiOp::Allreduce, "MPI"}));
+  // The program region is kept: ProgramBegin and ProgramEnd enter and leave it (as Scalasca's
+  // reader makes them), the root of every call path.
+  ASSERT_NE(region("app"), nullptr);
+  EXPECT_EQ(*region("app"), (Region{"app", MpiOp::None, ""}));
+  const auto& ev = t.locations[0].events;
+  EXPECT_EQ(ev.front().kind, EventKind::Enter);
+  EXPECT_EQ(ev.front().ref, static_cast<std::uint32_t>(t.defs.find_region("app")));
+  EXPECT_EQ(ev.back().kind, EventKind::Leave);
+  EXPECT_EQ(ev.back().ref, ev.front().ref);
+  EXPECT_NEAR(ev.back().time, 95e-6, 1e-9);
   EXPECT_EQ(t.defs.regions.size(), static_cast<std::size_t>(kRegions) - 2);
 }
 
@@ -623,8 +638,6 @@ TEST_F(Otf2Scorep, OtherRecordsAndLocationsAreSkippedAndCounted) {
       {"OmpJoin", 4},
       {"ParameterInt", 1},
       {"ParameterString", 1},
-      {"ProgramBegin", 4},
-      {"ProgramEnd", 4},
       {"RmaGet", 1},
       {"RmaPut", 1},
       {"ThreadFork", 4},
