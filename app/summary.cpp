@@ -266,6 +266,7 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
   j["platform"] = model_json(models::SpecKind::Platform, s.platform);
   j["workload"] = model_json(models::SpecKind::Workload, s.workload);
   if (s.workload.type == models::kTraceWorkload) j["replay_notes"] = o.replay_notes;
+  j["smpi_errors"] = ordered_json{{"count", o.result.stats.smpi_errors}, {"first", o.result.stats.smpi_first_error}};
   ordered_json perts = ordered_json::array();
   for (const auto& p : s.perturbations) perts.push_back(model_json(models::SpecKind::Perturbation, p));
   j["perturbations"] = perts;

@@ -224,8 +224,11 @@ struct TraceConverter {
   std::vector<std::vector<std::pair<Rank, Rank>>> local_rank;
   Notes notes;
   int iterations = 0;
+  // A Score-P trace: its collective records count bytes in Score-P's way (scorep_payload).
+  const bool scorep;
 
-  TraceConverter(const trace::Trace& tr, const ReplayOptions& opt) : t(tr), o(opt) {
+  TraceConverter(const trace::Trace& tr, const ReplayOptions& opt)
+      : t(tr), o(opt), scorep(tr.origin == trace::Origin::ScoreP) {
     region_map.assign(t.defs.regions.size(), 0);
     for (std::size_t i = 0; i < t.defs.regions.size(); ++i)
       if (t.defs.regions[i].op == MpiOp::None) region_map[i] = defs.region(t.defs.regions[i].name);
@@ -385,6 +388,13 @@ struct TraceConverter {
       sent[i] = (*members)[i].sent;
       got[i] = (*members)[i].got;
     }
+    // Score-P counts an MPI_Allgatherv's send as going to every member (P x the rank's block)
+    // and an MPI_Reduce_scatter's receive as P x the rank's block.
+    const auto per_member = [&](std::vector<std::uint64_t>& v) {
+      for (auto& x : v) x = n > 0 && x % n == 0 ? x / n : x;
+    };
+    if (scorep && op == MpiOp::Allgatherv) per_member(sent);
+    if (scorep && op == MpiOp::ReduceScatter) per_member(got);
     switch (op) {
       case MpiOp::Gatherv:
         b.push(vaction(ActionKind::Gatherv, me.sent, root, w, {},
@@ -395,7 +405,7 @@ struct TraceConverter {
                        me_local == root ? got : std::vector<std::uint64_t>{}, {}));
         return true;
       case MpiOp::Allgatherv:
-        b.push(vaction(ActionKind::Allgatherv, me.sent, 0, w, {}, sent));
+        b.push(vaction(ActionKind::Allgatherv, sent[static_cast<std::size_t>(me_local)], 0, w, {}, sent));
         return true;
       case MpiOp::ReduceScatter:
         b.push(vaction(ActionKind::ReduceScatter, 0, 0, w, {}, got));
@@ -440,6 +450,7 @@ struct TraceConverter {
     bool started = false;
     double last = 0;
 
+    bool finalized = false;  // MPI_Finalize reached: the replay ends there
     bool outside = false;  // computation outside every region of the trace: in `main`
     const auto gap_to = [&](double time) {
       if (!started) return;
@@ -495,6 +506,7 @@ struct TraceConverter {
       }
       if (region.op == MpiOp::Finalize) {
         gap_to(e.time);
+        finalized = true;
         break;
       }
       if (!started) {
@@ -506,10 +518,12 @@ struct TraceConverter {
       last = ev[end].time;
       i = end;
     }
+    // The regions around MPI_Finalize (main, Score-P's program region) end with the replay;
+    // others were never left in the trace.
     while (!stack.empty()) {
       b.leave(stack.back());
       stack.pop_back();
-      notes.add("regions still open at the end closed");
+      if (!finalized) notes.add("regions still open at the end closed");
     }
     if (!outstanding.empty()) {
       Action a;
@@ -691,6 +705,16 @@ struct TraceConverter {
       }
       const auto& comm = t.defs.comms[coll_end->ref];
       const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
+      if (scorep) {
+        // Score-P records what the call moves in all, not its payload (scorep_mpi_coll_bytes_*):
+        // the root of MPI_Bcast "sends" the payload to every member, MPI_Allreduce and
+        // MPI_Allgather send and receive it P times. Replaying those as payloads made SMPI
+        // move P times the data and report MPI_ERR_TRUNCATE on the root's tree children.
+        if (const auto payload = scorep_payload(op, sent, got, p, root != trace::kNoRank && local(w, r) == root)) {
+          push_collective(op, *payload, root, w, b);
+          return;
+        }
+      }
       if (is_v(op)) {
         if (replay_v(r, op, root, w, coll_end->ref, b)) return;
         notes.add(std::string(trace::mpi_name(op)) + " calls the ranks do not agree on replayed as " +
@@ -728,6 +752,49 @@ struct TraceConverter {
       }
     }
     if (op == MpiOp::Wait || op == MpiOp::Waitall) notes.add("MPI_Wait/MPI_Waitall calls completing no request skipped");
+  }
+
+  // The payload (bytes per rank; per pair for MPI_Alltoall) of a Score-P collective record
+  // of `sent` and `got` bytes on P ranks (`at_root`: this rank is the root). Score-P's
+  // conventions (its MPI adapter, scorep_mpi_coll_bytes_*; docs/formats.md): Bcast: the root
+  // sends P x and receives 1 x the payload, the others receive it; Reduce and Gather: every
+  // rank sends it, the root receives P x; Scatter: the root sends P x, every rank receives
+  // it; Allreduce, Allgather, Alltoall: P x sent and received. With MPI_IN_PLACE the root's
+  // (or every rank's) own share is left out: (P − 1) x, or 0 where it was 1 x. Nothing for
+  // the v-collectives (replay_v) and the others.
+  static std::optional<std::uint64_t> scorep_payload(MpiOp op, std::uint64_t sent, std::uint64_t got, std::uint64_t p,
+                                                     bool at_root) {
+    // total = P x payload, or (P − 1) x in place: a total both divide is taken as P x (an
+    // in-place allreduce of such a size would be replayed (P − 1)/P as large).
+    const auto share = [p](std::uint64_t total) {
+      if (p <= 1 || total % p == 0) return total / p;
+      return total % (p - 1) == 0 ? total / (p - 1) : total / p;
+    };
+    // A root that sends (receives) nothing passed MPI_IN_PLACE: (P − 1) x the payload.
+    const auto others = [p](std::uint64_t total) { return p > 1 ? total / (p - 1) : total; };
+    switch (op) {
+      case MpiOp::Bcast: return got > 0 ? got : share(sent);
+      case MpiOp::Reduce:
+      case MpiOp::Gather: return sent > 0 || !at_root ? sent : others(got);
+      case MpiOp::Scatter: return got > 0 || !at_root ? got : others(sent);
+      case MpiOp::Allreduce:
+      case MpiOp::Allgather:
+      case MpiOp::Alltoall: return share(std::max(sent, got));
+      default: return std::nullopt;
+    }
+  }
+
+  void push_collective(MpiOp op, std::uint64_t payload, Rank root, std::uint32_t w, RankBuilder& b) {
+    switch (op) {
+      case MpiOp::Bcast: b.push(coll(ActionKind::Bcast, payload, root, w)); return;
+      case MpiOp::Reduce: b.push(coll(ActionKind::Reduce, payload, root, w)); return;
+      case MpiOp::Gather: b.push(coll(ActionKind::Gather, payload, root, w)); return;
+      case MpiOp::Scatter: b.push(coll(ActionKind::Scatter, payload, root, w)); return;
+      case MpiOp::Allreduce: b.push(coll(ActionKind::Allreduce, payload, 0, w)); return;
+      case MpiOp::Allgather: b.push(coll(ActionKind::Allgather, payload, 0, w)); return;
+      case MpiOp::Alltoall: b.push(coll(ActionKind::Alltoall, payload, 0, w)); return;
+      default: return;
+    }
   }
 
   void missing(MpiOp op) {

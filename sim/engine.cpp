@@ -649,13 +649,27 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   }
   // Warnings of a successful run (SimGrid's, unusual) are passed on rather than lost, except
   // AddressSanitizer's note that it cannot follow SimGrid's stack switches (ASan builds only).
+  // MPI errors SMPI reports without failing the call (a message longer than its receive:
+  // "Truncating message - should not happen", MPI_ERR_TRUNCATE) are counted, in summary.json
+  // too (RunStats::smpi_errors), and said once with the first of them.
   std::ifstream warnings(log);
+  std::string first_error;
   for (std::string line; std::getline(warnings, line);) {
     if (line.find("ASan is ignoring requested __asan_handle_no_return") != std::string::npos ||
         line == "False positive error reports may follow" ||
         line == "For details see https://github.com/google/sanitizers/issues/189")
       continue;
+    if (line.find("Truncating message") != std::string::npos || line.find("MPI_ERR_") != std::string::npos) {
+      if (r.stats.smpi_errors++ == 0) first_error = line;
+      continue;
+    }
     std::cerr << "[simulation] " << line << "\n";
+  }
+  if (r.stats.smpi_errors > 0) {
+    r.stats.smpi_first_error = first_error.substr(0, 300);
+    std::cerr << "waitlab: warning: SMPI reported " << r.stats.smpi_errors
+              << " MPI error(s) in the simulation (the run's message sizes disagree with its receives); the first: "
+              << r.stats.smpi_first_error << "\n";
   }
   r.stats.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.stats.peak_rss_bytes = peak_rss;

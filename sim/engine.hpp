@@ -100,6 +100,10 @@ struct RunStats {
   std::uint64_t peak_rss_bytes = 0;
   std::uint64_t estimated_rss_bytes = 0;
   std::uint64_t base_rss_bytes = 0;
+  // MPI errors SMPI reported without failing the run (MPI_ERR_TRUNCATE: a message longer
+  // than the receive posted for it), and the first as SimGrid wrote it.
+  std::uint64_t smpi_errors = 0;
+  std::string smpi_first_error;
 };
 
 struct RunResult {

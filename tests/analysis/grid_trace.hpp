@@ -63,10 +63,12 @@ inline trace::Trace row_column_trace() {
     const bool late = r < 2;  // row 0 computes 900 µs longer
     ev.push_back(trace::make_event(0, EventKind::Enter, MpiOp::None, main));
     call(MpiOp::Init, 0, 10);
-    coll(MpiOp::Allreduce, late ? 1010 : 110, late ? 1020 : 120, row_of(r), trace::kNoRank, 8, 8);
-    coll(MpiOp::Allreduce, late ? 1070 : 170, 1080, column_of(r), trace::kNoRank, 8, 8);
+    // Bytes as Score-P counts them (models/replay.cpp scorep_payload): an allreduce of 8 B on
+    // 2 ranks sends and receives 2 × 8; a bcast's root sends 2 × 8 and receives 8.
+    coll(MpiOp::Allreduce, late ? 1010 : 110, late ? 1020 : 120, row_of(r), trace::kNoRank, 16, 16);
+    coll(MpiOp::Allreduce, late ? 1070 : 170, 1080, column_of(r), trace::kNoRank, 16, 16);
     const Rank root = r % 2 == 0 ? 2 : 3;  // the column's rank 1
-    coll(MpiOp::Bcast, 1100, 1110, column_of(r), root, r == root ? 8 : 0, r == root ? 0 : 8);
+    coll(MpiOp::Bcast, 1100, 1110, column_of(r), root, r == root ? 16 : 0, 8);
     call(MpiOp::Finalize, 1140, 1150);
     ev.push_back(trace::make_event(us(1150), EventKind::Leave, MpiOp::None, main));
   }

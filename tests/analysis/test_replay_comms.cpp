@@ -120,6 +120,8 @@ TEST_F(ReplayComms, Otf2RowAndColumnCollectivesReplayOnTheirGroups) {
   for (auto s = w->stream(3); s->next(a);)
     if (a.kind == ActionKind::Allreduce || a.kind == ActionKind::Bcast) colls.push_back(a);
   ASSERT_EQ(colls.size(), 3u);
+  EXPECT_EQ(colls[0].bytes, 8u);  // Score-P's totals (2 × 8 sent and received) as the payload
+  EXPECT_EQ(colls[1].bytes, 8u);
   EXPECT_EQ(colls[0].comm, test::grid::kRow1);
   EXPECT_EQ(colls[1].comm, test::grid::kCol1);
   EXPECT_EQ(colls[2].kind, ActionKind::Bcast);

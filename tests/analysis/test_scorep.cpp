@@ -10,6 +10,9 @@
 #include "analysis/delay/delay.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/waitstate/waitstate.hpp"
+#include "models/replay.hpp"
+#include "sim/engine.hpp"
+#include "tests/sim/sim_util.hpp"
 
 namespace waitlab::analysis::test {
 namespace {
@@ -72,6 +75,68 @@ TEST(ScorepTraces, AlltoallvIsNoNxNUnlessAsked) {
   EXPECT_EQ(n(counted, Pattern::WaitAtNxN), 495u);
   EXPECT_NEAR(at(counted, Pattern::NxNCompletion), 0.904961591, 1e-9);
   EXPECT_EQ(at(counted, Pattern::LateSender), at(scalasca, Pattern::LateSender));
+}
+
+// Score-P records what a collective moves in all (its MPI adapter's scorep_mpi_coll_bytes_*):
+// a bcast's root "sends" the payload to each of the P ranks, an allreduce sends and receives
+// it P times, with MPI_IN_PLACE the root's own share is left out. A replay takes the payload
+// from those totals; before, SMPI moved P times the data and reported MPI_ERR_TRUNCATE.
+TEST(ScorepTraces, CollectiveByteTotalsBecomePayloads) {
+  using trace::EventKind;
+  using trace::MpiOp;
+  // The payload (per pair for the alltoall): 3 × 102 is no multiple of 4, so an in-place
+  // allreduce's total tells it from P × 102 (models/replay.cpp scorep_payload).
+  constexpr std::uint64_t b = 102;
+  constexpr std::uint64_t P = 4;
+  trace::Trace t;
+  t.origin = trace::Origin::ScoreP;
+  t.defs.comms = {{"MPI_COMM_WORLD", {0, 1, 2, 3}}};
+  t.locations.resize(P);
+  struct Call {
+    MpiOp op;
+    bool in_place;  // the root (rooted) or every rank passes MPI_IN_PLACE
+  };
+  const std::vector<Call> calls = {{MpiOp::Bcast, false},     {MpiOp::Reduce, false},    {MpiOp::Reduce, true},
+                                   {MpiOp::Allreduce, false}, {MpiOp::Allreduce, true},  {MpiOp::Gather, false},
+                                   {MpiOp::Gather, true},     {MpiOp::Scatter, false},   {MpiOp::Scatter, true},
+                                   {MpiOp::Allgather, false}, {MpiOp::Alltoall, false}};
+  for (trace::Rank r = 0; r < static_cast<trace::Rank>(P); ++r) {
+    auto& ev = t.locations[static_cast<std::size_t>(r)].events;
+    t.locations[static_cast<std::size_t>(r)].rank = r;
+    double now = 0;
+    const auto call = [&](MpiOp op, trace::Rank root, std::uint64_t sent, std::uint64_t got) {
+      ev.push_back(trace::make_event(now, EventKind::Enter, MpiOp::None, t.defs.mpi_region(op)));
+      if (op != MpiOp::Init && op != MpiOp::Finalize) {
+        ev.push_back(trace::make_event(now, EventKind::CollBegin, op, trace::kCommWorld));
+        ev.push_back(trace::make_event(now + 1e-6, EventKind::CollEnd, op, trace::kCommWorld, root, 0, sent, got));
+      }
+      ev.push_back(trace::make_event(now + 1e-6, EventKind::Leave, MpiOp::None, t.defs.mpi_region(op)));
+      now += 1e-3;
+    };
+    call(MpiOp::Init, trace::kNoRank, 0, 0);
+    const bool root = r == 0;
+    for (const Call& c : calls) {
+      const std::uint64_t own = c.in_place ? P - 1 : P;  // the members whose share is counted
+      switch (c.op) {
+        case MpiOp::Bcast: call(c.op, 0, root ? P * b : 0, b); break;
+        case MpiOp::Reduce:
+        case MpiOp::Gather: call(c.op, 0, root && c.in_place ? 0 : b, root ? own * b : 0); break;
+        case MpiOp::Scatter: call(c.op, 0, root ? own * b : 0, root && c.in_place ? 0 : b); break;
+        default: call(c.op, trace::kNoRank, own * b, own * b); break;
+      }
+    }
+    call(MpiOp::Finalize, trace::kNoRank, 0, 0);
+  }
+  const auto w = models::replay_trace(t, "scorep", {});
+  for (trace::Rank r = 0; r < static_cast<trace::Rank>(P); ++r) {
+    std::vector<std::uint64_t> payloads;
+    models::Action a;
+    for (auto s = w->stream(r); s->next(a);)
+      if (models::ActionKind::Bcast <= a.kind && a.kind <= models::ActionKind::Alltoall) payloads.push_back(a.bytes);
+    EXPECT_EQ(payloads, std::vector<std::uint64_t>(calls.size(), b)) << "rank " << r;
+  }
+  const auto run = sim::simulate(sim::test::cluster(4), *w, {}, sim::RunOptions{});
+  EXPECT_EQ(run.stats.smpi_errors, 0u) << run.stats.smpi_first_error;
 }
 
 }  // namespace

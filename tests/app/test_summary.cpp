@@ -131,7 +131,8 @@ TEST(Summary, LayoutAndNoHostFigures) {
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{
                       "schema", "schema_version", "generator", "scenario", "ranks", "iterations", "platform",
-                      "workload", "perturbations", "run", "simulated_time_s", "wall_time_s", "mpi_operations",
+                      "workload", "smpi_errors", "perturbations", "run", "simulated_time_s", "wall_time_s",
+                      "mpi_operations",
                       "events", "compute_intervals", "nominal_compute_s", "injected", "baseline"}));
 }
 
