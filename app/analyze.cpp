@@ -424,7 +424,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   trace::ClockOptions clock;
   if (!trace::parse_clock_mode(args.clock_correction, clock.mode))
     throw InputError("--clock-correction: unknown mode '" + args.clock_correction +
-                     "' (allowed: auto, none, linear, clamp, linear+clamp)");
+                     "' (allowed: auto, none, linear, clc, clamp, linear+clamp)");
   TimeResolvedInput tri;
   try {
     tri.windows = models::parse_windows(args.windows.empty() ? models::kDefaultWindows : args.windows);
@@ -525,6 +525,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
     }
     j["clock_correction"] = {{"mode", args.clock_correction},
                              {"method", clock_report.method},
+                             {"reason", clock_report.reason},
                              {"violations_before", clock_report.violations_before},
                              {"violations_after_linear", clock_report.violations_after_linear},
                              {"violations_after", clock_report.violations_after},
@@ -570,10 +571,11 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   }
   if (clock_report.violations_before > 0)
     out << fmt::format(
-        "clock skew      {} receives or collective ends before their partners' start; corrected by {} ({} ranks "
+        "clock skew      {} receives or collective ends before their partners' start; corrected by {} ({}; {} ranks "
         "linear, largest offset {:.3g} s, drift {:.3g}; {} events moved, largest shift {:.3g} s); {} left\n",
-        clock_report.violations_before, clock_report.method, clock_report.ranks_linear, clock_report.max_offset,
-        clock_report.max_drift, clock_report.events_moved, clock_report.max_shift, clock_report.violations_after);
+        clock_report.violations_before, clock_report.method, clock_report.reason, clock_report.ranks_linear,
+        clock_report.max_offset, clock_report.max_drift, clock_report.events_moved, clock_report.max_shift,
+        clock_report.violations_after);
   print_analysis_summary(r, out);
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];

@@ -687,8 +687,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                       "Trace: a .wlt file, an OTF2 archive (anchor .otf2 or its directory) or a Paraver .prv file")
       ->required();
   analyze->add_option("--clock-correction", analyze_args.clock_correction,
-                      "Clock-skew correction before analysing: auto (default: only if receives precede their sends), "
-                      "none, linear, clamp, linear+clamp (docs/clock-correction.md)");
+                      "Clock-skew correction before analysing: auto (default: only if receives precede their sends; "
+                      "the linear map only where it lowers the violations, then Scalasca's controlled logical clock), "
+                      "none (Scalasca's default), linear, clc, clamp, linear+clamp (docs/clock-correction.md)");
   analyze->add_flag("--alltoallv-nxn", analyze_args.alltoallv_nxn,
                     "Count MPI_Alltoallv as an N×N synchronisation (Wait at N×N); Scalasca, and waitlab by default, "
                     "do not: ranks that exchange no data need not wait for each other (docs/analyses.md)");

@@ -537,9 +537,9 @@ std::string trace_html(const Json& s) {
     for (const auto& e : *w) h += kv_row("Warning", "<strong>" + esc(e.is_string() ? e.get<std::string>() : plain(e)) + "</strong>");
   if (const Json* c = at(s, {"clock_correction"}); c != nullptr) {
     h += kv_row("Clock correction",
-                fmt::format("mode <code>{}</code>, method <code>{}</code>: {} violations before, {} after; {} events "
-                            "moved (largest shift {})",
-                            esc(plain(at(*c, {"mode"}))), esc(plain(at(*c, {"method"}))),
+                fmt::format("mode <code>{}</code>, method <code>{}</code> ({}): {} violations before, {} after; {} "
+                            "events moved (largest shift {})",
+                            esc(plain(at(*c, {"mode"}))), esc(plain(at(*c, {"method"}))), esc(plain(at(*c, {"reason"}))),
                             esc(plain(at(*c, {"violations_before"}))), esc(plain(at(*c, {"violations_after"}))),
                             esc(plain(at(*c, {"events_moved"}))), esc(time_of(at(*c, {"max_shift_s"})))));
   }
