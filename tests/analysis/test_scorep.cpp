@@ -16,6 +16,7 @@
 #include "models/replay.hpp"
 #include "sim/engine.hpp"
 #include "tests/sim/sim_util.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace waitlab::analysis::test {
 namespace {
@@ -118,7 +119,9 @@ TEST(ScorepTraces, AlltoallvIsNoNxNUnlessAsked) {
 // a bcast's root "sends" the payload to each of the P ranks, an allreduce sends and receives
 // it P times, with MPI_IN_PLACE the root's own share is left out. A replay takes the payload
 // from those totals; before, SMPI moved P times the data and reported MPI_ERR_TRUNCATE.
-TEST(ScorepTraces, CollectiveByteTotalsBecomePayloads) {
+using ScorepArchive = ::waitlab::test::TempDirTest;
+
+TEST_F(ScorepArchive, CollectiveByteTotalsBecomePayloads) {
   using trace::EventKind;
   using trace::MpiOp;
   // The payload (per pair for the alltoall): 3 × 102 is no multiple of 4, so an in-place
@@ -164,7 +167,12 @@ TEST(ScorepTraces, CollectiveByteTotalsBecomePayloads) {
     }
     call(MpiOp::Finalize, trace::kNoRank, 0, 0);
   }
-  const auto w = models::replay_trace(t, "scorep", {});
+  // Through an OTF2 archive, as a Score-P trace comes (the origin is kept: waitlab's archives
+  // say where their trace came from).
+  trace::write_otf2(t, (dir_ / "otf2").string());
+  const trace::Trace read = trace::read_otf2((dir_ / "otf2" / "traces.otf2").string());
+  ASSERT_EQ(read.origin, trace::Origin::ScoreP);
+  const auto w = models::replay_trace(read, "scorep", {});
   for (trace::Rank r = 0; r < static_cast<trace::Rank>(P); ++r) {
     std::vector<std::uint64_t> payloads;
     models::Action a;
