@@ -20,12 +20,12 @@
 #include "app/timeresolved_output.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/clock.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
-#include "models/windows.hpp"
+#include "scenarios/windows.hpp"
 
 namespace waitlab::app {
 
@@ -84,7 +84,7 @@ std::vector<const analysis::CallPathImpact*> top_imbalance(const analysis::Criti
 }
 
 // The windows are bounded before any analysis runs (issue 29, item 5): at most one per event of
-// the trace, never fewer than 1000 (models::window_limit; `--windows 1000000` on a 20,000-event
+// the trace, never fewer than 1000 (scenarios::window_limit; `--windows 1000000` on a 20,000-event
 // trace took 3.2 GB). Windows of a fixed length are only counted once the trace's span is
 // known: first refuse more than kMaxWindows (`--windows 1ns` on a 0.1 s run would be 10^8
 // windows). The span from the first to the last event (or the trace's declared span) holds
@@ -110,10 +110,10 @@ void check_window_count(const trace::Trace& t, const TimeResolvedInput& tri) {
     if (windows > kMaxWindows)
       throw InputError(fmt::format("{}: windows of {} would be {:.4g} windows over the trace's {:.6g} s; at most "
                                    "{:.0f} (give a longer window, or a number of windows such as 50)",
-                                   tri.windows_where, models::windows_text(tri.windows), std::ceil(windows),
+                                   tri.windows_where, scenarios::windows_text(tri.windows), std::ceil(windows),
                                    last - first, kMaxWindows));
   }
-  if (const std::string error = models::window_count_error(tri.windows, windows, events, tri.windows_where);
+  if (const std::string error = scenarios::window_count_error(tri.windows, windows, events, tri.windows_where);
       !error.empty())
     throw InputError(error);
 }
@@ -427,7 +427,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
                      "' (allowed: auto, none, linear, clc, clamp, linear+clamp)");
   TimeResolvedInput tri;
   try {
-    tri.windows = models::parse_windows(args.windows.empty() ? models::kDefaultWindows : args.windows);
+    tri.windows = scenarios::parse_windows(args.windows.empty() ? scenarios::kDefaultWindows : args.windows);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--windows: ") + e.what());
   }

@@ -74,7 +74,7 @@ struct TimeResolvedInput {
   std::string windows_where = "outputs.windows";
 };
 
-// The most windows the timeresolved analysis makes (as for N equal windows, models/windows.hpp).
+// The most windows the timeresolved analysis makes (as for N equal windows, scenarios/windows.hpp).
 inline constexpr double kMaxWindows = 1e6;
 
 // `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
@@ -101,7 +101,7 @@ struct AnalyzeArgs {
   std::vector<std::string> analyses;   // default: all
   std::string clock_correction = "auto";  // docs/clock-correction.md
   bool alltoallv_nxn = false;          // count MPI_Alltoallv as N×N (Scalasca does not)
-  std::string windows;                 // time-resolved windows (models/windows.hpp); "" = the default
+  std::string windows;                 // time-resolved windows (scenarios/windows.hpp); "" = the default
   std::string convention = "auto";     // auto (the trace origin's), bsc, scalasca, waitlab
   std::string ideal = "auto";          // lamport, smpi, both; auto: both for measured traces, lamport otherwise
 };

@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
 #include "app/counterfactual.hpp"
@@ -38,7 +38,7 @@
 #include "models/spec.hpp"
 #include "models/text.hpp"
 #include "models/units.hpp"
-#include "models/windows.hpp"
+#include "scenarios/windows.hpp"
 #include "models/workload.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"
@@ -255,7 +255,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     }
     TimeResolvedInput tri;  // outputs.windows was checked by the loader
     tri.windows =
-        models::parse_windows(s.outputs.windows.empty() ? models::kDefaultWindows : s.outputs.windows);
+        scenarios::parse_windows(s.outputs.windows.empty() ? scenarios::kDefaultWindows : s.outputs.windows);
     if (o.ideal) tri.ideal = &o.ideal->trace;
     const AnalysisReport report = run_analyses(
         o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate, tri);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/replay.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"

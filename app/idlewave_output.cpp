@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/plot.hpp"
 
 namespace waitlab::app {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/output_dir.hpp"
 #include "scenarios/scenario.hpp"

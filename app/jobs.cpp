@@ -19,10 +19,10 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/commands.hpp"
 #include "models/text.hpp"
-#include "sim/signals.hpp"
+#include "util/signals.hpp"
 
 namespace waitlab::app {
 
@@ -121,7 +121,7 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
     for (const auto& [pid, r] : running) {
       ::kill(pid, SIGTERM);
       ::waitpid(pid, nullptr, 0);
-      sim::child_ended(pid);
+      util::child_ended(pid);
       ::close(r.report);
     }
     throw std::runtime_error(why);
@@ -135,10 +135,10 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       out.flush();
       std::fflush(nullptr);
       // It dies with us (SIGTERM: it stops its simulation and discards its outputs), and our
-      // SIGINT/SIGTERM are passed on to it (sim/signals.hpp).
+      // SIGINT/SIGTERM are passed on to it (util/signals.hpp).
       pid_t pid = -1;
       try {
-        pid = sim::fork_process(SIGTERM, true);
+        pid = util::fork_process(SIGTERM, true);
       } catch (const std::exception&) {
         ::close(fds[0]);
         ::close(fds[1]);
@@ -163,15 +163,15 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       }
       if (it == running.end()) ::usleep(5000);
     }
-    sim::child_ended(it->first);
-    if (sim::interruption() != 0) {
+    util::child_ended(it->first);
+    if (util::interruption() != 0) {
       // The signal went to every job: wait for them to stop, then stop too.
       for (const auto& [pid, r] : running) {
         while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
         }
-        sim::child_ended(pid);
+        util::child_ended(pid);
       }
-      sim::exit_interrupted();
+      util::exit_interrupted();
     }
     JobOutcome& o = outcomes[it->second.job];
     const Job& j = jobs[it->second.job];

@@ -6,7 +6,7 @@
 // at most `parallel` at a time, and returns how each ended. A job's terminal summary goes
 // to DIR/run.log (host-dependent: host seconds, paths), its error (bad input, exit 2;
 // internal failure, exit 1) to the outcome. The jobs die with this process, and a SIGINT or
-// SIGTERM to it is passed on to them; it exits (sim::exit_interrupted) once they stopped.
+// SIGTERM to it is passed on to them; it exits (util::exit_interrupted) once they stopped.
 // The jobs' outputs are the same whatever `parallel` is: each is a deterministic run.
 // Shares split a job list among cooperating processes (mpirun: rank r of n runs the jobs
 // i with i mod n = r).

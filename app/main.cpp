@@ -2,10 +2,10 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "sim/signals.hpp"
+#include "util/signals.hpp"
 
 int main(int argc, char** argv) {
-  // SIGINT, SIGTERM and SIGHUP stop the simulations and discard unfinished outputs (sim/signals.hpp).
-  waitlab::sim::install_signal_handlers();
+  // SIGINT, SIGTERM and SIGHUP stop the simulations and discard unfinished outputs (util/signals.hpp).
+  waitlab::util::install_signal_handlers();
   return waitlab::app::main(argc, argv, std::cout, std::cerr);
 }

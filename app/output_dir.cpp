@@ -15,16 +15,16 @@
 #include <iterator>
 #include <sstream>
 
-#include "analysis/trace/error.hpp"
-#include "sim/signals.hpp"
+#include "util/error.hpp"
+#include "util/signals.hpp"
 
 namespace waitlab::app {
 
 namespace fs = std::filesystem;
 
 struct OutputDir::Cleanup {
-  sim::CleanupPath path;
-  Cleanup(const std::string& p, sim::CleanupPath::Kind k) : path(p, k) {}
+  util::CleanupPath path;
+  Cleanup(const std::string& p, util::CleanupPath::Kind k) : path(p, k) {}
 };
 
 namespace {
@@ -214,7 +214,7 @@ OutputDir::OutputDir(const std::string& dir, const Inputs& inputs, Mode mode)
                        reason(err));
     }
     created_.push_back(it->string());
-    cleanups_.push_back(std::make_unique<Cleanup>(it->string(), sim::CleanupPath::Kind::EmptyDirectory));
+    cleanups_.push_back(std::make_unique<Cleanup>(it->string(), util::CleanupPath::Kind::EmptyDirectory));
   }
   // A mount point's sibling is on another file system: there the staging directory goes inside.
   bool inside = mode == Mode::Entries;
@@ -226,7 +226,7 @@ OutputDir::OutputDir(const std::string& dir, const Inputs& inputs, Mode mode)
   const std::string tag = process_tag() + "-XXXXXX";
   staging_ = make_temp_dir(inside ? (abs / (".waitlab-staging." + tag)).string()
                                   : (abs.parent_path() / ("." + name + ".waitlab-" + tag)).string());
-  cleanups_.push_back(std::make_unique<Cleanup>(staging_, sim::CleanupPath::Kind::Tree));
+  cleanups_.push_back(std::make_unique<Cleanup>(staging_, util::CleanupPath::Kind::Tree));
   if (mode != Mode::Directory || !existed_) return;
 
   // The top-level files of DIR, linked into the staging directory.
@@ -287,14 +287,14 @@ std::string OutputDir::final_text(const std::string& text) const {
 
 void OutputDir::commit() {
   if (committed_) return;
-  const sim::SignalBlock block;  // the commit does not stop half-way
+  const util::SignalBlock block;  // the commit does not stop half-way
   bool moved = false;
   if (mode_ == Mode::Directory && !existed_) {
     // DIR is new: the staging directory becomes it. Someone may have made it meanwhile (a
     // study's shares): then its entries are moved in one by one.
     if (::rename(staging_.c_str(), dir_.c_str()) == 0) {
       moved = true;
-      sim::outputs_committed();
+      util::outputs_committed();
     } else if (errno != EEXIST && errno != ENOTEMPTY && errno != EISDIR) {
       const int err = errno;
       throw InputError(given_ + ": cannot create the output directory (rename " + staging_ + "): " + reason(err));
@@ -373,7 +373,7 @@ void OutputDir::sync() {
 
   const fs::path staging(staging_);
   const std::string trash = make_temp_dir((staging.parent_path() / (".waitlab-trash." + process_tag() + "-XXXXXX")).string());
-  const Cleanup trash_cleanup(trash, sim::CleanupPath::Kind::Tree);
+  const Cleanup trash_cleanup(trash, util::CleanupPath::Kind::Tree);
   // The journal: from the moment it is in DIR, the commit can only roll forward — finished by
   // this process, or by the next waitlab that opens DIR if this one is killed (recover_commit).
   const std::string journal = dir_ + "/" + kJournal;
@@ -386,7 +386,7 @@ void OutputDir::sync() {
     text += "end\n";
     write_journal(journal, text, given_);
   }
-  sim::outputs_committed();
+  util::outputs_committed();
   int renames = 0;
   stop.at(renames);
   std::vector<std::pair<std::string, std::string>> done;  // renames made, to undo
@@ -401,7 +401,7 @@ void OutputDir::sync() {
     std::error_code rec;
     fs::remove_all(trash, rec);
     ::unlink(journal.c_str());
-    sim::outputs_committed(false);
+    util::outputs_committed(false);
     throw InputError("cannot write " + shown(name) + ": " + reason(err) + " (nothing was changed)");
   };
   for (std::size_t i = 0; i < steps.size(); ++i) {

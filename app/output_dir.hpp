@@ -27,7 +27,7 @@
 // complete new result.
 // A file or directory of the wrong kind in the way (a directory where a file goes) is
 // refused before anything changes. Until commit, the staging directory (and every directory
-// created for the outputs) is removed if the process is interrupted (sim/signals.hpp) or the
+// created for the outputs) is removed if the process is interrupted (util/signals.hpp) or the
 // object is destroyed. Errors are InputErrors that name the output paths, not the staging
 // ones (final_text()).
 #pragma once

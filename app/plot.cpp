@@ -16,9 +16,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/plots_embedded.hpp"
-#include "sim/signals.hpp"
+#include "util/signals.hpp"
 
 namespace waitlab::app {
 
@@ -77,14 +77,14 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  // The interpreter dies with us and receives our SIGINT/SIGTERM/SIGHUP (sim/signals.hpp); an
+  // The interpreter dies with us and receives our SIGINT/SIGTERM/SIGHUP (util/signals.hpp); an
   // interrupted drawing stops the command as an interrupted simulation does.
   std::cout.flush();
   std::fflush(nullptr);
   const std::string exec_failed = "cannot run " + exe + ": ";  // made before the fork: the child only execs
   pid_t pid = -1;
   try {
-    pid = sim::fork_process(SIGTERM, true);
+    pid = util::fork_process(SIGTERM, true);
   } catch (...) {
     close(log);
     std::remove(log_name);
@@ -111,7 +111,7 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
   for (int waited_ms = 0;; waited_ms += 50) {
     const pid_t got = waitpid(pid, &status, WNOHANG);
     if (got == pid || (got < 0 && errno != EINTR)) break;
-    if (sim::interruption() == 0 && waited_ms >= limit * 1000) {
+    if (util::interruption() == 0 && waited_ms >= limit * 1000) {
       timed_out = true;
       kill(pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -120,10 +120,10 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
     }
     usleep(50 * 1000);
   }
-  sim::child_ended(pid);
-  if (sim::interruption() != 0) {
+  util::child_ended(pid);
+  if (util::interruption() != 0) {
     std::remove(log_name);
-    sim::exit_interrupted();
+    util::exit_interrupted();
   }
   std::string why;
   if (timed_out) {

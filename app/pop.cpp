@@ -14,7 +14,7 @@
 #include "analysis/timeresolved/timeresolved.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/clock.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/ideal_replay.hpp"

@@ -26,7 +26,7 @@
 #include "analysis/delay/delay.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 #include "models/spec.hpp"
 #include "models/units.hpp"

@@ -14,7 +14,7 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/jobs.hpp"
 #include "app/output_dir.hpp"
 #include "app/plot.hpp"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/version.hpp"
 #include "models/spec.hpp"
 

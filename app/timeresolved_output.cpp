@@ -8,7 +8,7 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "app/plot.hpp"
-#include "models/windows.hpp"
+#include "scenarios/windows.hpp"
 
 namespace waitlab::app {
 
@@ -92,7 +92,7 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
     j["counters"] = nullptr;
   }
   j["windows"] = {{"rule", analysis::window_rule_name(r.windows_rule.rule)},
-                  {"spec", models::windows_text(r.windows_rule)},
+                  {"spec", scenarios::windows_text(r.windows_rule)},
                   {"count", r.windows.size()},
                   {"length_s", r.windows_rule.rule == analysis::WindowRule::Fixed ? r.windows_rule.length : 0.0},
                   {"min_events_per_rank", r.min_events}};
@@ -164,7 +164,7 @@ void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& 
     const auto& w = r.windows[lowest(r)];
     const auto& rule = r.windows_rule;
     const std::string how = rule.rule == analysis::WindowRule::Count   ? std::string("equal")
-                            : rule.rule == analysis::WindowRule::Fixed ? models::windows_text(rule) + " each"
+                            : rule.rule == analysis::WindowRule::Fixed ? scenarios::windows_text(rule) + " each"
                                                                        : fmt::format("adaptive, ≥ {} events per rank, from {} base windows",
                                                                                      r.min_events, rule.count);
     out << fmt::format("  {} windows ({}); lowest PE {} in {:.6g}–{:.6g} s (CommE {}, LB {})\n", r.windows.size(), how,

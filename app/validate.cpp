@@ -16,7 +16,7 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 #include "app/analyze.hpp"
 #include "app/output_dir.hpp"

@@ -17,7 +17,7 @@
 #include "analysis/critpath/critpath.hpp"
 #include "analysis/idlewave/idlewave.hpp"
 #include "analysis/delay/delay.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "bench/bench_util.hpp"
 #include "app/summary.hpp"

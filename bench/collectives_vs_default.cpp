@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/workload.hpp"
 #include "sim/engine.hpp"
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/ti.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/ti.hpp"
 #include "models/replay.hpp"
 #include "models/spec.hpp"

@@ -24,7 +24,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
 namespace waitlab::fuzz {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/perturbation.hpp"
 #include "models/workload.hpp"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string_view>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
 namespace waitlab::models {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/action_tape.hpp"
 #include "models/loops.hpp"
 

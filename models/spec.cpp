@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
 #include "models/text.hpp"

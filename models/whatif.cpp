@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
 namespace waitlab::models {
 

@@ -1,6 +1,6 @@
 #include "models/workload.hpp"
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/workloads/common.hpp"
 
 namespace waitlab::models {

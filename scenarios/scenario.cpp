@@ -19,13 +19,13 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "models/replay.hpp"
 #include "models/text.hpp"
 #include "models/units.hpp"
-#include "models/windows.hpp"
+#include "scenarios/windows.hpp"
 
 namespace waitlab::scenarios {
 
@@ -399,7 +399,7 @@ OutputConfig output_section(const Entry& sec) {
   if (const Entry* e = t.find("windows")) {
     o.windows = scalar(*e, "outputs.windows");
     try {
-      (void)models::parse_windows(o.windows);
+      (void)scenarios::parse_windows(o.windows);
     } catch (const std::invalid_argument& x) {
       throw InputError(e->value.where + ": outputs.windows: " + x.what());
     }

@@ -4,7 +4,7 @@
 // parent reads it back. The child's stdout goes to /dev/null and its stderr (SimGrid's
 // log) to a file whose tail explains a crash; progress lines and warnings go to the parent's
 // stderr. The child dies with the parent; a signal to the parent is passed on to it
-// (sim/signals.hpp). Before forking, the memory the run needs is compared with what the host
+// (util/signals.hpp). Before forking, the memory the run needs is compared with what the host
 // allows (sim/resources.hpp).
 #include "sim/engine.hpp"
 
@@ -30,11 +30,11 @@
 #include <optional>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "models/spec.hpp"
 #include "sim/resources.hpp"
-#include "sim/signals.hpp"
+#include "util/signals.hpp"
 #include "sim/simulation.hpp"
 
 namespace waitlab::sim {
@@ -64,7 +64,7 @@ class TempDir {
                        " (set TMPDIR to a writable directory)");
     }
     path_ = tmpl;
-    cleanup_.emplace(path_, CleanupPath::Kind::Tree);
+    cleanup_.emplace(path_, util::CleanupPath::Kind::Tree);
   }
   ~TempDir() {
     std::error_code ec;
@@ -76,7 +76,7 @@ class TempDir {
 
  private:
   std::string path_;
-  std::optional<CleanupPath> cleanup_;
+  std::optional<util::CleanupPath> cleanup_;
 };
 
 template <class T>
@@ -565,7 +565,7 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   std::cerr.flush();
   std::fflush(nullptr);
   // The child dies with us (SIGTERM: it then removes the temporary directory itself).
-  const pid_t pid = fork_process(SIGTERM, true);
+  const pid_t pid = util::fork_process(SIGTERM, true);
   if (pid == 0) child(dir, platform, workload, perturbations, options, watch);
 
   int status = 0;
@@ -573,15 +573,15 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   while (wait4(pid, &status, 0, &usage) < 0) {
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
   }
-  child_ended(pid);
+  util::child_ended(pid);
   // Interrupted: the signal was passed on to the child, which has ended; nothing is kept.
-  if (interruption() != 0) exit_interrupted();
+  if (util::interruption() != 0) util::exit_interrupted();
   const int stopped_by = WIFSIGNALED(status) ? WTERMSIG(status)
                          : WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128
                                                                           : 0;
   // Someone stopped the simulation process itself (its handler exits with 128 + signal):
   // the command cannot go on without it.
-  if (stopped_by == SIGINT || stopped_by == SIGTERM || stopped_by == SIGHUP) exit_interrupted(stopped_by);
+  if (stopped_by == SIGINT || stopped_by == SIGTERM || stopped_by == SIGHUP) util::exit_interrupted(stopped_by);
   const std::uint64_t peak_rss = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
   const std::string log = dir.file("stderr.log");
   const std::string result_path = dir.file("result");

@@ -13,7 +13,7 @@
 // needs is estimated and compared with what the host allows (sim/resources.hpp): a run that
 // clearly cannot fit is refused (InputError naming the estimate, the limit and the fix), one
 // that comes close gets a warning on stderr. The child dies with its parent, and a SIGINT,
-// SIGTERM or SIGHUP to the parent stops both (sim/signals.hpp).
+// SIGTERM or SIGHUP to the parent stops both (util/signals.hpp).
 #pragma once
 
 #include <cstddef>
@@ -114,7 +114,7 @@ struct RunResult {
 
 // Simulates; throws InputError on bad input (unknown XML file, too few hosts, deadlock, a
 // run too large for the host) and std::runtime_error on internal failure (the child crashed).
-// When the process is interrupted (sim/signals.hpp) it does not return: it exits once the
+// When the process is interrupted (util/signals.hpp) it does not return: it exits once the
 // simulation process has ended.
 RunResult simulate(const models::PlatformDesc& platform, const models::Workload& workload,
                    const models::Perturbations& perturbations, const RunOptions& options);

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/units.hpp"
 
 namespace sg4 = simgrid::s4u;

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim/recording.hpp"
 #include "sim/simulation.hpp"
 

@@ -36,7 +36,7 @@
 // clang-format on
 
 #include "analysis/minprofile/minprofile.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim/platform_build.hpp"
 #include "sim/thread_cputime.hpp"
 

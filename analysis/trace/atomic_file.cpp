@@ -9,7 +9,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
 namespace waitlab::trace {
 

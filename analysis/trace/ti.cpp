@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
 namespace waitlab::trace {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/ti.hpp"

@@ -68,7 +68,7 @@
 #include <zlib.h>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
 namespace waitlab::trace {
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/action.hpp"
 #include "models/platform.hpp"
 #include "models/spec.hpp"

@@ -11,7 +11,7 @@
 #include <map>
 #include <sstream>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "app/summary.hpp"

@@ -11,7 +11,7 @@
 
 #include "analysis/critpath/critpath.hpp"
 #include "analysis/delay/delay.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <map>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/ti.hpp"

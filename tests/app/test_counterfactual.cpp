@@ -9,7 +9,7 @@
 #include <string>
 
 #include "analysis/trace/csv.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/counterfactual.hpp"
 #include "tests/temp_dir.hpp"
 

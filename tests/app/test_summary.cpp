@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "tests/temp_dir.hpp"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/perturbation.hpp"
 
 namespace waitlab::models::testing {

@@ -1,7 +1,7 @@
 // Platforms: option defaults, topology validation with exact messages, rank placement.
 #include <gtest/gtest.h>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/platform.hpp"
 
 namespace waitlab::models {

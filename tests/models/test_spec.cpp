@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/spec.hpp"
 
 namespace waitlab::models {

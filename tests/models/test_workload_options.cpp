@@ -2,7 +2,7 @@
 // determinism of the streams.
 #include <gtest/gtest.h>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/workloads/common.hpp"
 #include "test_workload_util.hpp"
 

@@ -2,7 +2,7 @@
 // synthetic workload, written out by hand from docs/workloads.md.
 #include <gtest/gtest.h>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "test_workload_util.hpp"
 
 namespace waitlab::models {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/spec.hpp"
 #include "scenarios/scenario.hpp"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "allocation_counter.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace waitlab::scenarios {

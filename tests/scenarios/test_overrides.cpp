@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace waitlab::scenarios {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "models/action.hpp"
 #include "scenarios/scenario.hpp"
 #include "tests/temp_dir.hpp"

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim_util.hpp"
 
 namespace waitlab::sim::test {

@@ -4,7 +4,7 @@
 // and action.
 #include <gtest/gtest.h>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim_util.hpp"
 
 namespace waitlab::sim::test {

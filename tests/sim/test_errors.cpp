@@ -2,7 +2,7 @@
 // or an abort.
 #include <gtest/gtest.h>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim/simulation.hpp"
 #include "sim_util.hpp"
 

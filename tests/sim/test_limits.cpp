@@ -7,7 +7,7 @@
 
 #include <cstdlib>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim/recording.hpp"
 #include "sim/resources.hpp"
 #include "sim/simulation.hpp"

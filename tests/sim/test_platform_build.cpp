@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "sim/platform_build.hpp"
 #include "sim_util.hpp"
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 
 namespace waitlab::test {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/wlt.hpp"
 
 namespace waitlab::trace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "analysis/trace/otf2_check.hpp"
 #include "tests/temp_dir.hpp"

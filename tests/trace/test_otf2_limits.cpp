@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/otf2.hpp"
 #include "tests/trace/otf2_writing.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "tests/temp_dir.hpp"

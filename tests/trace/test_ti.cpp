@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/ti.hpp"
 #include "tests/temp_dir.hpp"
 

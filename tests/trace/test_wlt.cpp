@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 #include "analysis/trace/wlt.hpp"
 
 namespace waitlab::trace {

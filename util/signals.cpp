@@ -1,7 +1,7 @@
 // Everything the signal handler touches is a lock-free atomic or a fixed array written with
 // the signals blocked, and the handler uses system calls only (open, getdents64, unlinkat,
 // kill, write, _exit): it may interrupt malloc or a stream half-way.
-#include "sim/signals.hpp"
+#include "util/signals.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,9 +16,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/trace/error.hpp"
+#include "util/error.hpp"
 
-namespace waitlab::sim {
+namespace waitlab::util {
 
 namespace {
 
@@ -282,4 +282,4 @@ SignalBlock::~SignalBlock() {
   pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
 }
 
-}  // namespace waitlab::sim
+}  // namespace waitlab::util

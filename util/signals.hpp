@@ -1,4 +1,4 @@
-// waitlab::sim — stopping cleanly: SIGINT, SIGTERM, SIGHUP and the death of a parent process.
+// waitlab::util — stopping cleanly: SIGINT, SIGTERM, SIGHUP and the death of a parent process.
 //
 // Promise: after install_signal_handlers() (the waitlab executable calls it first thing),
 // SIGINT, SIGTERM and SIGHUP never leave a child process running or a temporary directory
@@ -21,7 +21,7 @@
 
 #include <string>
 
-namespace waitlab::sim {
+namespace waitlab::util {
 
 void install_signal_handlers();
 
@@ -75,4 +75,4 @@ class SignalBlock {
   sigset_t saved_;
 };
 
-}  // namespace waitlab::sim
+}  // namespace waitlab::util

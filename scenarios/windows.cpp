@@ -1,4 +1,4 @@
-#include "models/windows.hpp"
+#include "scenarios/windows.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "models/units.hpp"
 
-namespace waitlab::models {
+namespace waitlab::scenarios {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::string window_count_error(const analysis::WindowOptions& w, double fixed_wi
   return "";
 }
 
-}  // namespace waitlab::models
+}  // namespace waitlab::scenarios

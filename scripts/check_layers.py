@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The layer table of docs/architecture.md, enforced (issue 31).
+
+Reads the table "| module | may include |" of docs/architecture.md and every `#include "…"`
+of the product code (the modules' folders; tests, bench and fuzz are above every layer and
+not checked), and names, by file:line:
+  - an include of a module the including module may not depend on;
+  - a cycle of includes between units (a unit is a header and its source file: a.hpp with
+    a.cpp), the smallest cycles found, each once.
+Exit status 1 if there is either. `--self-test` checks the checker on a planted tree.
+
+Usage: check_layers.py [REPO]   (default: the repository holding this script)
+"""
+import os
+import re
+import sys
+import tempfile
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SOURCES = (".cpp", ".hpp", ".h", ".c")
+
+
+def read_table(repo):
+    """{module: set of modules it may include}, in the table's order."""
+    path = os.path.join(repo, "docs", "architecture.md")
+    table = {}
+    in_table = False
+    for line in open(path, encoding="utf-8"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| module | may include"):
+            in_table = True
+            continue
+        if not in_table:
+            continue
+        if not line.startswith("|"):
+            break
+        if set(cells[0]) <= set("- "):
+            continue
+        name = cells[0].strip("`")
+        allowed = set(re.findall(r"`([^`]+)`", cells[1]))
+        table[name] = allowed
+    if not table:
+        sys.exit(f"check_layers: no layer table ('| module | may include |') in {path}")
+    return table
+
+
+def module_of(rel, table):
+    """The longest module of the table that holds the file (analysis/trace before analysis)."""
+    best = None
+    for m in table:
+        if rel == m or rel.startswith(m + "/"):
+            if best is None or len(m) > len(best):
+                best = m
+    return best
+
+
+def scan(repo, table):
+    files = []
+    for m in table:
+        top = os.path.join(repo, m)
+        for d, _, names in os.walk(top):
+            for n in names:
+                if n.endswith(SOURCES):
+                    rel = os.path.relpath(os.path.join(d, n), repo)
+                    if module_of(rel, table) == m:
+                        files.append(rel)
+    includes = []  # (file, line, included file)
+    for f in sorted(files):
+        with open(os.path.join(repo, f), encoding="utf-8", errors="replace") as src:
+            for no, line in enumerate(src, 1):
+                m = INCLUDE.match(line)
+                if m and os.path.exists(os.path.join(repo, m.group(1))):
+                    includes.append((f, no, m.group(1)))
+    return files, includes
+
+
+def unit(path):
+    return os.path.splitext(path)[0]
+
+
+def cycles(includes):
+    """The smallest include cycles between units, each once (as its sorted unit tuple)."""
+    graph = {}
+    where = {}
+    for f, no, inc in includes:
+        a, b = unit(f), unit(inc)
+        if a == b:
+            continue
+        graph.setdefault(a, set()).add(b)
+        where.setdefault((a, b), f"{f}:{no}")
+    found = {}
+    for start in sorted(graph):
+        # Breadth-first from start: the shortest path back to it.
+        prev = {start: None}
+        queue = [start]
+        hit = None
+        while queue and hit is None:
+            nxt = []
+            for u in queue:
+                for v in sorted(graph.get(u, ())):
+                    if v == start:
+                        hit = u
+                        break
+                    if v not in prev:
+                        prev[v] = u
+                        nxt.append(v)
+                if hit is not None:
+                    break
+            queue = nxt
+        if hit is None:
+            continue
+        path = [hit]
+        while prev[path[-1]] is not None:
+            path.append(prev[path[-1]])
+        path = list(reversed(path))  # start ... hit
+        key = tuple(sorted(path))
+        if key not in found:
+            steps = [where[(path[i], path[(i + 1) % len(path)])] for i in range(len(path))]
+            found[key] = " -> ".join(path + [path[0]]) + "  (" + ", ".join(steps) + ")"
+    return [found[k] for k in sorted(found)]
+
+
+def check(repo):
+    table = read_table(repo)
+    _, includes = scan(repo, table)
+    problems = []
+    for f, no, inc in includes:
+        a, b = module_of(f, table), module_of(inc, table)
+        if b is None or a == b:
+            continue
+        if b not in table[a]:
+            problems.append(f"{f}:{no}: {a} includes {inc} of {b}, which it may not (docs/architecture.md)")
+    for c in cycles(includes):
+        problems.append(f"include cycle: {c}")
+    return problems
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as d:
+        def write(p, text):
+            os.makedirs(os.path.dirname(os.path.join(d, p)), exist_ok=True)
+            with open(os.path.join(d, p), "w") as f:
+                f.write(text)
+        write("docs/architecture.md", "| module | may include |\n| --- | --- |\n| `low` | |\n"
+                                      "| `high` | `low` |\n\ntext\n")
+        write("low/a.hpp", '#include "low/b.hpp"\n')
+        write("low/b.hpp", "\n")
+        write("low/b.cpp", '#include "low/b.hpp"\n#include "low/a.hpp"\n')   # cycle a <-> b
+        write("low/c.cpp", '#include "high/h.hpp"\n')                       # upward
+        write("high/h.hpp", '#include "low/a.hpp"\n#include <vector>\n')    # fine
+        got = check(d)
+        want = ["low/c.cpp:1: low includes high/h.hpp of high, which it may not (docs/architecture.md)",
+                "include cycle: low/a -> low/b -> low/a  (low/a.hpp:1, low/b.cpp:2)"]
+        if got != want:
+            print("check_layers self-test failed:\n  got  " + "\n       ".join(got) + "\n  want " +
+                  "\n       ".join(want), file=sys.stderr)
+            return 1
+    print("check_layers self-test: ok")
+    return 0
+
+
+def key(problem):
+    """What a baseline entry names: the problem without its line numbers."""
+    return problem.split("  (")[0] if problem.startswith("include cycle:") else re.sub(r":\d+:", ":", problem, 1)
+
+
+def main():
+    if "--self-test" in sys.argv:
+        return self_test()
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    repo = args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # scripts/layers_baseline.txt: the problems known when the check came in, being removed one
+    # by one (issue 31). A problem not in it fails the check; so does an entry that no longer
+    # occurs (remove it: the list only shrinks).
+    baseline_path = os.path.join(repo, "scripts", "layers_baseline.txt")
+    baseline = set()
+    if os.path.exists(baseline_path):
+        baseline = {l.strip() for l in open(baseline_path, encoding="utf-8") if l.strip() and not l.startswith("#")}
+    problems = check(repo)
+    new = [p for p in problems if key(p) not in baseline]
+    gone = sorted(baseline - {key(p) for p in problems})
+    for p in new:
+        print(p)
+    for g in gone:
+        print(f"scripts/layers_baseline.txt: '{g}' no longer occurs: remove it")
+    print(f"check_layers: {len(problems)} problem(s), {len(problems) - len(new)} of them known "
+          f"(scripts/layers_baseline.txt); {len(new)} new, {len(gone)} baseline entries gone", file=sys.stderr)
+    return 1 if new or gone else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
