@@ -14,7 +14,6 @@
 
 #include "util/error.hpp"
 #include "sim/recording.hpp"
-#include "sim/simulation.hpp"
 
 namespace waitlab::sim {
 
@@ -453,5 +452,13 @@ std::string human_bytes(std::uint64_t b) {
   if (b >= (1ull << 10)) return fmt::format("{:.0f} KiB", v / (1ull << 10));
   return fmt::format("{} B", b);
 }
+
+namespace detail {
+
+bool unguarded_stacks(int ranks, long max_map_count) {
+  return 2L * ranks + kMappingHeadroom > max_map_count;
+}
+
+}  // namespace detail
 
 }  // namespace waitlab::sim

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "models/workload.hpp"
-#include "sim/engine.hpp"
+#include "sim/options.hpp"
 
 namespace waitlab::sim {
 
@@ -100,5 +100,15 @@ std::uint64_t resident_bytes();
 std::uint64_t virtual_bytes();
 // "1.8 GiB", "652 MiB", "20 KiB", "512 B".
 std::string human_bytes(std::uint64_t bytes);
+
+namespace detail {
+// Whether the actors' stacks go without guard pages, all in the heap (one mapping), because
+// two mappings per rank (stack and guard page, SimGrid's default) and kMappingHeadroom for
+// everything else would exceed the kernel's vm.max_map_count (65,530 by default: 32,765
+// ranks at most). docs/engine.md §8.
+inline constexpr long kMappingHeadroom = 2048;
+inline constexpr int kHeapStackThreshold = 32 * 1024 * 1024;  // glibc's largest mmap threshold
+bool unguarded_stacks(int ranks, long max_map_count);
+}  // namespace detail
 
 }  // namespace waitlab::sim

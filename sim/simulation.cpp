@@ -1684,7 +1684,7 @@ RunResult Simulation::run() {
     result_.stats.events += r->events();
   }
 
-  const auto& coll = effective_collectives(options_);
+  const auto& coll = effective_collective_set(options_);
   std::ostringstream thr;
   thr << options_.eager_threshold;
   tr.attributes = {
@@ -1730,10 +1730,6 @@ void synchronise_finalize(Recording& rec, const std::vector<FinalizeCall>& calls
   }
 }
 
-bool unguarded_stacks(int ranks, long max_map_count) {
-  return 2L * ranks + kMappingHeadroom > max_map_count;
-}
-
 std::string memory_warning(std::uint64_t resident, const MemoryWatch& watch) {
   const std::uint64_t own = resident > watch.base ? resident - watch.base : 0;
   if (watch.limit == 0 || own < watch.limit / 10 * 9) return "";
@@ -1758,17 +1754,6 @@ std::string progress_text(double simulated, double fraction, int finished, int r
   }
   return fmt::format("simulated {:.6f} s, {}{}/{} ranks finished, {:.1f} s wall{}", simulated, done, finished, ranks,
                      wall, resident > 0 ? ", " + human_bytes(resident) + " memory" : std::string());
-}
-
-const CollectiveSet& effective_collectives(const RunOptions& options) {
-  const auto& sets = collective_sets();
-  const std::string& want =
-      options.semantics == Semantics::SmpiDefault ? std::string("default") : options.collectives;
-  for (const auto& s : sets)
-    if (s.name == want) return s;
-  std::string names;
-  for (const auto& s : sets) names += (names.empty() ? "" : ", ") + s.name;
-  throw InputError("unknown collective set '" + options.collectives + "' (sets: " + names + ")");
 }
 
 std::vector<std::string> simgrid_config(const RunOptions& options) {
@@ -1808,23 +1793,9 @@ std::vector<std::string> simgrid_config(const RunOptions& options) {
                           "smpi/bw-factor:0:1"})
       c.emplace_back(k);
   }
-  const auto& coll = effective_collectives(options);
-  if (coll.algorithms.empty()) c.emplace_back("smpi/coll-selector:default");
-  // The preset's algorithms, then the per-collective choices on top (SimGrid takes an
-  // smpi/<collective> key over the selector's choice). SimGrid aborts on an unknown name.
-  std::vector<std::pair<std::string, std::string>> chosen = coll.algorithms;
-  for (const auto& choice : options.collective_algorithms) {
-    const std::string& key = choice.first;  // (not a structured binding: clang 14 cannot capture one)
-    const std::string& algo = choice.second;
-    if (const std::string e = collective_algorithm_error(key, algo); !e.empty())
-      throw InputError("run.collective_algorithms: " + e);
-    const auto it = std::find_if(chosen.begin(), chosen.end(), [&](const auto& p) { return p.first == key; });
-    if (it != chosen.end())
-      it->second = algo;
-    else
-      chosen.emplace_back(key, algo);
-  }
-  for (const auto& [key, algo] : chosen) c.push_back("smpi/" + key + ":" + algo);
+  if (effective_collective_set(options).algorithms.empty()) c.emplace_back("smpi/coll-selector:default");
+  // SimGrid takes an smpi/<collective> key over the selector's choice.
+  for (const auto& [key, algo] : chosen_collective_algorithms(options)) c.push_back("smpi/" + key + ":" + algo);
   return c;
 }
 

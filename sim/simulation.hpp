@@ -11,7 +11,11 @@
 
 #include <functional>
 
-#include "sim/engine.hpp"
+#include "models/perturbation.hpp"
+#include "models/platform.hpp"
+#include "models/workload.hpp"
+#include "sim/collectives.hpp"
+#include "sim/options.hpp"
 #include "sim/recording.hpp"
 #include "sim/resources.hpp"
 
@@ -41,13 +45,6 @@ std::string progress_text(double simulated, double fraction, int finished, int r
 // parent) passes 90 % of the memory that was available when it started; "" below that.
 std::string memory_warning(std::uint64_t resident, const MemoryWatch& watch);
 
-// Whether the actors' stacks go without guard pages, all in the heap (one mapping), because
-// two mappings per rank (stack and guard page, SimGrid's default) and kMappingHeadroom for
-// everything else would exceed the kernel's vm.max_map_count (65,530 by default: 32,765
-// ranks at most). docs/engine.md §8.
-inline constexpr long kMappingHeadroom = 2048;
-inline constexpr int kHeapStackThreshold = 32 * 1024 * 1024;  // glibc's largest mmap threshold
-bool unguarded_stacks(int ranks, long max_map_count);
 
 // MPI_Finalize synchronises, as Open MPI's and MPICH's do (and as Scalasca's clock-condition
 // check and Wait at Finalize assume): every rank's Leave of its last MPI_Finalize moves to the
@@ -65,7 +62,5 @@ struct FinalizeCall {
 void synchronise_finalize(Recording& rec, const std::vector<FinalizeCall>& calls,
                           std::vector<minprofile::RankProfile>& profiles);
 
-// The collective set a run really uses: SmpiDefault semantics always use SimGrid's default selector.
-const CollectiveSet& effective_collectives(const RunOptions& options);
 
 }  // namespace waitlab::sim::detail
