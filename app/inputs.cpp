@@ -6,7 +6,7 @@
 
 #include "util/error.hpp"
 #include "analysis/trace/trace_io.hpp"
-#include "app/output_dir.hpp"
+#include "app/commit_journal.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace waitlab::app {

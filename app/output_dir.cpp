@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "util/error.hpp"
+#include "app/commit_journal.hpp"
 #include "util/signals.hpp"
 
 namespace waitlab::app {
@@ -112,30 +113,6 @@ std::string make_temp_dir(const std::string& tmpl_text) {
   ::umask(mask);
   ::chmod(tmpl.c_str(), 0777 & ~mask);
   return tmpl;
-}
-
-// The commit's journal in DIR (recover_commit).
-constexpr const char* kJournal = ".waitlab-commit";
-constexpr const char* kJournalHead = "waitlab-commit 1";
-
-// Writes the journal whole (a temporary file, flushed to disk, renamed into place).
-void write_journal(const std::string& path, const std::string& text, const std::string& given) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  for (std::size_t off = 0; ok && off < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n <= 0) ok = false;
-    else off += static_cast<std::size_t>(n);
-  }
-  const int err = errno;
-  ok = ok && ::fsync(fd) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw InputError(given + ": cannot write the outputs' journal " + path + ": " + reason(err ? err : errno) +
-                     " (nothing was changed)");
-  }
 }
 
 // A testing hook (tests/app/test_outputs_safety.cpp): WAITLAB_TEST_COMMIT_STOP="K:SIGNAL" sends
@@ -376,15 +353,15 @@ void OutputDir::sync() {
   const Cleanup trash_cleanup(trash, util::CleanupPath::Kind::Tree);
   // The journal: from the moment it is in DIR, the commit can only roll forward — finished by
   // this process, or by the next waitlab that opens DIR if this one is killed (recover_commit).
-  const std::string journal = dir_ + "/" + kJournal;
+  const std::string journal = dir_ + "/" + kCommitJournal;
   const TestStop stop = test_stop();
   stop.at(-1);  // before the journal: the staging and trash directories are left to the next waitlab
   {
-    std::string text = std::string(kJournalHead) + "\nstaging " + staging_ + "\ntrash " + trash + "\n";
+    std::string text = std::string(kCommitJournalHead) + "\nstaging " + staging_ + "\ntrash " + trash + "\n";
     for (std::size_t i = 0; i < steps.size(); ++i)
       text += std::string(steps[i].remove ? "D " : steps[i].replaces ? "R " : "N ") + steps[i].name + "\n";
     text += "end\n";
-    write_journal(journal, text, given_);
+    write_commit_journal(journal, text, given_);
   }
   util::outputs_committed();
   int renames = 0;
@@ -414,46 +391,5 @@ void OutputDir::sync() {
   ::unlink(journal.c_str());
 }
 
-bool recover_commit(const std::string& dir) {
-  const std::string journal = (fs::path(dir) / kJournal).string();
-  std::error_code ec;
-  fs::remove(journal + ".tmp", ec);  // a journal never completed: its commit never began
-  std::ifstream in(journal);
-  if (!in) return false;
-  std::string line, staging, trash;
-  std::vector<std::pair<char, std::string>> steps;
-  bool head = false, end = false;
-  while (std::getline(in, line)) {
-    if (line == kJournalHead) head = true;
-    else if (line.rfind("staging ", 0) == 0) staging = line.substr(8);
-    else if (line.rfind("trash ", 0) == 0) trash = line.substr(6);
-    else if (line.size() > 2 && line[1] == ' ' && (line[0] == 'R' || line[0] == 'N' || line[0] == 'D'))
-      steps.emplace_back(line[0], line.substr(2));
-    else if (line == "end") end = true;
-  }
-  in.close();
-  if (!head || !end || staging.empty() || trash.empty()) return false;  // not ours: left alone
-  const auto exists = [](const std::string& p) {
-    struct stat st = {};
-    return ::lstat(p.c_str(), &st) == 0;
-  };
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const auto& [kind, name] = steps[i];
-    const std::string target = (fs::path(dir) / name).string();
-    const std::string from = staging + "/" + name;
-    const std::string old = trash + "/" + std::to_string(i);
-    if (kind == 'D') {
-      if (!exists(old) && exists(target)) ::rename(target.c_str(), old.c_str());
-      continue;
-    }
-    if (!exists(from)) continue;  // moved in already
-    if (kind == 'R' && exists(target) && !exists(old)) ::rename(target.c_str(), old.c_str());
-    ::rename(from.c_str(), target.c_str());
-  }
-  fs::remove_all(trash, ec);
-  fs::remove_all(staging, ec);
-  ::unlink(journal.c_str());
-  return true;
-}
 
 }  // namespace waitlab::app

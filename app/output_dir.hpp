@@ -44,12 +44,6 @@ namespace waitlab::app {
 // creates nothing. For checks before a long simulation.
 void check_output_dir(const std::string& dir);
 
-// Finishes a commit into `dir` that a SIGKILL, a crash or a power cut stopped half-way: its
-// journal (DIR/.waitlab-commit, written once every output is complete and before DIR changes)
-// is rolled forward, so that DIR holds the complete new result. True if there was one. Every
-// OutputDir does this for its directory first, and Inputs for the directories of its inputs.
-bool recover_commit(const std::string& dir);
-
 class OutputDir {
  public:
   enum class Mode { Directory, Entries };
