@@ -30,8 +30,4 @@ struct PopArgs {
 
 void pop_command(const PopArgs& args, std::ostream& out);
 
-// POP's traffic-light colour of an efficiency or scalability (a fraction): red at 50 % and below,
-// yellow at 75 %, green at 100 % and above, linear in between ("#rrggbb"; grey if not finite).
-std::string pop_colour(double fraction);
-
 }  // namespace waitlab::app

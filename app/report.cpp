@@ -1,7 +1,6 @@
 #include "app/report.hpp"
 #include "app/json_text.hpp"
 #include "app/inputs.hpp"
-#include "app/pop.hpp"
 
 #include <fmt/format.h>
 
@@ -1061,6 +1060,25 @@ std::string timeresolved_html(const Json* tr, const fs::path& dir, const std::ve
     }
   }
   return h;
+}
+
+// POP's traffic-light colour of an efficiency or scalability (a fraction): red at 50 % and below,
+// yellow at 75 %, green at 100 % and above, linear in between ("#rrggbb"; grey if not finite).
+std::string pop_colour(double v) {
+  // POP's traffic-light scale: red at 50 % and below, yellow at 75 %, green from 100 % (a
+  // super-linear factor stays green).
+  if (!std::isfinite(v)) return "#eeeeee";
+  const double x = std::clamp((v - 0.5) / 0.5, 0.0, 1.0);
+  double r, g, b;
+  if (x < 0.5) {  // red (230,124,115) -> yellow (255,214,102)
+    const double k = x / 0.5;
+    r = 230 + k * (255 - 230), g = 124 + k * (214 - 124), b = 115 + k * (102 - 115);
+  } else {  // yellow -> green (87,187,138)
+    const double k = (x - 0.5) / 0.5;
+    r = 255 + k * (87 - 255), g = 214 + k * (187 - 214), b = 102 + k * (138 - 102);
+  }
+  return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(r)), static_cast<int>(std::lround(g)),
+                     static_cast<int>(std::lround(b)));
 }
 
 // `waitlab pop`: the model factors (rows) of every run (columns), each cell coloured by POP's
