@@ -20,7 +20,7 @@
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/csv.hpp"
 #include "util/error.hpp"
-#include "app/commands.hpp"
+#include "app/run_command.hpp"
 #include "models/text.hpp"
 #include "util/signals.hpp"
 

@@ -1,4 +1,6 @@
 #include "app/report.hpp"
+
+#include "app/output_dir.hpp"
 #include "app/json_text.hpp"
 #include "app/inputs.hpp"
 
@@ -9,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
@@ -1287,6 +1290,23 @@ std::string readable_seconds(double v) {
   if (a >= 1e-3) return fmt::format("{:.5g} ms", v * 1e3);
   if (a >= 1e-6) return fmt::format("{:.5g} µs", v * 1e6);
   return fmt::format("{:.5g} ns", v * 1e9);
+}
+
+// Writes DIR/report.html (app/report.hpp) and returns its path, or "" after saying on standard
+// error why it could not: the report is a view of the results, never a reason to fail a command.
+// With `staged`, DIR is its staging directory, and the message names the output directory.
+std::string try_write_report(const std::string& dir, const OutputDir* staged) {
+  try {
+    return write_report(dir);
+  } catch (const WriteError&) {
+    throw;  // a full disk or a file size limit: the command fails, changing nothing
+  } catch (const std::exception& e) {
+    std::cerr << "waitlab: report.html was not written: " << (staged ? staged->final_text(e.what()) : e.what())
+              << "\n";
+    std::error_code ec;
+    fs::remove(fs::path(dir) / "report.html", ec);  // an old one would describe another run
+    return "";
+  }
 }
 
 }  // namespace waitlab::app

@@ -32,4 +32,11 @@ std::string readable_seconds(double v);
 // Writes RUN_DIR/report.html and returns its path.
 std::string write_report(const std::string& run_dir);
 
+class OutputDir;
+// Writes DIR/report.html and returns its path, or "" after saying on standard error why it
+// could not: the report is a view of the results, never a reason to fail a command (but for a
+// full disk or a file size limit, WriteError, which fails the command and changes nothing).
+// With `staged`, DIR is its staging directory, and the message names the output directory.
+std::string try_write_report(const std::string& dir, const OutputDir* staged = nullptr);
+
 }  // namespace waitlab::app
