@@ -1,7 +1,7 @@
 // One-off delays: a fixed extra time on one rank in one iteration.
 #include <limits>
 
-#include "models/perturbation_impl.hpp"
+#include "models/perturbation_models.hpp"
 
 namespace waitlab::models::perturb {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "models/perturbation_impl.hpp"
+#include "models/perturbation_models.hpp"
 #include "models/rng.hpp"
 
 namespace waitlab::models::perturb {

@@ -8,7 +8,7 @@
 #include <deque>
 #include <limits>
 
-#include "models/perturbation_impl.hpp"
+#include "models/perturbation_models.hpp"
 #include "models/rng.hpp"
 
 namespace waitlab::models::perturb {

@@ -8,10 +8,7 @@
 #include <stdexcept>
 
 #include "util/error.hpp"
-#include "models/perturbation.hpp"
-#include "models/platform.hpp"
 #include "models/text.hpp"
-#include "models/workload.hpp"
 
 namespace waitlab::models {
 
@@ -365,19 +362,6 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
 
 // ---- registry ----
 
-const Registry& Registry::instance() {
-  // Built once on first use and immutable afterwards: no shared mutable state.
-  static const Registry registry = [] {
-    Registry r;
-    register_platforms(r);
-    for (const auto& w : workloads()) r.add(w.spec);
-    r.add(trace_workload_spec());
-    for (const auto& p : perturbation_models()) r.add(p.spec);
-    register_analyses(r);
-    return r;
-  }();
-  return registry;
-}
 
 const Spec* Registry::find(SpecKind kind, std::string_view name) const {
   for (const auto& s : specs_)

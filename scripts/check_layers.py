@@ -159,33 +159,15 @@ def self_test():
     return 0
 
 
-def key(problem):
-    """What a baseline entry names: the problem without its line numbers."""
-    return problem.split("  (")[0] if problem.startswith("include cycle:") else re.sub(r":\d+:", ":", problem, 1)
-
-
 def main():
     if "--self-test" in sys.argv:
         return self_test()
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    repo = args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # scripts/layers_baseline.txt: the problems known when the check came in, being removed one
-    # by one (issue 31). A problem not in it fails the check; so does an entry that no longer
-    # occurs (remove it: the list only shrinks).
-    baseline_path = os.path.join(repo, "scripts", "layers_baseline.txt")
-    baseline = set()
-    if os.path.exists(baseline_path):
-        baseline = {l.strip() for l in open(baseline_path, encoding="utf-8") if l.strip() and not l.startswith("#")}
+    repo = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     problems = check(repo)
-    new = [p for p in problems if key(p) not in baseline]
-    gone = sorted(baseline - {key(p) for p in problems})
-    for p in new:
+    for p in problems:
         print(p)
-    for g in gone:
-        print(f"scripts/layers_baseline.txt: '{g}' no longer occurs: remove it")
-    print(f"check_layers: {len(problems)} problem(s), {len(problems) - len(new)} of them known "
-          f"(scripts/layers_baseline.txt); {len(new)} new, {len(gone)} baseline entries gone", file=sys.stderr)
-    return 1 if new or gone else 0
+    print(f"check_layers: {len(problems)} problem(s)", file=sys.stderr)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

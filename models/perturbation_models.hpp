@@ -1,7 +1,7 @@
 // waitlab::models::perturb — what the perturbation models are built from (internal to models/).
 //
 // Promise: one registration function per model file (imbalance.cpp, delay.cpp, noise.cpp),
-// listed once in perturbation.cpp; an option reader that checks ranges and throws InputError
+// listed once in perturbation_models.cpp (with the catalogue and these helpers); an option reader that checks ranges and throws InputError
 // naming the scenario context, the perturbation and the option; the region filter and the
 // random-stream option shared by several models.
 #pragma once
