@@ -80,8 +80,8 @@
 // past its chunk or the file, or bytes after the file's end-of-file record (which libotf2 never
 // reads), is an InputError naming the file and the byte, in bounded time and memory (one
 // chunk, at most 16 MiB).
-// Only otf2.cpp and otf2_check.cpp (and the tests that write archives with the OTF2 API)
-// include OTF2's headers.
+// Only otf2_write.cpp, otf2_read.cpp, otf2_common.hpp and otf2_check.cpp (and the tests that
+// write archives with the OTF2 API) include OTF2's headers.
 #pragma once
 
 #include <cstdint>
