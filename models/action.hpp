@@ -121,6 +121,17 @@ class ActionStream {
   virtual double done() const { return -1; }
 };
 
+// A point-to-point action (Send, Ssend, Recv, Isend, Irecv) to or from `peer`: what the
+// synthetic workloads and the trace converters make.
+inline Action p2p_action(ActionKind kind, Rank peer, std::int32_t tag, std::uint64_t bytes) {
+  Action a;
+  a.kind = kind;
+  a.peer = peer;
+  a.tag = tag;
+  a.bytes = bytes;
+  return a;
+}
+
 // Convenience: an ActionStream over a precomputed vector (tests, replayed traces).
 class VectorStream : public ActionStream {
  public:

@@ -179,15 +179,6 @@ class RankBuilder {
   std::int32_t iterations_ = 0;
 };
 
-Action p2p(ActionKind k, Rank peer, std::int32_t tag, std::uint64_t bytes) {
-  Action a;
-  a.kind = k;
-  a.peer = peer;
-  a.tag = tag;
-  a.bytes = bytes;
-  return a;
-}
-
 Action coll(ActionKind k, std::uint64_t bytes, Rank root = 0, std::uint32_t comm = trace::kCommWorld) {
   Action a;
   a.kind = k;
@@ -561,7 +552,7 @@ struct TraceConverter {
           const auto s = slots.take();
           slot_of[x.aux] = s;
           outstanding.push_back(s);
-          Action a = p2p(ActionKind::Isend, x.peer, x.tag, x.bytes);
+          Action a = p2p_action(ActionKind::Isend, x.peer, x.tag, x.bytes);
           a.request = s;
           comm_check(x);
           b.push(a);
@@ -603,7 +594,7 @@ struct TraceConverter {
           const auto s = slots.take();
           slot_of[x.aux] = s;
           outstanding.push_back(s);
-          Action a = p2p(ActionKind::Irecv, src, tag, bytes);
+          Action a = p2p_action(ActionKind::Irecv, src, tag, bytes);
           a.request = s;
           comm_check(x);
           b.push(a);
@@ -625,17 +616,17 @@ struct TraceConverter {
       case MpiOp::Ssend:
         if (!send) return missing(op);
         comm_check(*send);
-        b.push(p2p(op == MpiOp::Send ? ActionKind::Send : ActionKind::Ssend, send->peer, send->tag, send->bytes));
+        b.push(p2p_action(op == MpiOp::Send ? ActionKind::Send : ActionKind::Ssend, send->peer, send->tag, send->bytes));
         return;
       case MpiOp::Recv:
         if (!recv) return missing(op);
         comm_check(*recv);
-        b.push(p2p(ActionKind::Recv, recv->peer, recv->tag, recv->bytes));
+        b.push(p2p_action(ActionKind::Recv, recv->peer, recv->tag, recv->bytes));
         return;
       case MpiOp::Sendrecv: {
         if (!send || !recv) return missing(op);
         comm_check(*send);
-        Action a = p2p(ActionKind::Sendrecv, send->peer, send->tag, send->bytes);
+        Action a = p2p_action(ActionKind::Sendrecv, send->peer, send->tag, send->bytes);
         a.peer2 = recv->peer;
         a.tag2 = recv->tag;
         a.bytes2 = recv->bytes;
@@ -1143,7 +1134,7 @@ struct TiConverter {
       return s;
     };
     const auto post = [&](ActionKind k, Rank peer, const TiRecord& rec, Key key) {
-      Action a = p2p(k, peer, rec.tag, rec.bytes);
+      Action a = p2p_action(k, peer, rec.tag, rec.bytes);
       a.request = slots.take();
       outstanding.push_back(Pending{key, a.request, postings++});
       b.push(a);
@@ -1165,10 +1156,10 @@ struct TiConverter {
           b.compute(rec.amount, false, main);
           break;
         case TiOp::Send:
-          b.push(p2p(ActionKind::Send, rec.peer, rec.tag, rec.bytes));
+          b.push(p2p_action(ActionKind::Send, rec.peer, rec.tag, rec.bytes));
           break;
         case TiOp::Ssend:
-          b.push(p2p(ActionKind::Ssend, rec.peer, rec.tag, rec.bytes));
+          b.push(p2p_action(ActionKind::Ssend, rec.peer, rec.tag, rec.bytes));
           break;
         case TiOp::Isend:
         case TiOp::Issend:
@@ -1176,7 +1167,7 @@ struct TiConverter {
           post(ActionKind::Isend, rec.peer, rec, Key{r, rec.peer, rec.tag});
           break;
         case TiOp::Recv:
-          b.push(p2p(ActionKind::Recv, source(rec.peer), rec.tag, rec.bytes));
+          b.push(p2p_action(ActionKind::Recv, source(rec.peer), rec.tag, rec.bytes));
           break;
         case TiOp::Irecv:
           // SMPI files an ANY_SOURCE request under the source it was traced with (-333).
@@ -1247,7 +1238,7 @@ struct TiConverter {
           notes.add("comm_size/comm_split/comm_dup records replayed as no-ops (TI records no communicator)");
           break;
         case TiOp::Sendrecv: {
-          Action a = p2p(ActionKind::Sendrecv, rec.peer, 0, rec.bytes);
+          Action a = p2p_action(ActionKind::Sendrecv, rec.peer, 0, rec.bytes);
           a.peer2 = source(rec.peer2);
           a.tag2 = 0;
           a.bytes2 = rec.bytes2;

@@ -491,47 +491,42 @@ OTF2_CallbackCode on_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position
   s.ev->push_back(make_event(s.time(t), EventKind::Leave, ri.op, ri.id));
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
-                          OTF2_CommRef c, uint32_t tag, uint64_t len) {
-  Sink& s = sink(u);
-  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
-  const CommInfo& ci = s.comms.get(c);
-  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
-  if (ci.kind == CommKind::Inter) return s.skip(Skip::InterSend);
-  Rank peer = kNoRank;
-  if (!s.member(ci, c, to, "MpiSend", "receiver", position, peer)) return OTF2_CALLBACK_INTERRUPT;
-  s.ev->push_back(
-      make_event(s.time(t), EventKind::Send, s.call, ci.id, peer, static_cast<std::int32_t>(tag), len));
-  return OTF2_CALLBACK_SUCCESS;
-}
-OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t from,
-                          OTF2_CommRef c, uint32_t tag, uint64_t len) {
-  Sink& s = sink(u);
-  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
-  const CommInfo& ci = s.comms.get(c);
-  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
-  if (ci.kind == CommKind::Inter) return s.skip(Skip::InterRecv);
-  Rank peer = kNoRank;
-  if (!s.member(ci, c, from, "MpiRecv", "sender", position, peer)) return OTF2_CALLBACK_INTERRUPT;
-  s.ev->push_back(
-      make_event(s.time(t), EventKind::Recv, s.call, ci.id, peer, static_cast<std::int32_t>(tag), len));
-  return OTF2_CALLBACK_SUCCESS;
-}
-OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
-                           OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
+// A point-to-point record (MpiSend, MpiRecv, MpiIsend, MpiIrecv) as the event `kind`: its
+// time checked, its communicator defined, the peer (`local` in the communicator, the
+// `role` of the record) a member. One on an inter-communicator is skipped as `inter`, after
+// `on_inter` has done the request's bookkeeping.
+template <typename OnInter>
+OTF2_CallbackCode p2p_record(void* u, OTF2_TimeStamp t, uint64_t position, OTF2_CommRef c, uint32_t local,
+                             EventKind kind, const char* record, const char* role, uint32_t tag, uint64_t len,
+                             uint64_t req, Skip inter, OnInter on_inter) {
   Sink& s = sink(u);
   if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
   const CommInfo& ci = s.comms.get(c);
   if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
   if (ci.kind == CommKind::Inter) {
-    s.inter_isends.insert(req);
-    return s.skip(Skip::InterIsend);
+    on_inter(s);
+    return s.skip(inter);
   }
   Rank peer = kNoRank;
-  if (!s.member(ci, c, to, "MpiIsend", "receiver", position, peer)) return OTF2_CALLBACK_INTERRUPT;
-  s.ev->push_back(make_event(s.time(t), EventKind::IsendStart, s.call, ci.id, peer,
-                             static_cast<std::int32_t>(tag), len, req));
+  if (!s.member(ci, c, local, record, role, position, peer)) return OTF2_CALLBACK_INTERRUPT;
+  s.ev->push_back(make_event(s.time(t), kind, s.call, ci.id, peer, static_cast<std::int32_t>(tag), len, req));
   return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
+                          OTF2_CommRef c, uint32_t tag, uint64_t len) {
+  return p2p_record(u, t, position, c, to, EventKind::Send, "MpiSend", "receiver", tag, len, 0, Skip::InterSend,
+                    [](Sink&) {});
+}
+OTF2_CallbackCode on_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t from,
+                          OTF2_CommRef c, uint32_t tag, uint64_t len) {
+  return p2p_record(u, t, position, c, from, EventKind::Recv, "MpiRecv", "sender", tag, len, 0, Skip::InterRecv,
+                    [](Sink&) {});
+}
+OTF2_CallbackCode on_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t to,
+                           OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
+  // Its completion is skipped too (on_isend_complete).
+  return p2p_record(u, t, position, c, to, EventKind::IsendStart, "MpiIsend", "receiver", tag, len, req,
+                    Skip::InterIsend, [req](Sink& s) { s.inter_isends.insert(req); });
 }
 OTF2_CallbackCode on_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*,
                                     uint64_t req) {
@@ -550,19 +545,12 @@ OTF2_CallbackCode on_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t 
 }
 OTF2_CallbackCode on_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u, OTF2_AttributeList*, uint32_t from,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-  Sink& s = sink(u);
-  if (!s.check(t, position)) return OTF2_CALLBACK_INTERRUPT;
-  const CommInfo& ci = s.comms.get(c);
-  if (ci.kind == CommKind::Undefined) return s.undefined_comm(c);
-  if (ci.kind == CommKind::Inter) {
-    if (s.drop_post(req, EventKind::IrecvPost, EventKind::IrecvComplete)) s.skip(Skip::InterIrecvRequest);
-    return s.skip(Skip::InterIrecv);
-  }
-  Rank peer = kNoRank;
-  if (!s.member(ci, c, from, "MpiIrecv", "sender", position, peer)) return OTF2_CALLBACK_INTERRUPT;
-  s.ev->push_back(make_event(s.time(t), EventKind::IrecvComplete, s.call, ci.id, peer,
-                             static_cast<std::int32_t>(tag), len, req));
-  return OTF2_CALLBACK_SUCCESS;
+  // Its request's post goes too.
+  return p2p_record(u, t, position, c, from, EventKind::IrecvComplete, "MpiIrecv", "sender", tag, len, req,
+                    Skip::InterIrecv, [req](Sink& s) {
+                      if (s.drop_post(req, EventKind::IrecvPost, EventKind::IrecvComplete))
+                        s.skip(Skip::InterIrecvRequest);
+                    });
 }
 // A cancelled request never matches: its post goes too.
 OTF2_CallbackCode on_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t position, void* u,

@@ -39,16 +39,16 @@ class Program {
           a = enter(p.exchange_region);
           return true;
         case 1:
-          a = p2p(ActionKind::Irecv, left_, kToRight, p.halo);
+          a = p2p_action(ActionKind::Irecv, left_, kToRight, p.halo);
           return true;
         case 2:
-          a = p2p(ActionKind::Irecv, right_, kToLeft, p.halo);
+          a = p2p_action(ActionKind::Irecv, right_, kToLeft, p.halo);
           return true;
         case 3:
-          a = p2p(ActionKind::Isend, right_, kToRight, p.halo);
+          a = p2p_action(ActionKind::Isend, right_, kToRight, p.halo);
           return true;
         case 4:
-          a = p2p(ActionKind::Isend, left_, kToLeft, p.halo);
+          a = p2p_action(ActionKind::Isend, left_, kToLeft, p.halo);
           return true;
         case 5:
           a.kind = ActionKind::Waitall;

@@ -116,14 +116,6 @@ inline Action compute(trace::RegionId region, const Amount& c) {
 inline Action compute_block(int k, trace::RegionId region, const Amount& c) {
   return k == 0 ? enter(region) : k == 1 ? compute(region, c) : leave(region);
 }
-inline Action p2p(ActionKind kind, Rank peer, std::int32_t tag, std::uint64_t bytes) {
-  Action a;
-  a.kind = kind;
-  a.peer = peer;
-  a.tag = tag;
-  a.bytes = bytes;
-  return a;
-}
 inline Action collective(ActionKind kind, std::uint64_t bytes, Rank root = 0) {
   Action a;
   a.kind = kind;

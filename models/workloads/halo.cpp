@@ -79,7 +79,7 @@ class Program {
     const int faces = 2 * p.ndims;
     const auto irecv = [&](int f) {
       if (neighbour_[f] == trace::kNoRank) return false;
-      a = p2p(ActionKind::Irecv, neighbour_[f], opposite(f), p.bytes);
+      a = p2p_action(ActionKind::Irecv, neighbour_[f], opposite(f), p.bytes);
       return true;
     };
     int j = 0;  // position in the exchange after the compute, from its first MPI call
@@ -109,7 +109,7 @@ class Program {
     if (j < 2 * faces) {
       const int f = j - faces;
       if (neighbour_[f] == trace::kNoRank) return false;
-      a = p2p(ActionKind::Isend, neighbour_[f], f, p.bytes);
+      a = p2p_action(ActionKind::Isend, neighbour_[f], f, p.bytes);
       return true;
     }
     if (p.wait_each) {

@@ -94,7 +94,7 @@ class Program {
     const bool is_send = (j % 2 == 0) == sender_first;
     const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
     if (peer == trace::kNoRank) return false;
-    a = p2p(is_send ? ActionKind::Send : ActionKind::Recv, peer, shift_tag(dist, sign), p.bytes);
+    a = p2p_action(is_send ? ActionKind::Send : ActionKind::Recv, peer, shift_tag(dist, sign), p.bytes);
     return true;
   }
 
@@ -115,7 +115,7 @@ class Program {
     const int sign = p.right_only || jj % 2 == 0 ? 1 : -1;
     const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
     if (peer == trace::kNoRank) return false;
-    a = p2p(is_send ? ActionKind::Isend : ActionKind::Irecv, peer, shift_tag(dist, sign), p.bytes);
+    a = p2p_action(is_send ? ActionKind::Isend : ActionKind::Irecv, peer, shift_tag(dist, sign), p.bytes);
     return true;
   }
 
@@ -133,7 +133,7 @@ class Program {
     const int dist = (is_send ? j - d() : j) + 1;
     const Rank peer = is_send ? neighbour(sign * dist) : neighbour(-sign * dist);
     if (peer == trace::kNoRank) return false;
-    a = p2p(is_send ? ActionKind::Isend : ActionKind::Irecv, peer, shift_tag(dist, sign), p.bytes);
+    a = p2p_action(is_send ? ActionKind::Isend : ActionKind::Irecv, peer, shift_tag(dist, sign), p.bytes);
     return true;
   }
 

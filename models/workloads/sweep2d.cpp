@@ -80,7 +80,7 @@ class Program {
  private:
   bool message(Action& a, ActionKind kind, int x, int y, std::int32_t tag) const {
     if (x < 0 || x >= p_->px || y < 0 || y >= p_->py) return false;
-    a = p2p(kind, x * p_->py + y, tag, p_->bytes);
+    a = p2p_action(kind, x * p_->py + y, tag, p_->bytes);
     return true;
   }
 
