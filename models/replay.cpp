@@ -696,45 +696,47 @@ struct TraceConverter {
       }
       const auto& comm = t.defs.comms[coll_end->ref];
       const auto p = static_cast<std::uint64_t>(std::max<std::size_t>(comm.members.size(), 1));
-      if (scorep) {
-        // Score-P records what the call moves in all, not its payload (scorep_mpi_coll_bytes_*):
-        // the root of MPI_Bcast "sends" the payload to every member, MPI_Allreduce and
-        // MPI_Allgather send and receive it P times. Replaying those as payloads made SMPI
-        // move P times the data and report MPI_ERR_TRUNCATE on the root's tree children.
-        if (const auto payload = scorep_payload(op, sent, got, p, root != trace::kNoRank && local(w, r) == root)) {
-          push_collective(op, *payload, root, w, b);
-          return;
-        }
-      }
       if (is_v(op)) {
         if (replay_v(r, op, root, w, coll_end->ref, b)) return;
         notes.add(std::string(trace::mpi_name(op)) + " calls the ranks do not agree on replayed as " +
                   std::string(trace::mpi_name(trace::base_collective(op))) + " of the rank's own size");
       }
-      switch (trace::base_collective(op)) {
+      // The payload (bytes per rank; per pair for MPI_Alltoall) from the record's totals: a
+      // Score-P trace counts what the call moves in all, not its payload (scorep_payload):
+      // the root of MPI_Bcast "sends" the payload to every member, MPI_Allreduce and
+      // MPI_Allgather send and receive it P times. Replayed as payloads, SMPI moved P times the
+      // data and reported MPI_ERR_TRUNCATE on the root's tree children.
+      const MpiOp base = trace::base_collective(op);
+      const bool at_root = root != trace::kNoRank && local(w, r) == root;
+      const auto payload = [&](std::uint64_t own) {
+        if (scorep)
+          if (const auto s = scorep_payload(base, sent, got, p, at_root)) return *s;
+        return own;
+      };
+      switch (base) {
         case MpiOp::Barrier:
           b.push(coll(ActionKind::Barrier, 0, 0, w));
           return;
         case MpiOp::Bcast:
-          b.push(coll(ActionKind::Bcast, std::max(sent, got), root, w));
+          b.push(coll(ActionKind::Bcast, payload(std::max(sent, got)), root, w));
           return;
         case MpiOp::Reduce:
-          b.push(coll(ActionKind::Reduce, sent, root, w));
+          b.push(coll(ActionKind::Reduce, payload(sent), root, w));
           return;
         case MpiOp::Allreduce:
-          b.push(coll(ActionKind::Allreduce, sent, 0, w));
+          b.push(coll(ActionKind::Allreduce, payload(sent), 0, w));
           return;
         case MpiOp::Gather:
-          b.push(coll(ActionKind::Gather, sent, root, w));
+          b.push(coll(ActionKind::Gather, payload(sent), root, w));
           return;
         case MpiOp::Scatter:
-          b.push(coll(ActionKind::Scatter, got, root, w));
+          b.push(coll(ActionKind::Scatter, payload(got), root, w));
           return;
         case MpiOp::Allgather:
-          b.push(coll(ActionKind::Allgather, sent, 0, w));
+          b.push(coll(ActionKind::Allgather, payload(sent), 0, w));
           return;
         case MpiOp::Alltoall:
-          b.push(coll(ActionKind::Alltoall, sent / p, 0, w));
+          b.push(coll(ActionKind::Alltoall, payload(sent / p), 0, w));
           return;
         default:
           notes.add(std::string(trace::mpi_name(op)) + " calls replayed as MPI_Allreduce of their send size");
@@ -752,7 +754,7 @@ struct TraceConverter {
   // rank sends it, the root receives P x; Scatter: the root sends P x, every rank receives
   // it; Allreduce, Allgather, Alltoall: P x sent and received. With MPI_IN_PLACE the root's
   // (or every rank's) own share is left out: (P − 1) x, or 0 where it was 1 x. Nothing for
-  // the v-collectives (replay_v) and the others.
+  // the others (the v-collectives' blocks: replay_v).
   static std::optional<std::uint64_t> scorep_payload(MpiOp op, std::uint64_t sent, std::uint64_t got, std::uint64_t p,
                                                      bool at_root) {
     // total = P x payload, or (P − 1) x in place: a total both divide is taken as P x (an
@@ -772,19 +774,6 @@ struct TraceConverter {
       case MpiOp::Allgather:
       case MpiOp::Alltoall: return share(std::max(sent, got));
       default: return std::nullopt;
-    }
-  }
-
-  void push_collective(MpiOp op, std::uint64_t payload, Rank root, std::uint32_t w, RankBuilder& b) {
-    switch (op) {
-      case MpiOp::Bcast: b.push(coll(ActionKind::Bcast, payload, root, w)); return;
-      case MpiOp::Reduce: b.push(coll(ActionKind::Reduce, payload, root, w)); return;
-      case MpiOp::Gather: b.push(coll(ActionKind::Gather, payload, root, w)); return;
-      case MpiOp::Scatter: b.push(coll(ActionKind::Scatter, payload, root, w)); return;
-      case MpiOp::Allreduce: b.push(coll(ActionKind::Allreduce, payload, 0, w)); return;
-      case MpiOp::Allgather: b.push(coll(ActionKind::Allgather, payload, 0, w)); return;
-      case MpiOp::Alltoall: b.push(coll(ActionKind::Alltoall, payload, 0, w)); return;
-      default: return;
     }
   }
 

@@ -26,6 +26,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <optional>
 
@@ -200,50 +201,56 @@ std::string tail(const std::string& path, std::size_t lines) {
   return out;
 }
 
+// The first of the log's first 100,000 lines that holds one of `needles` ("" if none).
+std::string log_line_with(const std::string& log, std::initializer_list<const char*> needles) {
+  std::ifstream in(log);
+  std::string line;
+  for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n)
+    for (const char* needle : needles)
+      if (line.find(needle) != std::string::npos) return line;
+  return {};
+}
+
+// The simulated time a SimGrid log line starts with ("[0.000500] ..." -> "0.000500"), or "".
+std::string log_clock(const std::string& line) {
+  const std::size_t close = line.find(']');
+  return line.size() > 2 && line[0] == '[' && close != std::string::npos ? line.substr(1, close - 1) : "";
+}
+
 // SimGrid checks routes only when a message needs one, and then aborts: "[0.0005]
 // ...network_cm02.cpp:322: [root/CRITICAL] You're trying to send data from h0 to h1 but
 // there is no connecting path between these two hosts." (or a zone's "No route between").
 // Returns that fault in waitlab's words, or "" when the log holds none.
 std::string missing_route(const std::string& log) {
-  std::ifstream in(log);
-  std::string line;
-  for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n) {
-    const std::size_t from = line.find("send data from ");
-    const std::size_t path = line.find(" but there is no connecting path");
-    const std::size_t zone = line.find("No route between ");
-    if (from == std::string::npos && zone == std::string::npos) continue;
-    std::string when;
-    if (line.size() > 2 && line[0] == '[') when = line.substr(1, line.find(']') - 1);
-    std::string what;
-    if (from != std::string::npos && path != std::string::npos && path > from) {
-      const std::string pair = line.substr(from + 15, path - from - 15);  // "h0 to h1"
-      const std::size_t to = pair.find(" to ");
-      what = to == std::string::npos ? "'" + pair + "'"
-                                     : "host '" + pair.substr(0, to) + "' to host '" + pair.substr(to + 4) + "'";
-      what = "there is no route from " + what;
-    } else {
-      what = line.substr(zone);
-    }
-    return what + " (SimGrid aborted at the first message between them" +
-           (when.empty() ? std::string() : ", at simulated time " + when + " s") +
-           "): declare a <route> between them, or place the ranks on hosts that have one";
+  const std::string line = log_line_with(log, {"send data from ", "No route between "});
+  if (line.empty()) return {};
+  const std::size_t from = line.find("send data from ");
+  const std::size_t path = line.find(" but there is no connecting path");
+  std::string what;
+  if (from != std::string::npos && path != std::string::npos && path > from) {
+    const std::string pair = line.substr(from + 15, path - from - 15);  // "h0 to h1"
+    const std::size_t to = pair.find(" to ");
+    what = "there is no route from " +
+           (to == std::string::npos ? "'" + pair + "'"
+                                    : "host '" + pair.substr(0, to) + "' to host '" + pair.substr(to + 4) + "'");
+  } else {
+    what = line.substr(line.find("No route between "));
   }
-  return {};
+  const std::string when = log_clock(line);
+  return what + " (SimGrid aborted at the first message between them" +
+         (when.empty() ? std::string() : ", at simulated time " + when + " s") +
+         "): declare a <route> between them, or place the ranks on hosts that have one";
 }
 
 // SimGrid 3.32's lazy resource model dies with "The Impossible Did Happen (yet again)" when
 // the clock is so large that the run's short steps are lost in its precision (a core latency
-// of 1e5 s with a 25 us noise: clock 390060.000575 s). Returns the clock it names, or "".
+// of 1e5 s with a 25 us noise: clock 390060.000575 s). Returns the clock it names ("?" if
+// none), or "" when the log holds no such line.
 std::string impossible_happened(const std::string& log) {
-  std::ifstream in(log);
-  std::string line;
-  for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n) {
-    if (line.find("The Impossible Did Happen") == std::string::npos) continue;
-    if (line.size() > 2 && line[0] == '[' && line.find(']') != std::string::npos)
-      return line.substr(1, line.find(']') - 1);
-    return "?";
-  }
-  return {};
+  const std::string line = log_line_with(log, {"The Impossible Did Happen"});
+  if (line.empty()) return {};
+  const std::string when = log_clock(line);
+  return when.empty() ? "?" : when;
 }
 
 // ", the platform's largest latency is core_latency 1e+06 s" (empty for an XML platform).

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -232,7 +233,11 @@ struct RankCount {
 // default algorithms): (2.5 + P/2) x W for P = 4, 8, 16 and 32 ranks and W from 256 MiB to
 // 1 GiB — 4.5 GiB for 4 x 256 MiB, 10.5 GiB for 16 x 64 MiB. The same bound is taken for every
 // collective.
-double collective_bytes(const models::Action& a, const models::Workload& w, std::string& text) {
+// `text` (if given) gets "alltoall on 16 ranks, buffers of 16.0 GiB": asked for the largest only.
+// `vtotals` caches the widest buffer of each interned Counts (a v-collective's vectors are P
+// long: summed once, not at every call).
+double collective_bytes(const models::Action& a, const models::Workload& w,
+                        std::unordered_map<std::uint32_t, double>& vtotals, std::string* text = nullptr) {
   using K = models::ActionKind;
   const auto& comms = w.definitions().comms;
   const double ranks = a.comm < comms.size() && !comms[a.comm].members.empty()
@@ -247,10 +252,13 @@ double collective_bytes(const models::Action& a, const models::Workload& w, std:
       wide = static_cast<double>(a.bytes) * ranks;
       break;
     case K::Gatherv: case K::Scatterv: case K::Allgatherv: case K::Alltoallv: case K::ReduceScatter:
-      if (const models::Counts* c = w.counts(a.counts)) {
+      if (const auto it = vtotals.find(a.counts); it != vtotals.end()) {
+        wide = std::max(it->second, static_cast<double>(a.bytes));
+      } else if (const models::Counts* c = w.counts(a.counts)) {
         double send = 0, recv = 0;
         for (const auto v : c->send) send += static_cast<double>(v);
         for (const auto v : c->recv) recv += static_cast<double>(v);
+        vtotals.emplace(a.counts, std::max(send, recv));
         wide = std::max({send, recv, static_cast<double>(a.bytes)});
       }
       break;
@@ -258,8 +266,8 @@ double collective_bytes(const models::Action& a, const models::Workload& w, std:
       return 0;
   }
   const double bytes = (2.5 + ranks / 2) * wide;
-  if (bytes > 0)
-    text = fmt::format("{} on {} ranks, buffers of {}", models::action_name(a.kind), ranks,
+  if (bytes > 0 && text != nullptr)
+    *text = fmt::format("{} on {} ranks, buffers of {}", models::action_name(a.kind), ranks,
                        human_bytes(static_cast<std::uint64_t>(wide)));
   return bytes;
 }
@@ -273,7 +281,8 @@ double collective_bytes(const models::Action& a, const models::Workload& w, std:
 // stream without usable stamps (none, decreasing, past `iterations`, or no iteration complete
 // within the cap) is scaled by how much of it was consumed (ActionStream::done()); one that
 // cannot tell either is counted to its end.
-RankCount count_rank(models::ActionStream& stream, const models::Workload& workload, bool recorded, int iterations,
+RankCount count_rank(models::ActionStream& stream, const models::Workload& workload,
+                     std::unordered_map<std::uint32_t, double>& vtotals, bool recorded, int iterations,
                      std::uint64_t cap) {
   RankCount c;
   int first = -1;         // the first stamped iteration
@@ -321,10 +330,9 @@ RankCount count_rank(models::ActionStream& stream, const models::Workload& workl
     // (An in_waitall Wait records nothing itself.)
     if (recorded && !a.in_waitall) c.events += events_of(a.kind);
     if (a.kind == models::ActionKind::Compute) ++c.truths;
-    std::string text;
-    if (const double b = collective_bytes(a, workload, text); b > c.collective) {
+    if (const double b = collective_bytes(a, workload, vtotals); b > c.collective) {
       c.collective = b;
-      c.collective_text = std::move(text);
+      collective_bytes(a, workload, vtotals, &c.collective_text);
     }
     ++c.actions;
   }
@@ -352,12 +360,13 @@ MemoryNeed estimate_memory(const models::Workload& workload, const RunOptions& o
   std::uint64_t actions = 0;
   double collective = 0;
   std::string collective_text;
+  std::unordered_map<std::uint32_t, double> vtotals;
   int counted = 0;
   for (long long k = 0; k < n && (counted == 0 || actions < budget); ++k, ++counted) {
     const int r = static_cast<int>(k * stride % n);
     auto stream = workload.stream(r);
     const RankCount c =
-        count_rank(*stream, workload, recorded, workload.iterations(), std::max<std::uint64_t>(1, rank_budget));
+        count_rank(*stream, workload, vtotals, recorded, workload.iterations(), std::max<std::uint64_t>(1, rank_budget));
     if (c.collective > collective) {
       collective = c.collective;
       collective_text = c.collective_text;
