@@ -1,5 +1,5 @@
 #include "app/commands.hpp"
-#include "app/json_text.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,13 +22,12 @@
 #include "analysis/trace/wlt.hpp"
 #include "app/analyze.hpp"
 #include "app/counterfactual.hpp"
-#include "app/idlewave_output.hpp"
 #include "app/output_dir.hpp"
+#include "app/plot.hpp"
 #include "app/pop.hpp"
 #include "app/run_command.hpp"
 #include "app/report.hpp"
 #include "app/study.hpp"
-#include "app/timeresolved_output.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/summary.hpp"
@@ -37,9 +36,10 @@
 #include "models/perturbation.hpp"
 #include "models/replay.hpp"
 #include "models/spec.hpp"
-#include "models/text.hpp"
-#include "models/units.hpp"
-#include "scenarios/windows.hpp"
+#include "util/text.hpp"
+#include "util/units.hpp"
+#include "analysis/registry/registry.hpp"
+#include "analysis/timeresolved/windows.hpp"
 #include "models/workload.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/engine.hpp"
@@ -68,10 +68,12 @@ std::string first_sentence(const std::string& text, std::size_t max) {
   return s;
 }
 
-// The registry holds every spec: platforms, workloads, perturbations (and analyses later).
+// Every name `waitlab describe` knows: the models' specs (platforms, workloads, perturbations)
+// and the analyses.
 std::vector<std::string> all_names() {
   std::vector<std::string> names;
   for (const auto& s : models::Registry::instance().specs()) names.push_back(s.name);
+  for (const auto* a : analysis::analyses()) names.push_back(a->name);
   return names;
 }
 
@@ -88,24 +90,27 @@ nlohmann::json read_json(const std::string& path) {
 // `waitlab plot DIR`: the pictures drawn again and report.html rewritten aside, then put in
 // place together (app/output_dir.hpp): an interrupted or failed drawing leaves DIR as it was.
 void plot_command(const std::string& dir, std::ostream& out) {
-  const bool idle = fs::exists(fs::path(dir) / "idlewave.json");
-  const bool windows = fs::exists(fs::path(dir) / "timeresolved.json");
-  if (!idle && !windows)
-    throw InputError(dir + ": no idlewave.json and no timeresolved.json (run the idlewave or timeresolved "
-                     "analysis first: outputs.analyses or `waitlab analyze TRACE -a idlewave,timeresolved`)");
+  std::vector<const output::Entry*> drawable;  // the analyses with pictures whose files are in DIR
+  std::vector<std::string> inputs, names;
+  for (const auto* a : analysis::analyses())
+    if (a->plot_script != nullptr) {
+      inputs.push_back(a->plot_input);
+      names.push_back(a->name);
+      if (fs::exists(fs::path(dir) / a->plot_input)) drawable.push_back(a);
+    }
+  if (drawable.empty())
+    throw InputError(fmt::format("{}: no {} (run the {} analysis first: outputs.analyses or `waitlab analyze TRACE "
+                                 "-a {}`)",
+                                 dir, fmt::join(inputs, " and no "), fmt::join(names, " or "), fmt::join(names, ",")));
   OutputDir staged(dir, Inputs{});  // it reads the results in DIR, which it rewrites
   std::vector<std::string> drawn;
   std::string report_path;
   try {
     const fs::path d(staged.path());
-    if (idle) {
-      if (const std::string why = draw_idlewave(staged.path()); !why.empty()) throw InputError(why);
-      for (const char* base : kIdlewavePictures)
-        if (fs::exists(d / (std::string(base) + ".png"))) drawn.push_back((d / base).string());
-    }
-    if (windows) {
-      if (const std::string why = draw_timeresolved(staged.path()); !why.empty()) throw InputError(why);
-      drawn.push_back((d / kTimeresolvedPicture).string());
+    for (const auto* a : drawable) {
+      if (const std::string why = draw_pictures(*a, staged.path()); !why.empty()) throw InputError(why);
+      for (const auto& p : a->pictures)
+        if (fs::exists(d / (std::string(p.stem) + ".png"))) drawn.push_back((d / p.stem).string());
     }
     report_path = try_write_report(staged.path(), &staged);
     staged.commit();
@@ -264,20 +269,27 @@ std::string wrapped_list(const std::string& head, const std::vector<std::string>
 }  // namespace
 
 void list_command(std::ostream& out) {
-  const auto section = [&](const char* title, const std::vector<const models::Spec*>& specs) {
-    if (specs.empty()) return;
+  using Item = std::pair<std::string, std::string>;  // name, description
+  const auto section = [&](const char* title, const std::vector<Item>& items) {
+    if (items.empty()) return;
     out << title << ":\n";
     std::size_t width = 0;
-    for (const auto* s : specs) width = std::max(width, s->name.size());
-    for (const auto* s : specs)
-      out << fmt::format("  {:<{}}  {}\n", s->name, width, first_sentence(s->description, 100 - width));
+    for (const auto& [name, description] : items) width = std::max(width, name.size());
+    for (const auto& [name, description] : items)
+      out << fmt::format("  {:<{}}  {}\n", name, width, first_sentence(description, 100 - width));
     out << "\n";
   };
-  const auto& reg = models::Registry::instance();
-  section("platforms", reg.all(models::SpecKind::Platform));
-  section("workloads", reg.all(models::SpecKind::Workload));
-  section("perturbations", reg.all(models::SpecKind::Perturbation));
-  section("analyses", reg.all(models::SpecKind::Analysis));
+  const auto models_of = [](models::SpecKind kind) {
+    std::vector<Item> items;
+    for (const auto* s : models::Registry::instance().all(kind)) items.emplace_back(s->name, s->description);
+    return items;
+  };
+  section("platforms", models_of(models::SpecKind::Platform));
+  section("workloads", models_of(models::SpecKind::Workload));
+  section("perturbations", models_of(models::SpecKind::Perturbation));
+  std::vector<Item> analyses;
+  for (const auto* a : analysis::analyses()) analyses.emplace_back(a->name, a->description);
+  section("analyses", analyses);
   out << "collective sets (run.collectives):\n";
   for (const auto& c : sim::collective_sets()) out << fmt::format("  {:<7}  {}\n", c.name, c.description);
   out << "\ncollective algorithms (run.collective_algorithms, SimGrid 3.32's names that waitlab runs):\n";
@@ -294,6 +306,10 @@ void list_command(std::ostream& out) {
 void describe_command(const std::string& name, std::ostream& out) {
   if (const auto* spec = models::Registry::instance().find_any(name)) {
     out << models::describe(*spec);
+    return;
+  }
+  if (const auto* a = analysis::find_analysis(name)) {  // an analysis has no options of its own
+    out << a->name << " (analysis)\n  " << a->description << "\n\nno options\n";
     return;
   }
   for (const auto& c : sim::collective_sets())
@@ -355,7 +371,7 @@ CheckResult check_scenario(const std::string& path, bool update, const std::vect
   if (update) {
     std::error_code ec;
     fs::create_directories(fs::path(r.expected_file).parent_path(), ec);
-    trace::write_file_atomic(r.expected_file, json_text(actual) + "\n");
+    trace::write_file_atomic(r.expected_file, output::json_text(actual) + "\n");
     r.updated = true;
     return r;
   }
@@ -363,18 +379,18 @@ CheckResult check_scenario(const std::string& path, bool update, const std::vect
     r.missing = true;
     return r;
   }
-  r.differences = compare_expected(read_json(r.expected_file), nlohmann::json::parse(json_text(actual, -1)));
+  r.differences = compare_expected(read_json(r.expected_file), nlohmann::json::parse(output::json_text(actual, -1)));
   return r;
 }
 
 namespace {
 
 // The one place where an error reaches the user: one line whatever the input held (binary
-// bytes of a file, a newline in a --set value: models::text::one_line), cut after a few KB.
+// bytes of a file, a newline in a --set value: text::one_line), cut after a few KB.
 constexpr std::size_t kMaxErrorBytes = 4096;
 
 int print_error(std::ostream& err, const std::string& what, int code) {
-  err << "waitlab: error: " << models::text::one_line(what, kMaxErrorBytes) << "\n";
+  err << "waitlab: error: " << text::one_line(what, kMaxErrorBytes) << "\n";
   return code;
 }
 
@@ -406,7 +422,7 @@ std::string unknown_command(int argc, const char* const* argv, const CLI::App& c
 std::string non_utf8_argument(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    const std::size_t bad = models::text::invalid_utf8(arg);
+    const std::size_t bad = text::invalid_utf8(arg);
     if (bad == std::string_view::npos) continue;
     return fmt::format(
         "argument {} '{}' is not valid UTF-8 (byte 0x{:02x} at offset {}): waitlab writes paths and names into "
@@ -426,7 +442,7 @@ std::string non_utf8_working_directory(const CLI::App& cli) {
   if (!records_paths) return "";
   std::error_code ec;
   const std::string cwd = fs::current_path(ec).string();
-  const std::size_t bad = models::text::invalid_utf8(cwd);
+  const std::size_t bad = text::invalid_utf8(cwd);
   if (ec || bad == std::string::npos) return "";
   return fmt::format(
       "the working directory '{}' is not valid UTF-8 (byte 0x{:02x} at offset {}): waitlab records absolute paths in "

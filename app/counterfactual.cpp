@@ -1,5 +1,5 @@
 #include "app/counterfactual.hpp"
-#include "app/json_text.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -268,7 +268,7 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
   j["rows"] = arr;
   try {
     trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.csv").string(), csv);
-    trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), json_text(j) + "\n");
+    trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), output::json_text(j) + "\n");
     staged.commit();
   } catch (...) {
     staged.rethrow_final();

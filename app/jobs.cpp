@@ -21,7 +21,7 @@
 #include "analysis/trace/csv.hpp"
 #include "util/error.hpp"
 #include "app/run_command.hpp"
-#include "models/text.hpp"
+#include "util/text.hpp"
 #include "util/signals.hpp"
 
 namespace waitlab::app {
@@ -183,7 +183,7 @@ std::vector<JobOutcome> run_jobs(const std::vector<Job>& jobs, int parallel, std
       o.error = "the job's process died (signal " + std::to_string(WTERMSIG(status)) + ")";
     }
     if (o.exit_code != 0 && o.error.empty()) o.error = "failed with exit code " + std::to_string(o.exit_code);
-    o.error = models::text::one_line(o.error);  // shown on one line, as main() shows its own errors
+    o.error = text::one_line(o.error);  // shown on one line, as main() shows its own errors
     ++finished;
     out << fmt::format("[{}/{}] {:<24} {}\n", finished, jobs.size(), j.name,
                        o.exit_code == 0 ? (j.shown_dir.empty() ? j.dir : j.shown_dir) : "FAILED: " + o.error);

@@ -148,4 +148,13 @@ std::string draw(const std::string& script, const std::vector<std::string>& args
   return why;
 }
 
+std::string draw_pictures(const output::Entry& analysis, const std::string& dir) {
+  for (const auto& p : analysis.pictures)
+    for (const char* ext : {".png", ".svg"}) {
+      std::error_code ec;
+      std::filesystem::remove(std::filesystem::path(dir) / (std::string(p.stem) + ext), ec);
+    }
+  return draw(analysis.plot_script, {dir});
+}
+
 }  // namespace waitlab::app

@@ -1,5 +1,5 @@
 #include "app/pop.hpp"
-#include "app/json_text.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -21,7 +21,7 @@
 #include "app/output_dir.hpp"
 #include "app/plot.hpp"
 #include "app/report.hpp"
-#include "app/timeresolved_output.hpp"
+#include "analysis/timeresolved/output.hpp"
 #include "app/version.hpp"
 
 namespace waitlab::app {
@@ -220,7 +220,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
       jr["run"] = f.name;
       jr["trace"] = inputs[order[k]].path;
       jr["origin"] = a.origin;
-      jr["convention"] = convention_json(a.tr);
+      jr["convention"] = analysis::convention_json(a.tr);
       jr["ideal"] = a.tr.source;
       jr["ranks"] = f.ranks;
       jr["units"] = f.units;
@@ -239,7 +239,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     j["scaling"] = args.scaling;
     j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
     j["runs"] = jruns;
-    const std::string text = json_text(j) + "\n";
+    const std::string text = output::json_text(j) + "\n";
     trace::write_file_atomic((d / "pop.csv").string(), csv);
     trace::write_file_atomic((d / "pop.json").string(), text);
     nlohmann::ordered_json summary;
@@ -247,7 +247,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     summary["schema_version"] = 1;
     summary["generator"] = j["generator"];
     summary["pop"] = j;
-    trace::write_file_atomic((d / "summary.json").string(), json_text(summary) + "\n");
+    trace::write_file_atomic((d / "summary.json").string(), output::json_text(summary) + "\n");
     files = {(d / "pop.csv").string(), (d / "pop.json").string()};
     std::error_code ec;
     for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("pop") + ext), ec);  // another study's
@@ -289,7 +289,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     const Analysed& a = runs[order[k]];
     const std::string line = fmt::format("{} — span: {}; useful: {}; ideal: {}", analysis::convention_name(a.tr.convention),
                                          analysis::convention_span_text(a.tr.convention),
-                                         analysis::convention_useful_text(a.tr.convention), estimate_title(a.tr.source));
+                                         analysis::convention_useful_text(a.tr.convention), analysis::estimate_title(a.tr.source));
     auto it = std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.first == line; });
     if (it == used.end()) used.emplace_back(line, factors[k].name);
     else it->second += ", " + factors[k].name;

@@ -2,32 +2,26 @@
 //
 // Promise: write_report(dir) reads what a run (`waitlab run`, `waitlab replay`) or an analysis
 // (`waitlab analyze`) left in `dir` — summary.json (either schema; an analysis has a trace
-// instead of a scenario), the tables waitstates.csv, delay.csv, critical_path_profile.csv and
-// minprofile.csv when present, and every *.png — and writes dir/report.html atomically: the
-// scenario (or trace), the key figures, each analysis's figures, the pictures embedded as
+// instead of a scenario), the tables of the analyses (their entries' tables, analysis/registry)
+// when present, and every *.png — and writes dir/report.html atomically: the scenario (or
+// trace), the key figures, each analysis's section (its entry's), the pictures embedded as
 // base64 data URIs and the first rows of every table, largest seconds first. The page needs
 // nothing else: no external script, font, style sheet or picture, nothing fetched; all text
 // is HTML-escaped; it holds no date and no absolute path, so the same files give the same
 // page. A small inline script marks the body when it has loaded: data-loaded="yes",
 // data-errors = the number of window 'error' events (a picture that failed to load counts),
 // data-heatmap="shown" when the idle-wave heat map (<img id="heatmap">) has a size.
-// Pictures get fixed ids: heatmap, amplitude, selfsync (the idle-wave pictures); any other
-// picture an id made from its file name.
+// Pictures get the ids their analysis gives them (heatmap, amplitude, selfsync: the idle-wave
+// pictures); any other picture an id made from its file name. The HTML pieces every page uses
+// (escaping, base64, readable times) are analysis/output/html.hpp's.
 //
 // Throws InputError when dir/summary.json is missing or not JSON, or report.html cannot be
 // written; a missing table or picture only leaves its part out.
 #pragma once
 
 #include <string>
-#include <string_view>
 
 namespace waitlab::app {
-
-// HTML-escapes text (& < > " '); encodes bytes as base64 (data: URIs). For every page waitlab writes.
-std::string html_escape(std::string_view s);
-std::string base64(std::string_view in);
-// A time as people read it: "150.16 ms", "3.4 s", "812.5 ns" (a dash if not finite).
-std::string readable_seconds(double v);
 
 // Writes RUN_DIR/report.html and returns its path.
 std::string write_report(const std::string& run_dir);

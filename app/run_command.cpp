@@ -9,20 +9,20 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/registry/registry.hpp"
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/trace.hpp"
 #include "app/analyze.hpp"
-#include "app/idlewave_output.hpp"
 #include "app/inputs.hpp"
-#include "app/json_text.hpp"
+#include "analysis/output/json_text.hpp"
 #include "app/output_dir.hpp"
 #include "app/report.hpp"
 #include "app/summary.hpp"
-#include "app/timeresolved_output.hpp"
+#include "analysis/timeresolved/output.hpp"
 #include "app/version.hpp"
 #include "models/workload.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/windows.hpp"
+#include "analysis/timeresolved/windows.hpp"
 #include "util/error.hpp"
 
 namespace waitlab::app {
@@ -116,7 +116,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   const bool prebuilt = workload != nullptr;
   // Nothing reads the events of a run that writes no trace and analyses none: they are
   // counted, not recorded (the run's memory and time are then mostly SimGrid's).
-  const bool analysed = !models::select_analyses(s.outputs.analyses).empty();
+  const bool analysed = !analysis::select_analyses(s.outputs.analyses).empty();
   const bool events = s.outputs.trace || analysed;
 
   OutputDir staged(dir, inputs);
@@ -153,9 +153,9 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
       replay_notes.insert(replay_notes.end(), o.replay_notes.begin(), o.replay_notes.end());
       o.replay_notes = std::move(replay_notes);
     }
-    TimeResolvedInput tri;  // outputs.windows was checked by the loader
+    analysis::TimeResolvedInput tri;  // outputs.windows was checked by the loader
     tri.windows =
-        scenarios::parse_windows(s.outputs.windows.empty() ? scenarios::kDefaultWindows : s.outputs.windows);
+        analysis::parse_windows(s.outputs.windows.empty() ? analysis::kDefaultWindows : s.outputs.windows);
     if (o.ideal) tri.ideal = &o.ideal->trace;
     const AnalysisReport report = run_analyses(
         o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate, tri);
@@ -181,13 +181,13 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     host["simulation_peak_rss_bytes"] = o.result.stats.peak_rss_bytes;
     host["simulation_estimated_rss_bytes"] = o.result.stats.estimated_rss_bytes;
     host["simulation_shared_rss_bytes"] = o.result.stats.base_rss_bytes;
-    if (report.selection.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
+    if (report.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
     for (auto& f : write_analysis_tables(staged.path(), report)) files.push_back(std::move(f));
-    trace::write_file_atomic(host_path, json_text(host) + "\n");
+    trace::write_file_atomic(host_path, output::json_text(host) + "\n");
     files.push_back(host_path);
     auto sj = summary_json(s, o);
     sj["analyses"] = analyses_json(report);
-    trace::write_file_atomic(summary, json_text(sj) + "\n");
+    trace::write_file_atomic(summary, output::json_text(sj) + "\n");
     if (std::string report_path = try_write_report(staged.path(), &staged); !report_path.empty())
       files.push_back(std::move(report_path));
     staged.commit();

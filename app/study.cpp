@@ -1,5 +1,6 @@
 #include "app/study.hpp"
-#include "app/json_text.hpp"
+#include "analysis/output/html.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -142,15 +143,15 @@ std::string study_csv(const std::vector<Json>& records, const std::vector<std::s
 
 std::string whatif_html(const std::string& scenario, const std::vector<Json>& records, const fs::path& png) {
   std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>waitlab what-if: " + html_escape(scenario) +
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>waitlab what-if: " + output::html_escape(scenario) +
       "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;"
       "margin:1em 0}th,td{border:1px solid #bbb;padding:.3em .6em}td.num{text-align:right;font-variant-numeric:"
       "tabular-nums}th{background:#eee}.better{color:#060}.worse{color:#a00}img{max-width:100%}</style></head>\n"
       "<body>\n<h1>What if … — " +
-      html_escape(scenario) + "</h1>\n";
+      output::html_escape(scenario) + "</h1>\n";
   const auto head = [&](const std::string& first) {
     std::string t = "<table><thead><tr><th>" + first + "</th>";
-    for (const auto& r : records) t += "<th>" + html_escape(r["name"].get<std::string>()) + "</th>";
+    for (const auto& r : records) t += "<th>" + output::html_escape(r["name"].get<std::string>()) + "</th>";
     return t + "</tr></thead><tbody>\n";
   };
   const double base_wall = records.front()["figures"]["wall_time_s"].get<double>();
@@ -158,11 +159,11 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
   h += "<tr><th>changes</th>";
   for (const auto& r : records) {
     std::string c;
-    for (const auto& x : r["changes"]) c += (c.empty() ? "" : "<br>") + html_escape(x.get<std::string>());
+    for (const auto& x : r["changes"]) c += (c.empty() ? "" : "<br>") + output::html_escape(x.get<std::string>());
     h += "<td>" + (c.empty() ? std::string("as written") : c) + "</td>";
   }
   h += "</tr>\n<tr><th>runtime</th>";
-  for (const auto& r : records) h += "<td class=\"num\">" + readable_seconds(r["figures"]["wall_time_s"].get<double>()) + "</td>";
+  for (const auto& r : records) h += "<td class=\"num\">" + output::readable_seconds(r["figures"]["wall_time_s"].get<double>()) + "</td>";
   h += "</tr>\n<tr><th>speed-up vs baseline</th>";
   for (const auto& r : records) {
     const double w = r["figures"]["wall_time_s"].get<double>();
@@ -172,10 +173,10 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
   }
   h += "</tr>\n<tr><th>total waiting</th>";
   for (const auto& r : records)
-    h += "<td class=\"num\">" + readable_seconds(r["figures"]["total_waiting_s"].get<double>()) + "</td>";
+    h += "<td class=\"num\">" + output::readable_seconds(r["figures"]["total_waiting_s"].get<double>()) + "</td>";
   h += "</tr>\n<tr><th>critical path</th>";
   for (const auto& r : records)
-    h += "<td class=\"num\">" + readable_seconds(r["figures"]["critical_path_s"].get<double>()) + "</td>";
+    h += "<td class=\"num\">" + output::readable_seconds(r["figures"]["critical_path_s"].get<double>()) + "</td>";
   h += "</tr>\n</tbody></table>\n";
 
   // Waiting by pattern: the patterns any record has.
@@ -186,10 +187,10 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
         patterns.push_back(p);
   h += "<h2>Waiting time by pattern (all ranks)</h2>\n" + head("pattern");
   for (const auto& p : patterns) {
-    h += "<tr><th>" + html_escape(p) + "</th>";
+    h += "<tr><th>" + output::html_escape(p) + "</th>";
     for (const auto& r : records) {
       const auto& w = r["figures"]["waiting_by_pattern_s"];
-      h += "<td class=\"num\">" + readable_seconds(w.contains(p) ? w[p].get<double>() : 0.0) + "</td>";
+      h += "<td class=\"num\">" + output::readable_seconds(w.contains(p) ? w[p].get<double>() : 0.0) + "</td>";
     }
     h += "</tr>\n";
   }
@@ -204,24 +205,24 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
         paths.push_back(p["call_path"].get<std::string>());
   h += "<h2>Critical-path profile (time on the path)</h2>\n" + head("call path");
   for (const auto& path : paths) {
-    h += "<tr><th>" + html_escape(path) + "</th>";
+    h += "<tr><th>" + output::html_escape(path) + "</th>";
     for (const auto& r : records) {
       double v = 0;
       for (const auto& p : r["critical_path_profile"])
         if (p["call_path"] == path) v = p["on_path_s"].get<double>();
-      h += "<td class=\"num\">" + readable_seconds(v) + "</td>";
+      h += "<td class=\"num\">" + output::readable_seconds(v) + "</td>";
     }
     h += "</tr>\n";
   }
   h += "</tbody></table>\n<h2>Top delay costs (short + long term)</h2>\n";
   for (const auto& r : records) {
-    h += "<h3>" + html_escape(r["name"].get<std::string>()) +
+    h += "<h3>" + output::html_escape(r["name"].get<std::string>()) +
          "</h3>\n<table><thead><tr><th>rank</th><th>call path</th><th>kind</th><th>short term</th><th>long "
          "term</th></tr></thead><tbody>\n";
     for (const auto& t : r["top_delay_costs"])
-      h += "<tr><td class=\"num\">" + json_text(t["rank"], -1) + "</td><td>" + html_escape(t["call_path"].get<std::string>()) +
-           "</td><td>" + html_escape(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
-           readable_seconds(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + readable_seconds(t["long_term_s"].get<double>()) +
+      h += "<tr><td class=\"num\">" + output::json_text(t["rank"], -1) + "</td><td>" + output::html_escape(t["call_path"].get<std::string>()) +
+           "</td><td>" + output::html_escape(t["kind"].get<std::string>()) + "</td><td class=\"num\">" +
+           output::readable_seconds(t["short_term_s"].get<double>()) + "</td><td class=\"num\">" + output::readable_seconds(t["long_term_s"].get<double>()) +
            "</td></tr>\n";
     h += "</tbody></table>\n";
   }
@@ -230,7 +231,7 @@ std::string whatif_html(const std::string& scenario, const std::vector<Json>& re
     std::ostringstream b;
     b << pic.rdbuf();
     h += "<h2>Picture</h2>\n<img id=\"whatif\" alt=\"runtime and waiting per variant\" src=\"data:image/png;base64," +
-         base64(b.str()) + "\">\n";
+         output::base64(b.str()) + "\">\n";
   }
   h += "<p>Each column is its own simulation; its full report is <code>&lt;name&gt;/report.html</code>.</p>\n"
        "</body></html>\n";
@@ -251,7 +252,7 @@ struct StudyPlan {
 
 void write_records(const std::string& path, const std::vector<Json>& records) {
   std::string text;
-  for (const auto& r : records) text += json_text(r, -1) + "\n";
+  for (const auto& r : records) text += output::json_text(r, -1) + "\n";
   trace::write_file_atomic(path, text);
 }
 
@@ -340,7 +341,7 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, cons
   j["scenario"] = plan.scenario;
   j["parameters"] = plan.param_keys;
   j["runs"] = records;
-  trace::write_file_atomic((d / (plan.kind + ".json")).string(), json_text(j) + "\n");
+  trace::write_file_atomic((d / (plan.kind + ".json")).string(), output::json_text(j) + "\n");
   // matplotlib rewrites a picture in place, and the old one is linked from the output
   // directory until the commit: it goes first.
   for (const char* ext : {".png", ".svg"}) fs::remove(d / (plan.kind + ext), ec);
@@ -359,9 +360,9 @@ void write_outputs(const StudyPlan& plan, const std::vector<Json>& records, cons
   for (const auto& r : records) {
     const auto& f = r["figures"];
     const double w = f["wall_time_s"].get<double>();
-    out << fmt::format("{:<28} {:>14} {:>8.3f}× {:>14} {:>14}\n", r["name"].get<std::string>(), readable_seconds(w),
-                       w > 0 ? base / w : 0.0, readable_seconds(f["total_waiting_s"].get<double>()),
-                       readable_seconds(f["critical_imbalance_s"].get<double>()));
+    out << fmt::format("{:<28} {:>14} {:>8.3f}× {:>14} {:>14}\n", r["name"].get<std::string>(), output::readable_seconds(w),
+                       w > 0 ? base / w : 0.0, output::readable_seconds(f["total_waiting_s"].get<double>()),
+                       output::readable_seconds(f["critical_imbalance_s"].get<double>()));
   }
   out << "\n";
   for (const auto& f : files) out << "wrote " << staged.final_text(f) << "\n";

@@ -1,5 +1,6 @@
 #include "app/summary.hpp"
-#include "app/json_text.hpp"
+#include "analysis/registry/registry.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -146,27 +147,27 @@ void compare_node(const nlohmann::json& e, const nlohmann::json& a, const std::s
   const std::string name = path.empty() ? "(top)" : path;
   if (e.is_object()) {
     if (!a.is_object()) {
-      out.push_back(name + ": expected an object, got " + json_text(a, -1));
+      out.push_back(name + ": expected an object, got " + output::json_text(a, -1));
       return;
     }
     for (const auto& [k, v] : e.items()) {
       const std::string p = path.empty() ? k : path + "." + k;
       if (!a.contains(k))
-        out.push_back(p + ": missing (expected " + json_text(v, -1) + ")");
+        out.push_back(p + ": missing (expected " + output::json_text(v, -1) + ")");
       else
         compare_node(v, a.at(k), p, out);
     }
     for (const auto& [k, v] : a.items())
       if (!e.contains(k))
-        out.push_back((path.empty() ? k : path + "." + k) + ": not expected (got " + json_text(v, -1) + ")");
+        out.push_back((path.empty() ? k : path + "." + k) + ": not expected (got " + output::json_text(v, -1) + ")");
     return;
   }
   if (e.is_number_float() || (e.is_number() && a.is_number_float())) {
     if (!a.is_number() || !close(e.get<double>(), a.get<double>()))
-      out.push_back(name + ": expected " + json_text(e, -1) + ", got " + json_text(a, -1));
+      out.push_back(name + ": expected " + output::json_text(e, -1) + ", got " + output::json_text(a, -1));
     return;
   }
-  if (e != a) out.push_back(name + ": expected " + json_text(e, -1) + ", got " + json_text(a, -1));
+  if (e != a) out.push_back(name + ": expected " + output::json_text(e, -1) + ", got " + output::json_text(a, -1));
 }
 
 }  // namespace
@@ -233,7 +234,7 @@ Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
     o.baseline = sim::simulate(run.platform, *run.workload, none, options);
     o.base_fig = figures(o.baseline->stats.totals, o.baseline->stats);
   }
-  const auto analyses = models::select_analyses(s.outputs.analyses);
+  const auto analyses = analysis::select_analyses(s.outputs.analyses);
   if (std::find(analyses.begin(), analyses.end(), "timeresolved") != analyses.end()) {
     sim::RunOptions ideal = run.options;  // its trace comes back: it is the analysis' reference
     ideal.network = sim::NetworkChange{true, 1, 1};

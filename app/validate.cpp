@@ -1,5 +1,5 @@
 #include "app/validate.hpp"
-#include "app/json_text.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -151,7 +151,7 @@ void print_table(const ValidateResult& res, const std::string& name, std::size_t
 
 // The per-call figures of a point-to-point row: durations, truth per call, the ranks' minima.
 void per_call(const trace::Trace& t, const AnalysisReport& report, const std::string& path, ValidationRow& row) {
-  const auto& w = *report.waits;
+  const auto& w = *report.result<analysis::WaitStateResult>("waitstate");
   const auto want = row.pattern == Pattern::LateSender ? analysis::Pattern::LateSender : analysis::Pattern::LateReceiver;
   std::uint64_t n = 0;
   double dur = 0, truth = 0, minima = 0;
@@ -264,15 +264,15 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
     s.run.baseline = false;
     Outcome o = simulate_scenario(s, false);
     AnalysisSelection sel;
-    sel.waitstate = sel.minprofile = true;
+    sel.names = {"waitstate", "minprofile"};
     const AnalysisReport report = run_analyses(o.result.trace, sel, o.result.estimate);
     const fs::path dir = fs::path(staged.path()) / s.name;
     fs::create_directories(dir, ec);
     if (ec) throw InputError(dir.string() + ": cannot create the output directory: " + ec.message());
     write_analysis_tables(dir.string(), report);
 
-    const auto& w = *report.waits;
-    const auto& m = *report.minprofile;
+    const auto& w = *report.result<analysis::WaitStateResult>("waitstate");
+    const auto& m = *report.result<minprofile::Result>("minprofile");
     res.percentile = m.percentile;
     // Truth per (call path, pattern), subsets of Late Sender counted once (in late_sender).
     std::map<std::pair<std::string, std::string>, double> truth;
@@ -321,7 +321,7 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
   std::vector<std::string> files = {csv_path, (d / "validation.json").string()};
   try {
     trace::write_file_atomic(csv_path, csv);
-    trace::write_file_atomic((d / "validation.json").string(), json_text(table_json(res, order)) + "\n");
+    trace::write_file_atomic((d / "validation.json").string(), output::json_text(table_json(res, order)) + "\n");
     // matplotlib rewrites a picture in place, and an old one is linked from the output
     // directory until the commit: it goes first.
     if (args.plot) {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "models/units.hpp"
+#include "util/units.hpp"
 
 namespace waitlab::models {
 

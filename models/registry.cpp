@@ -16,7 +16,6 @@ const Registry& Registry::instance() {
     for (const auto& w : workloads()) r.add(w.spec);
     r.add(trace_workload_spec());
     for (const auto& p : perturbation_models()) r.add(p.spec);
-    register_analyses(r);
     return r;
   }();
   return registry;

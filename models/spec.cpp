@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "util/error.hpp"
-#include "models/text.hpp"
+#include "util/text.hpp"
 
 namespace waitlab::models {
 
@@ -112,8 +112,6 @@ std::string_view spec_kind_name(SpecKind k) {
       return "workload";
     case SpecKind::Perturbation:
       return "perturbation";
-    case SpecKind::Analysis:
-      return "analysis";
   }
   return "model";
 }
@@ -357,7 +355,7 @@ Options make_options(const Spec& spec, const std::vector<UserOption>& given, con
 }
 
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
-  return text::closest_name(name, candidates);  // bounded work for any name (models/text.hpp)
+  return text::closest_name(name, candidates);  // bounded work for any name (util/text.hpp)
 }
 
 // ---- registry ----

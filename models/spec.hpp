@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-#include "models/units.hpp"
+#include "util/units.hpp"
 
 namespace waitlab::models {
 
@@ -33,7 +33,7 @@ struct OptionSpec {
   bool optional = false;             // may be absent without a default
 };
 
-enum class SpecKind { Platform, Workload, Perturbation, Analysis };
+enum class SpecKind { Platform, Workload, Perturbation };
 std::string_view spec_kind_name(SpecKind k);
 
 struct Spec {
@@ -168,13 +168,6 @@ class Registry {
  private:
   std::vector<Spec> specs_;
 };
-
-// Adds the specs of the trace analyses (models/analyses.cpp).
-void register_analyses(Registry& r);
-// The analyses named (each entry may hold a comma-separated list; `all` = every one), in
-// registration order; delay, critpath and idlewave need the wait states, so a selection with
-// one of them includes waitstate (minprofile and timeresolved run alone). Throws std::invalid_argument naming an unknown analysis, with a hint.
-std::vector<std::string> select_analyses(const std::vector<std::string>& names);
 
 // Human-readable description of a spec (for `waitlab describe`).
 std::string describe(const Spec& spec);

@@ -19,13 +19,14 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "analysis/registry/registry.hpp"
 #include "util/error.hpp"
 #include "analysis/trace/ti.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "models/replay.hpp"
-#include "models/text.hpp"
-#include "models/units.hpp"
-#include "scenarios/windows.hpp"
+#include "util/text.hpp"
+#include "util/units.hpp"
+#include "analysis/timeresolved/windows.hpp"
 
 namespace waitlab::scenarios {
 
@@ -108,7 +109,7 @@ struct ConvertState {
 // A scalar must be UTF-8 (scenario strings go into JSON outputs) without NUL bytes (they
 // end a path or a name early); "\xHH" escapes and raw bytes are both checked here.
 void check_text(const std::string& text, const std::string& where, const char* what) {
-  const std::size_t bad = models::text::invalid_utf8(text);
+  const std::size_t bad = text::invalid_utf8(text);
   if (bad != std::string::npos)
     throw InputError(where + ": " + what + " is not valid UTF-8 (byte 0x" +
                      fmt_hex(static_cast<unsigned char>(text[bad])) + " at offset " + std::to_string(bad) +
@@ -359,12 +360,12 @@ RunConfig run_section(const Entry& sec) {
   return r;
 }
 
-// outputs.analyses: a list (or one comma-separated value) of analysis names (models::select_analyses).
+// outputs.analyses: a list (or one comma-separated value) of analysis names (analysis::select_analyses).
 std::vector<std::string> analyses_option(const Entry& e) {
   std::vector<std::string> names;
   const auto check = [&](const std::string& text, const std::string& where) {
     try {
-      (void)models::select_analyses({text});
+      (void)analysis::select_analyses({text});
     } catch (const std::invalid_argument& x) {
       throw InputError(where + ": outputs.analyses: " + x.what());
     }
@@ -382,7 +383,7 @@ std::vector<std::string> analyses_option(const Entry& e) {
     throw InputError(e.where + ": outputs.analyses: expected a list of analyses (e.g. [waitstate, delay, critpath]), got " +
                      kind_name(e.value.kind));
   }
-  return models::select_analyses(names);
+  return analysis::select_analyses(names);
 }
 
 OutputConfig output_section(const Entry& sec) {
@@ -399,7 +400,7 @@ OutputConfig output_section(const Entry& sec) {
   if (const Entry* e = t.find("windows")) {
     o.windows = scalar(*e, "outputs.windows");
     try {
-      (void)scenarios::parse_windows(o.windows);
+      (void)analysis::parse_windows(o.windows);
     } catch (const std::invalid_argument& x) {
       throw InputError(e->value.where + ": outputs.windows: " + x.what());
     }
@@ -721,7 +722,7 @@ void check_scenario_text(const std::string& text, const std::string& file) {
     throw InputError(text_position(file, text, kMaxScenarioBytes) + ": the scenario is longer than " +
                      std::to_string(kMaxScenarioBytes) + " bytes (256 KiB) here; a scenario is a few KB (give "
                      "long rank lists as ranges, e.g. 0-4095)");
-  const std::size_t bad = models::text::invalid_utf8(text);
+  const std::size_t bad = text::invalid_utf8(text);
   if (bad != std::string::npos)
     throw InputError(text_position(file, text, bad) + ": not valid UTF-8 (byte 0x" +
                      fmt_hex(static_cast<unsigned char>(text[bad])) + "); a scenario is UTF-8 text");

@@ -52,7 +52,7 @@ struct OutputConfig {
   // Analyses run on the simulated trace (waitstate, delay, critpath, minprofile; minprofile
   // also switches on the simulator's online estimator, RunOptions::minprofile).
   std::vector<std::string> analyses;
-  // Windows of the timeresolved analysis (scenarios/windows.hpp: "50", "10ms", "adaptive[:N]");
+  // Windows of the timeresolved analysis (analysis/timeresolved/windows.hpp: "50", "10ms", "adaptive[:N]");
   // "" = the default, 50 equal windows.
   std::string windows;
 };

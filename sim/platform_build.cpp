@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "util/error.hpp"
-#include "models/units.hpp"
+#include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
 

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "app/json_text.hpp"
+#include "analysis/output/json_text.hpp"
 
 namespace waitlab::app {
 namespace {
@@ -980,6 +980,8 @@ TEST_F(OutputsSafety, HostFaultsAreOneLineAndChangeNothing) {
 
 // Names that are not UTF-8 (a Paraver .pcf's, a .wlt's) reached the JSON library at the very
 // end of a command: an internal failure (json.exception.type_error.316). They become U+FFFD.
+using output::json_text;  // analysis/output/json_text.hpp (was app/json_text.hpp)
+
 TEST(JsonText, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
   nlohmann::ordered_json j;
   j["call_path"] = std::string("comp\xe9te/MPI_Recv");

@@ -28,7 +28,6 @@ TEST(ScenarioDocs, EveryModelOptionIsDocumented) {
   const std::string doc = reference();
   ASSERT_FALSE(doc.empty());
   for (const auto& spec : models::Registry::instance().specs()) {
-    if (spec.kind == models::SpecKind::Analysis) continue;  // analyses are not scenario sections (yet)
     const auto start = doc.find("#### `" + spec.name + "`");
     ASSERT_NE(start, std::string::npos) << "docs/scenarios.md has no section for " << spec.name;
     const auto end = doc.find("\n#### ", start + 1);

@@ -1,4 +1,4 @@
-#include "models/units.hpp"
+#include "util/units.hpp"
 
 #include <array>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "models/text.hpp"
+#include "util/text.hpp"
 
 namespace waitlab::units {
 
@@ -43,8 +43,8 @@ constexpr std::array kFlopPrefix{Unit{"", 1},    Unit{"k", 1e3},  Unit{"K", 1e3}
 
 constexpr std::array kFrequency{Unit{"Hz", 1}, Unit{"kHz", 1e3}, Unit{"MHz", 1e6}, Unit{"GHz", 1e9}};
 
-using models::text::article;
-using models::text::trim;
+using text::article;
+using text::trim;
 
 [[noreturn]] void fail(std::string_view text, Quantity q) {
   const auto name = quantity_name(q);

@@ -1,4 +1,4 @@
-#include "scenarios/windows.hpp"
+#include "analysis/timeresolved/windows.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "models/units.hpp"
+#include "util/units.hpp"
 
-namespace waitlab::scenarios {
+namespace waitlab::analysis {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::string window_count_error(const analysis::WindowOptions& w, double fixed_wi
   return "";
 }
 
-}  // namespace waitlab::scenarios
+}  // namespace waitlab::analysis

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "models/text.hpp"
+#include "util/text.hpp"
 
-namespace waitlab::models::text {
+namespace waitlab::text {
 namespace {
 
 TEST(Text, InvalidUtf8FindsTheFirstBadByte) {
@@ -164,4 +164,4 @@ TEST(Text, ClosestNameDoesBoundedWork) {
 }
 
 }  // namespace
-}  // namespace waitlab::models::text
+}  // namespace waitlab::text

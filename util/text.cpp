@@ -1,9 +1,9 @@
-#include "models/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace waitlab::models::text {
+namespace waitlab::text {
 
 namespace {
 
@@ -145,4 +145,4 @@ std::string one_line(std::string_view s, std::size_t max_bytes) {
   return out;
 }
 
-}  // namespace waitlab::models::text
+}  // namespace waitlab::text

@@ -1,4 +1,4 @@
-// waitlab::app — JSON text for outputs and messages.
+// waitlab::output — JSON text for outputs and messages.
 //
 // Promise: json_text() never fails on a string that is not UTF-8 (a region name read from a
 // Paraver .pcf or a .wlt, a path): such bytes become U+FFFD, so a command does not end in an
@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace waitlab::app {
+namespace waitlab::output {
 
 template <class Json>
 std::string json_text(const Json& j, int indent = 2) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-}  // namespace waitlab::app
+}  // namespace waitlab::output

@@ -2,7 +2,7 @@
 // the exact message.
 #include <gtest/gtest.h>
 
-#include "models/units.hpp"
+#include "util/units.hpp"
 
 namespace waitlab::units {
 namespace {

@@ -1,4 +1,4 @@
-// The window rule of the time-resolved analysis (scenarios/windows.hpp): what users write, and the
+// The window rule of the time-resolved analysis (analysis/timeresolved/windows.hpp): what users write, and the
 // bound on the windows a trace may be cut into (issue 29, item 5: `--windows 1000000` on a
 // 20,000-event trace took 3.2 GB), with exact messages.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "scenarios/windows.hpp"
+#include "analysis/timeresolved/windows.hpp"
 
-namespace waitlab::scenarios {
+namespace waitlab::analysis {
 namespace {
 
 analysis::WindowOptions rule(const std::string& text) {
@@ -58,4 +58,4 @@ TEST(Windows, AtMostOnePerEventButNeverFewerThanTheDefaultsNeed) {
 }
 
 }  // namespace
-}  // namespace waitlab::scenarios
+}  // namespace waitlab::analysis

@@ -1,5 +1,5 @@
-#include "app/timeresolved_output.hpp"
-#include "app/json_text.hpp"
+#include "analysis/timeresolved/output.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,9 @@
 #include <functional>
 
 #include "analysis/trace/atomic_file.hpp"
-#include "app/plot.hpp"
-#include "scenarios/windows.hpp"
+#include "analysis/timeresolved/windows.hpp"
 
-namespace waitlab::app {
+namespace waitlab::analysis {
 
 namespace fs = std::filesystem;
 using analysis::Efficiency;
@@ -92,7 +91,7 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
     j["counters"] = nullptr;
   }
   j["windows"] = {{"rule", analysis::window_rule_name(r.windows_rule.rule)},
-                  {"spec", scenarios::windows_text(r.windows_rule)},
+                  {"spec", analysis::windows_text(r.windows_rule)},
                   {"count", r.windows.size()},
                   {"length_s", r.windows_rule.rule == analysis::WindowRule::Fixed ? r.windows_rule.length : 0.0},
                   {"min_events_per_rank", r.min_events}};
@@ -131,16 +130,8 @@ std::vector<std::string> write_timeresolved_files(const std::string& dir, const 
          << num(w.cum.pe) << '\n';
     }
   });
-  file(kJson, [&](std::ostream& os) { os << json_text(timeresolved_json(*r, note, warnings)) << '\n'; });
+  file(kJson, [&](std::ostream& os) { os << output::json_text(timeresolved_json(*r, note, warnings)) << '\n'; });
   return written;
-}
-
-std::string draw_timeresolved(const std::string& dir) {
-  for (const char* ext : {".png", ".svg"}) {
-    std::error_code ec;
-    fs::remove(fs::path(dir) / (std::string(kTimeresolvedPicture) + ext), ec);  // an old one describes another run
-  }
-  return draw("timeresolved", {dir});
 }
 
 void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& note,
@@ -164,7 +155,7 @@ void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& 
     const auto& w = r.windows[lowest(r)];
     const auto& rule = r.windows_rule;
     const std::string how = rule.rule == analysis::WindowRule::Count   ? std::string("equal")
-                            : rule.rule == analysis::WindowRule::Fixed ? scenarios::windows_text(rule) + " each"
+                            : rule.rule == analysis::WindowRule::Fixed ? analysis::windows_text(rule) + " each"
                                                                        : fmt::format("adaptive, ≥ {} events per rank, from {} base windows",
                                                                                      r.min_events, rule.count);
     out << fmt::format("  {} windows ({}); lowest PE {} in {:.6g}–{:.6g} s (CommE {}, LB {})\n", r.windows.size(), how,
@@ -173,4 +164,4 @@ void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& 
   if (!note.empty()) out << "  " << note << "\n";
 }
 
-}  // namespace waitlab::app
+}  // namespace waitlab::analysis

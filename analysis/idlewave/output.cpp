@@ -1,5 +1,5 @@
-#include "app/idlewave_output.hpp"
-#include "app/json_text.hpp"
+#include "analysis/idlewave/output.hpp"
+#include "analysis/output/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,8 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "util/error.hpp"
-#include "app/plot.hpp"
 
-namespace waitlab::app {
+namespace waitlab::analysis {
 
 namespace fs = std::filesystem;
 using analysis::Front;
@@ -192,7 +191,7 @@ std::vector<std::string> write_idlewave_files(const std::string& dir, const Idle
     const std::string path = (d / name).string();
     if (trace::write_or_remove(path, present, body)) written.push_back(path);
   };
-  file(kJson, r != nullptr, [&](std::ostream& os) { os << json_text(idlewave_json(*r)) << '\n'; });
+  file(kJson, r != nullptr, [&](std::ostream& os) { os << output::json_text(idlewave_json(*r)) << '\n'; });
   file(kFronts, r != nullptr, [&](std::ostream& os) {
     os << "wave,source_rank,direction,rank,distance,time_s,iteration,amplitude_s\n";
     for (std::size_t i = 0; i < r->waves.size(); ++i) {
@@ -219,16 +218,6 @@ std::vector<std::string> write_idlewave_files(const std::string& dir, const Idle
     }
   });
   return written;
-}
-
-std::string draw_idlewave(const std::string& dir) {
-  // Old pictures would describe another run.
-  for (const char* base : kIdlewavePictures)
-    for (const char* ext : {".png", ".svg"}) {
-      std::error_code ec;
-      fs::remove(fs::path(dir) / (std::string(base) + ext), ec);
-    }
-  return draw("idlewave", {dir});
 }
 
 // A decay for the terminal: rounded to the time resolution per distance unit (the analysis
@@ -312,4 +301,4 @@ void print_idlewave_summary(const IdleWaveResult& r, std::ostream& out) {
         ss.front.slope, units);
 }
 
-}  // namespace waitlab::app
+}  // namespace waitlab::analysis

@@ -1,4 +1,4 @@
-// waitlab::models::text — small text helpers for user-facing parsing and messages (models,
+// waitlab::text — small text helpers for user-facing parsing and messages (models,
 // the scenario loader and the command line).
 //
 // Promise: one definition of the blank-trimming and the English article used by the unit
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace waitlab::models::text {
+namespace waitlab::text {
 
 // `s` without leading and trailing blanks (space, tab, CR, LF).
 inline std::string_view trim(std::string_view s) {
@@ -53,4 +53,4 @@ inline constexpr std::uint64_t kMaxSuggestionCells = std::uint64_t{1} << 24;
 std::string closest_name(std::string_view name, const std::vector<std::string>& candidates,
                          std::uint64_t* cells = nullptr);
 
-}  // namespace waitlab::models::text
+}  // namespace waitlab::text

@@ -1,4 +1,4 @@
-// waitlab::scenarios — the window rule of the time-resolved analysis (analysis/timeresolved), as
+// waitlab::analysis — the window rule of the time-resolved analysis (analysis/timeresolved), as
 // users write it: on the command line (`waitlab analyze --windows`) and in a scenario
 // (outputs.windows).
 //
@@ -14,7 +14,7 @@
 
 #include "analysis/timeresolved/timeresolved.hpp"
 
-namespace waitlab::scenarios {
+namespace waitlab::analysis {
 
 inline constexpr const char* kDefaultWindows = "50";
 inline constexpr std::size_t kAdaptiveBaseWindows = 1000;
@@ -37,4 +37,4 @@ std::size_t window_limit(std::size_t events);
 std::string window_count_error(const analysis::WindowOptions& w, double fixed_windows, std::size_t events,
                                const std::string& where);
 
-}  // namespace waitlab::scenarios
+}  // namespace waitlab::analysis

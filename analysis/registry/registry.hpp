@@ -1,0 +1,52 @@
+// waitlab::analysis — the registry of the trace analyses, and running them.
+//
+// Promise: analyses() lists every analysis once, in the order they run and appear in
+// summary.json, the terminal summary, report.html, `waitlab list` and docs/analyses.md; each is
+// its folder's Entry (analysis/output/entry.hpp). select_analyses() reads what users write
+// (outputs.analyses, analyze --analyses): names, comma-separated lists, `all`; it adds the
+// analyses a chosen one needs and throws std::invalid_argument with a "did you mean" for an
+// unknown name. run_analyses() checks the options of the selected analyses against the trace
+// (Entry::check, before any work), builds the trace's one Matching, then runs each selected
+// analysis after those it needs, keeping each result by name; host seconds per step are kept
+// apart (host.json only, never in a deterministic output).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/output/entry.hpp"
+#include "analysis/trace/match.hpp"
+#include "analysis/trace/trace.hpp"
+
+namespace waitlab::analysis {
+
+const std::vector<const output::Entry*>& analyses();
+const output::Entry* find_analysis(std::string_view name);  // nullptr if there is none
+
+std::vector<std::string> select_analyses(const std::vector<std::string>& names);
+
+// The selected analyses run on one trace: their results by name, and what they share.
+struct AnalysisRun {
+  std::vector<const output::Entry*> ran;  // in registry order
+  trace::Matching matching;
+  std::vector<std::string> path_names;  // "main/compute/MPI_Recv" per call path id, for every output
+  output::Values options;               // by analysis name, as given to run_analyses
+  output::Values results;               // by analysis name
+  double match_seconds = 0;             // host seconds (host.json only)
+  std::map<std::string, double> seconds;  // host seconds per analysis that ran
+
+  bool any() const { return !ran.empty(); }
+  bool has(std::string_view name) const { return results.has(name); }
+  std::vector<std::string> names() const;
+  // The context every entry's outputs are made in.
+  output::Context context(const trace::Trace& trace) const;
+};
+
+// `selected`: names as select_analyses() returns them (needs included, registry order).
+// `options`: by analysis name (e.g. "waitstate" → WaitStateOptions); the rest run with defaults.
+AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::string>& selected,
+                         output::Values options = {});
+
+}  // namespace waitlab::analysis
