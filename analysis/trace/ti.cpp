@@ -151,13 +151,200 @@ void expect_args(const LineParser& p, std::string_view action, std::size_t n, st
   p.fail(msg);
 }
 
+// One action line's arguments (the tokens after rank and action) and how to read them.
+struct ActionArgs {
+  const LineParser& p;
+  const RankState& st;
+  std::string_view a;                      // the action
+  const std::vector<std::string_view>& t;  // its arguments
+  std::size_t n;                           // how many
+
+  // The size of datatype argument i, or the rank's default where the line gives none.
+  std::uint64_t dt(std::size_t i) const { return i < n ? p.dtsize(t[i]) : st.default_dt; }
+  void expect(std::size_t min, std::size_t max, const char* form) const { expect_args(p, a, n, min, max, form); }
+};
+
+// send, Ssend, isend, ISsend, recv, irecv, sendRecv; false for other actions.
+bool parse_point_to_point(const ActionArgs& x, TiRecord& rec, TiReadStats* stats) {
+  const LineParser& p = x.p;
+  const auto& t = x.t;
+  if (x.a == "send" || x.a == "Ssend" || x.a == "isend" || x.a == "ISsend") {
+    x.expect(3, 4, "DST TAG COUNT [DATATYPE]");
+    rec.op = x.a == "send" ? TiOp::Send : x.a == "Ssend" ? TiOp::Ssend : x.a == "isend" ? TiOp::Isend : TiOp::Issend;
+    rec.peer = p.rank(t[0], "destination");
+    rec.tag = p.tag(t[1]);
+    rec.bytes = p.count(t[2], "count") * x.dt(3);
+    return true;
+  }
+  if (x.a == "recv" || x.a == "irecv") {
+    x.expect(3, 4, "SRC TAG COUNT [DATATYPE]");
+    rec.op = x.a == "recv" ? TiOp::Recv : TiOp::Irecv;
+    rec.peer = p.rank(t[0], "source", true);
+    if (rec.peer == kAnySource && stats) ++stats->any_source;
+    rec.tag = p.tag(t[1]);
+    rec.bytes = p.count(t[2], "count") * x.dt(3);
+    return true;
+  }
+  if (x.a == "sendRecv") {
+    x.expect(4, 6, "SCOUNT DST RCOUNT SRC [SDATATYPE RDATATYPE]");
+    rec.op = TiOp::Sendrecv;
+    rec.bytes = p.count(t[0], "send count") * x.dt(4);
+    rec.peer = p.rank(t[1], "destination");
+    rec.bytes2 = p.count(t[2], "receive count") * x.dt(5);
+    rec.peer2 = p.rank(t[3], "source", true);
+    return true;
+  }
+  return false;
+}
+
+// The completions: wait, test, waitall, waitAny, waitany, waitsome, testany, testall,
+// testsome; false for other actions.
+bool parse_completion(const ActionArgs& x, TiRecord& rec) {
+  const LineParser& p = x.p;
+  const auto& t = x.t;
+  if (x.a == "wait" || x.a == "test") {
+    if (x.n != 0 && x.n != 3) x.expect(3, 3, "SRC DST TAG");
+    rec.op = x.a == "wait" ? TiOp::Wait : TiOp::Test;
+    if (x.n == 3) {
+      rec.peer = p.rank(t[0], "source", true);
+      rec.peer2 = p.rank(t[1], "destination");
+      rec.tag = p.tag(t[2]);
+    }
+    return true;
+  }
+  if (x.a == "waitall" || x.a == "waitAny" || x.a == "waitany" || x.a == "waitsome") {
+    x.expect(0, 1, "[COUNT]");
+    rec.op = x.a == "waitall" ? TiOp::Waitall : TiOp::Waitany;
+    if (x.n == 1)
+      rec.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.count(t[0], "request count"), 1u << 31));
+    return true;
+  }
+  if (x.a == "testany" || x.a == "testall" || x.a == "testsome") {
+    rec.op = TiOp::Testany;
+    return true;
+  }
+  return false;
+}
+
+// The collectives of one size per rank: barrier, bcast, reduce, allreduce, scan, exscan,
+// alltoall, allgather, gather, scatter; false for other actions.
+bool parse_collective(const ActionArgs& x, TiRecord& rec) {
+  const LineParser& p = x.p;
+  const auto& t = x.t;
+  if (x.a == "barrier") {
+    x.expect(0, 0, "barrier");
+    rec.op = TiOp::Barrier;
+    return true;
+  }
+  if (x.a == "bcast") {
+    x.expect(1, 3, "COUNT [ROOT [DATATYPE]]");
+    rec.op = TiOp::Bcast;
+    rec.root = x.n > 1 ? p.rank(t[1], "root") : 0;
+    rec.bytes = p.count(t[0], "count") * x.dt(2);
+    return true;
+  }
+  if (x.a == "reduce") {
+    x.expect(2, 4, "COUNT FLOPS [ROOT [DATATYPE]]");
+    rec.op = TiOp::Reduce;
+    rec.amount = p.amount(t[1], "flops");
+    rec.root = x.n > 2 ? p.rank(t[2], "root") : 0;
+    rec.bytes = p.count(t[0], "count") * x.dt(3);
+    return true;
+  }
+  if (x.a == "allreduce" || x.a == "scan" || x.a == "exscan") {
+    x.expect(2, 3, "COUNT FLOPS [DATATYPE]");
+    rec.op = x.a == "allreduce" ? TiOp::Allreduce : x.a == "scan" ? TiOp::Scan : TiOp::Exscan;
+    rec.amount = p.amount(t[1], "flops");
+    rec.bytes = p.count(t[0], "count") * x.dt(2);
+    return true;
+  }
+  if (x.a == "alltoall" || x.a == "allgather") {
+    x.expect(2, 4, "SCOUNT RCOUNT [SDATATYPE RDATATYPE]");
+    rec.op = x.a == "alltoall" ? TiOp::Alltoall : TiOp::Allgather;
+    rec.bytes = p.count(t[0], "send count") * x.dt(2);
+    rec.bytes2 = p.count(t[1], "receive count") * x.dt(3);
+    return true;
+  }
+  if (x.a == "gather" || x.a == "scatter") {
+    x.expect(2, 5, "SCOUNT RCOUNT [ROOT [SDATATYPE RDATATYPE]]");
+    rec.op = x.a == "gather" ? TiOp::Gather : TiOp::Scatter;
+    rec.root = x.n > 2 ? p.rank(t[2], "root") : 0;
+    rec.bytes = p.count(t[0], "send count") * x.dt(3);
+    rec.bytes2 = p.count(t[1], "receive count") * x.dt(4);
+    return true;
+  }
+  return false;
+}
+
+// The collectives of a size per member (counts for every rank of the trace): gatherv,
+// allgatherv, scatterv, alltoallv, reducescatter; false for other actions.
+bool parse_vcollective(const ActionArgs& x, TiRecord& rec) {
+  const LineParser& p = x.p;
+  const auto& t = x.t;
+  const auto ranks = static_cast<std::size_t>(p.ranks());
+  if (x.a == "gatherv" || x.a == "allgatherv") {
+    // gatherv SCOUNT RCOUNTS×P ROOT [SDT RDT]; allgatherv SCOUNT RCOUNTS×P [SDT RDT]
+    const bool rooted = x.a == "gatherv";
+    const std::size_t fixed = 1 + ranks + (rooted ? 1 : 0);
+    x.expect(fixed, fixed + 2,
+             rooted ? "SCOUNT RCOUNT×ranks ROOT [SDATATYPE RDATATYPE]" : "SCOUNT RCOUNT×ranks [SDATATYPE RDATATYPE]");
+    rec.op = rooted ? TiOp::Gatherv : TiOp::Allgatherv;
+    const std::uint64_t sdt = x.dt(fixed), rdt = x.dt(fixed + 1);
+    rec.bytes = p.count(t[0], "send count") * sdt;
+    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[1 + i], "receive count") * rdt);
+    rec.root = rooted ? p.rank(t[1 + ranks], "root") : kNoRank;
+    return true;
+  }
+  if (x.a == "scatterv") {
+    const std::size_t fixed = ranks + 2;  // SCOUNTS×P RCOUNT ROOT
+    x.expect(fixed, fixed + 2, "SCOUNT×ranks RCOUNT ROOT [SDATATYPE RDATATYPE]");
+    rec.op = TiOp::Scatterv;
+    const std::uint64_t sdt = x.dt(fixed), rdt = x.dt(fixed + 1);
+    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[i], "send count") * sdt);
+    rec.bytes2 = p.count(t[ranks], "receive count") * rdt;
+    rec.root = p.rank(t[ranks + 1], "root");
+    return true;
+  }
+  if (x.a == "alltoallv") {
+    const std::size_t fixed = 2 * ranks + 2;  // SBUF SCOUNTS×P RBUF RCOUNTS×P
+    x.expect(fixed, fixed + 2, "SBUF SCOUNT×ranks RBUF RCOUNT×ranks [SDATATYPE RDATATYPE]");
+    rec.op = TiOp::Alltoallv;
+    const std::uint64_t sdt = x.dt(fixed), rdt = x.dt(fixed + 1);
+    (void)p.count(t[0], "send buffer size");
+    (void)p.count(t[1 + ranks], "receive buffer size");
+    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[1 + i], "send count") * sdt);
+    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[2 + ranks + i], "receive count") * rdt);
+    return true;
+  }
+  if (x.a == "reducescatter") {
+    const std::size_t fixed = ranks + 1;  // RCOUNTS×P FLOPS
+    x.expect(fixed, fixed + 1, "RCOUNT×ranks FLOPS [DATATYPE]");
+    rec.op = TiOp::ReduceScatter;
+    const std::uint64_t d = x.dt(fixed);
+    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[i], "receive count") * d);
+    rec.amount = p.amount(t[ranks], "flops");
+    return true;
+  }
+  return false;
+}
+
+// An action no parser above takes: why it cannot be replayed, or that it is unknown.
+[[noreturn]] void refuse_action(const LineParser& p, std::string_view a) {
+  for (const auto& u : kUnreplayable)
+    if (a == u.name) p.fail("action '" + std::string(a) + "' cannot be replayed: " + std::string(u.why));
+  if (is_nonblocking_collective(a))
+    p.fail("action '" + std::string(a) +
+           "' (a non-blocking collective) cannot be replayed: TI records neither its request nor where it completes");
+  p.fail("unknown action '" + std::string(a) + "' (TI actions: init, finalize, compute, sleep, send, isend, recv, "
+         "irecv, sendRecv, wait, test, waitall, waitAny, barrier, bcast, reduce, allreduce, gather, scatter, "
+         "allgather, alltoall, gatherv, scatterv, allgatherv, alltoallv, reducescatter, scan, exscan, comm_*)");
+}
+
 // Parses the arguments of one action line (tokens after rank and action) into `rec`.
 // Returns false for lines that produce no record (init, finalize).
 bool parse_action(const LineParser& p, RankState& st, std::string_view a, const std::vector<std::string_view>& t,
                   TiRecord& rec, TiReadStats* stats) {
   const std::size_t n = t.size();
-  const auto dt = [&](std::size_t i) { return i < n ? p.dtsize(t[i]) : st.default_dt; };
-  const auto ranks = static_cast<std::size_t>(p.ranks());
   if (a == "init") {
     expect_args(p, a, n, 0, 1, "init [datatype]");
     st.default_dt = n == 0 ? 1 : 8;
@@ -173,149 +360,15 @@ bool parse_action(const LineParser& p, RankState& st, std::string_view a, const 
     rec.amount = p.amount(t[0], a == "compute" ? "flops" : "seconds");
     return true;
   }
-  if (a == "send" || a == "Ssend" || a == "isend" || a == "ISsend") {
-    expect_args(p, a, n, 3, 4, "DST TAG COUNT [DATATYPE]");
-    rec.op = a == "send" ? TiOp::Send : a == "Ssend" ? TiOp::Ssend : a == "isend" ? TiOp::Isend : TiOp::Issend;
-    rec.peer = p.rank(t[0], "destination");
-    rec.tag = p.tag(t[1]);
-    rec.bytes = p.count(t[2], "count") * dt(3);
+  const ActionArgs x{p, st, a, t, n};
+  if (parse_point_to_point(x, rec, stats) || parse_completion(x, rec) || parse_collective(x, rec) ||
+      parse_vcollective(x, rec))
     return true;
-  }
-  if (a == "recv" || a == "irecv") {
-    expect_args(p, a, n, 3, 4, "SRC TAG COUNT [DATATYPE]");
-    rec.op = a == "recv" ? TiOp::Recv : TiOp::Irecv;
-    rec.peer = p.rank(t[0], "source", true);
-    if (rec.peer == kAnySource && stats) ++stats->any_source;
-    rec.tag = p.tag(t[1]);
-    rec.bytes = p.count(t[2], "count") * dt(3);
-    return true;
-  }
-  if (a == "sendRecv") {
-    expect_args(p, a, n, 4, 6, "SCOUNT DST RCOUNT SRC [SDATATYPE RDATATYPE]");
-    rec.op = TiOp::Sendrecv;
-    rec.bytes = p.count(t[0], "send count") * dt(4);
-    rec.peer = p.rank(t[1], "destination");
-    rec.bytes2 = p.count(t[2], "receive count") * dt(5);
-    rec.peer2 = p.rank(t[3], "source", true);
-    return true;
-  }
-  if (a == "wait" || a == "test") {
-    if (n != 0 && n != 3) expect_args(p, a, n, 3, 3, "SRC DST TAG");
-    rec.op = a == "wait" ? TiOp::Wait : TiOp::Test;
-    if (n == 3) {
-      rec.peer = p.rank(t[0], "source", true);
-      rec.peer2 = p.rank(t[1], "destination");
-      rec.tag = p.tag(t[2]);
-    }
-    return true;
-  }
-  if (a == "waitall" || a == "waitAny" || a == "waitany" || a == "waitsome") {
-    expect_args(p, a, n, 0, 1, "[COUNT]");
-    rec.op = a == "waitall" ? TiOp::Waitall : TiOp::Waitany;
-    if (n == 1) rec.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.count(t[0], "request count"), 1u << 31));
-    return true;
-  }
-  if (a == "testany" || a == "testall" || a == "testsome") {
-    rec.op = TiOp::Testany;
-    return true;
-  }
-  if (a == "barrier") {
-    expect_args(p, a, n, 0, 0, "barrier");
-    rec.op = TiOp::Barrier;
-    return true;
-  }
-  if (a == "bcast") {
-    expect_args(p, a, n, 1, 3, "COUNT [ROOT [DATATYPE]]");
-    rec.op = TiOp::Bcast;
-    rec.root = n > 1 ? p.rank(t[1], "root") : 0;
-    rec.bytes = p.count(t[0], "count") * dt(2);
-    return true;
-  }
-  if (a == "reduce") {
-    expect_args(p, a, n, 2, 4, "COUNT FLOPS [ROOT [DATATYPE]]");
-    rec.op = TiOp::Reduce;
-    rec.amount = p.amount(t[1], "flops");
-    rec.root = n > 2 ? p.rank(t[2], "root") : 0;
-    rec.bytes = p.count(t[0], "count") * dt(3);
-    return true;
-  }
-  if (a == "allreduce" || a == "scan" || a == "exscan") {
-    expect_args(p, a, n, 2, 3, "COUNT FLOPS [DATATYPE]");
-    rec.op = a == "allreduce" ? TiOp::Allreduce : a == "scan" ? TiOp::Scan : TiOp::Exscan;
-    rec.amount = p.amount(t[1], "flops");
-    rec.bytes = p.count(t[0], "count") * dt(2);
-    return true;
-  }
-  if (a == "alltoall" || a == "allgather") {
-    expect_args(p, a, n, 2, 4, "SCOUNT RCOUNT [SDATATYPE RDATATYPE]");
-    rec.op = a == "alltoall" ? TiOp::Alltoall : TiOp::Allgather;
-    rec.bytes = p.count(t[0], "send count") * dt(2);
-    rec.bytes2 = p.count(t[1], "receive count") * dt(3);
-    return true;
-  }
-  if (a == "gather" || a == "scatter") {
-    expect_args(p, a, n, 2, 5, "SCOUNT RCOUNT [ROOT [SDATATYPE RDATATYPE]]");
-    rec.op = a == "gather" ? TiOp::Gather : TiOp::Scatter;
-    rec.root = n > 2 ? p.rank(t[2], "root") : 0;
-    rec.bytes = p.count(t[0], "send count") * dt(3);
-    rec.bytes2 = p.count(t[1], "receive count") * dt(4);
-    return true;
-  }
-  if (a == "gatherv" || a == "allgatherv") {
-    // gatherv SCOUNT RCOUNTS×P ROOT [SDT RDT]; allgatherv SCOUNT RCOUNTS×P [SDT RDT]
-    const bool rooted = a == "gatherv";
-    const std::size_t fixed = 1 + ranks + (rooted ? 1 : 0);
-    expect_args(p, a, n, fixed, fixed + 2,
-                rooted ? "SCOUNT RCOUNT×ranks ROOT [SDATATYPE RDATATYPE]" : "SCOUNT RCOUNT×ranks [SDATATYPE RDATATYPE]");
-    rec.op = rooted ? TiOp::Gatherv : TiOp::Allgatherv;
-    const std::uint64_t sdt = dt(fixed), rdt = dt(fixed + 1);
-    rec.bytes = p.count(t[0], "send count") * sdt;
-    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[1 + i], "receive count") * rdt);
-    rec.root = rooted ? p.rank(t[1 + ranks], "root") : kNoRank;
-    return true;
-  }
-  if (a == "scatterv") {
-    const std::size_t fixed = ranks + 2;  // SCOUNTS×P RCOUNT ROOT
-    expect_args(p, a, n, fixed, fixed + 2, "SCOUNT×ranks RCOUNT ROOT [SDATATYPE RDATATYPE]");
-    rec.op = TiOp::Scatterv;
-    const std::uint64_t sdt = dt(fixed), rdt = dt(fixed + 1);
-    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[i], "send count") * sdt);
-    rec.bytes2 = p.count(t[ranks], "receive count") * rdt;
-    rec.root = p.rank(t[ranks + 1], "root");
-    return true;
-  }
-  if (a == "alltoallv") {
-    const std::size_t fixed = 2 * ranks + 2;  // SBUF SCOUNTS×P RBUF RCOUNTS×P
-    expect_args(p, a, n, fixed, fixed + 2, "SBUF SCOUNT×ranks RBUF RCOUNT×ranks [SDATATYPE RDATATYPE]");
-    rec.op = TiOp::Alltoallv;
-    const std::uint64_t sdt = dt(fixed), rdt = dt(fixed + 1);
-    (void)p.count(t[0], "send buffer size");
-    (void)p.count(t[1 + ranks], "receive buffer size");
-    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[1 + i], "send count") * sdt);
-    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[2 + ranks + i], "receive count") * rdt);
-    return true;
-  }
-  if (a == "reducescatter") {
-    const std::size_t fixed = ranks + 1;  // RCOUNTS×P FLOPS
-    expect_args(p, a, n, fixed, fixed + 1, "RCOUNT×ranks FLOPS [DATATYPE]");
-    rec.op = TiOp::ReduceScatter;
-    const std::uint64_t d = dt(fixed);
-    for (std::size_t i = 0; i < ranks; ++i) rec.counts.push_back(p.count(t[i], "receive count") * d);
-    rec.amount = p.amount(t[ranks], "flops");
-    return true;
-  }
   if (a == "comm_size" || a == "comm_split" || a == "comm_dup") {
     rec.op = TiOp::CommNoop;
     return true;
   }
-  for (const auto& u : kUnreplayable)
-    if (a == u.name) p.fail("action '" + std::string(a) + "' cannot be replayed: " + std::string(u.why));
-  if (is_nonblocking_collective(a))
-    p.fail("action '" + std::string(a) +
-           "' (a non-blocking collective) cannot be replayed: TI records neither its request nor where it completes");
-  p.fail("unknown action '" + std::string(a) + "' (TI actions: init, finalize, compute, sleep, send, isend, recv, "
-         "irecv, sendRecv, wait, test, waitall, waitAny, barrier, bcast, reduce, allreduce, gather, scatter, "
-         "allgather, alltoall, gatherv, scatterv, allgatherv, alltoallv, reducescatter, scan, exscan, comm_*)");
+  refuse_action(p, a);
 }
 
 std::string read_whole(const std::string& path, const std::string& what) {
@@ -631,6 +684,198 @@ const std::vector<TiRecord>& TiReader::records(std::size_t r) {
   return current_;
 }
 
+namespace {
+
+// What writing TI leaves out or changes, counted for write_ti's notes.
+struct TiWriteCounts {
+  std::uint64_t ssend = 0;    // synchronous sends written as send/isend
+  std::uint64_t dropped = 0;  // records not written
+};
+
+// One rank's TI file: its lines as SMPI's replayer reads them, sizes in bytes after a bare
+// `init`.
+class RankText {
+ public:
+  explicit RankText(std::size_t rank) : rank_(std::to_string(rank)) {
+    begin("init");
+    s_ += '\n';
+  }
+
+  // The line of `rec`; none for what SMPI's replayer cannot replay (counted).
+  void add(const TiRecord& rec, TiWriteCounts& counts) {
+    switch (rec.op) {
+      case TiOp::Compute:
+      case TiOp::Sleep:
+        begin(ti_op_name(rec.op));
+        arg(rec.amount);
+        break;
+      case TiOp::Waitany:
+      case TiOp::Testany:
+      case TiOp::CommNoop:
+        ++counts.dropped;
+        return;
+      case TiOp::Count_:
+        return;
+      default:
+        if (!point_to_point(rec, counts)) collective(rec);
+        break;
+    }
+    s_ += '\n';
+  }
+
+  std::string finish() {
+    begin("finalize");
+    s_ += '\n';
+    return std::move(s_);
+  }
+
+ private:
+  void begin(std::string_view action) {
+    s_ += rank_;
+    s_ += ' ';
+    s_ += action;
+  }
+  template <class T>
+  void arg(T v) {
+    s_ += ' ';
+    if constexpr (std::is_floating_point_v<T>)
+      append_number(s_, v);
+    else
+      append_int(s_, v);
+  }
+
+  // Sends, receives and their completions; false for other records.
+  bool point_to_point(const TiRecord& rec, TiWriteCounts& counts) {
+    switch (rec.op) {
+      case TiOp::Send:
+      case TiOp::Ssend:
+      case TiOp::Isend:
+      case TiOp::Issend:
+        if (rec.op == TiOp::Ssend || rec.op == TiOp::Issend) ++counts.ssend;
+        begin(rec.op == TiOp::Send || rec.op == TiOp::Ssend ? "send" : "isend");
+        arg(rec.peer);
+        arg(rec.tag);
+        arg(rec.bytes);
+        return true;
+      case TiOp::Recv:
+      case TiOp::Irecv:
+        begin(ti_op_name(rec.op));
+        arg(rec.peer);
+        arg(rec.tag);
+        arg(rec.bytes);
+        return true;
+      case TiOp::Wait:
+      case TiOp::Test:
+        begin(ti_op_name(rec.op));
+        if (rec.peer2 != kNoRank) {
+          arg(rec.peer);
+          arg(rec.peer2);
+          arg(rec.tag);
+        }
+        return true;
+      case TiOp::Waitall:
+        begin("waitall");
+        if (rec.count) arg(rec.count);
+        return true;
+      case TiOp::Sendrecv:
+        begin("sendRecv");
+        arg(rec.bytes);
+        arg(rec.peer);
+        arg(rec.bytes2);
+        arg(rec.peer2);
+        s_ += " 6 6";
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  void collective(const TiRecord& rec) {
+    switch (rec.op) {
+      case TiOp::Barrier:
+        begin("barrier");
+        break;
+      case TiOp::Bcast:
+        begin("bcast");
+        arg(rec.bytes);
+        arg(rec.root);
+        break;
+      case TiOp::Reduce:
+        begin("reduce");
+        arg(rec.bytes);
+        arg(rec.amount);
+        arg(rec.root);
+        break;
+      case TiOp::Allreduce:
+      case TiOp::Scan:
+      case TiOp::Exscan:
+        begin(ti_op_name(rec.op));
+        arg(rec.bytes);
+        arg(rec.amount);
+        break;
+      case TiOp::Gather:
+      case TiOp::Scatter:
+        begin(ti_op_name(rec.op));
+        arg(rec.bytes);
+        arg(rec.bytes2);
+        arg(rec.root);
+        break;
+      case TiOp::Allgather:
+      case TiOp::Alltoall:
+        begin(ti_op_name(rec.op));
+        arg(rec.bytes);
+        arg(rec.bytes2);
+        break;
+      default:
+        vcollective(rec);
+        break;
+    }
+  }
+
+  void vcollective(const TiRecord& rec) {
+    switch (rec.op) {
+      case TiOp::Gatherv:
+      case TiOp::Allgatherv:
+        begin(ti_op_name(rec.op));
+        arg(rec.bytes);
+        for (auto c : rec.counts) arg(c);
+        if (rec.op == TiOp::Gatherv) arg(rec.root);
+        break;
+      case TiOp::Scatterv:
+        begin("scatterv");
+        for (auto c : rec.counts) arg(c);
+        arg(rec.bytes2);
+        arg(rec.root);
+        break;
+      case TiOp::Alltoallv: {
+        begin("alltoallv");
+        const std::size_t half = rec.counts.size() / 2;
+        std::uint64_t sum = 0;
+        for (std::size_t i = 0; i < half; ++i) sum += rec.counts[i];
+        arg(sum);
+        for (std::size_t i = 0; i < half; ++i) arg(rec.counts[i]);
+        sum = 0;
+        for (std::size_t i = half; i < rec.counts.size(); ++i) sum += rec.counts[i];
+        arg(sum);
+        for (std::size_t i = half; i < rec.counts.size(); ++i) arg(rec.counts[i]);
+        break;
+      }
+      case TiOp::ReduceScatter:
+        begin("reducescatter");
+        for (auto c : rec.counts) arg(c);
+        arg(rec.amount);
+        break;
+      default:
+        break;
+    }
+  }
+
+  std::string rank_;
+  std::string s_;
+};
+
+}  // namespace
+
 std::vector<std::string> write_ti(const TiTrace& ti, const std::string& index_path) {
   const fs::path index(index_path);
   const std::string dir_name = index.filename().string() + "_files";
@@ -640,150 +885,14 @@ std::vector<std::string> write_ti(const TiTrace& ti, const std::string& index_pa
   fs::remove_all(tmp, ec);
   if (!fs::create_directories(tmp, ec) && ec)
     throw InputError(tmp.string() + ": cannot create the directory: " + ec.message());
-  std::uint64_t ssend = 0;
-  std::uint64_t dropped = 0;
+  TiWriteCounts counts;
   std::string index_text;
   try {
     for (std::size_t r = 0; r < ti.ranks.size(); ++r) {
-      std::string s;
-      const auto rank_str = std::to_string(r);
-      auto begin = [&](std::string_view action) {
-        s += rank_str;
-        s += ' ';
-        s += action;
-      };
-      auto arg = [&](auto v) {
-        s += ' ';
-        if constexpr (std::is_floating_point_v<decltype(v)>)
-          append_number(s, v);
-        else
-          append_int(s, v);
-      };
-      begin("init");
-      s += '\n';
-      for (const auto& rec : ti.ranks[r]) {
-        switch (rec.op) {
-          case TiOp::Compute:
-          case TiOp::Sleep:
-            begin(ti_op_name(rec.op));
-            arg(rec.amount);
-            break;
-          case TiOp::Send:
-          case TiOp::Ssend:
-          case TiOp::Isend:
-          case TiOp::Issend:
-            if (rec.op == TiOp::Ssend || rec.op == TiOp::Issend) ++ssend;
-            begin(rec.op == TiOp::Send || rec.op == TiOp::Ssend ? "send" : "isend");
-            arg(rec.peer);
-            arg(rec.tag);
-            arg(rec.bytes);
-            break;
-          case TiOp::Recv:
-          case TiOp::Irecv:
-            begin(ti_op_name(rec.op));
-            arg(rec.peer);
-            arg(rec.tag);
-            arg(rec.bytes);
-            break;
-          case TiOp::Wait:
-          case TiOp::Test:
-            begin(ti_op_name(rec.op));
-            if (rec.peer2 != kNoRank) {
-              arg(rec.peer);
-              arg(rec.peer2);
-              arg(rec.tag);
-            }
-            break;
-          case TiOp::Waitall:
-            begin("waitall");
-            if (rec.count) arg(rec.count);
-            break;
-          case TiOp::Waitany:
-          case TiOp::Testany:
-          case TiOp::CommNoop:
-            ++dropped;
-            continue;
-          case TiOp::Sendrecv:
-            begin("sendRecv");
-            arg(rec.bytes);
-            arg(rec.peer);
-            arg(rec.bytes2);
-            arg(rec.peer2);
-            s += " 6 6";
-            break;
-          case TiOp::Barrier:
-            begin("barrier");
-            break;
-          case TiOp::Bcast:
-            begin("bcast");
-            arg(rec.bytes);
-            arg(rec.root);
-            break;
-          case TiOp::Reduce:
-            begin("reduce");
-            arg(rec.bytes);
-            arg(rec.amount);
-            arg(rec.root);
-            break;
-          case TiOp::Allreduce:
-          case TiOp::Scan:
-          case TiOp::Exscan:
-            begin(ti_op_name(rec.op));
-            arg(rec.bytes);
-            arg(rec.amount);
-            break;
-          case TiOp::Gather:
-          case TiOp::Scatter:
-            begin(ti_op_name(rec.op));
-            arg(rec.bytes);
-            arg(rec.bytes2);
-            arg(rec.root);
-            break;
-          case TiOp::Allgather:
-          case TiOp::Alltoall:
-            begin(ti_op_name(rec.op));
-            arg(rec.bytes);
-            arg(rec.bytes2);
-            break;
-          case TiOp::Gatherv:
-          case TiOp::Allgatherv:
-            begin(ti_op_name(rec.op));
-            arg(rec.bytes);
-            for (auto c : rec.counts) arg(c);
-            if (rec.op == TiOp::Gatherv) arg(rec.root);
-            break;
-          case TiOp::Scatterv:
-            begin("scatterv");
-            for (auto c : rec.counts) arg(c);
-            arg(rec.bytes2);
-            arg(rec.root);
-            break;
-          case TiOp::Alltoallv: {
-            begin("alltoallv");
-            const std::size_t half = rec.counts.size() / 2;
-            std::uint64_t sum = 0;
-            for (std::size_t i = 0; i < half; ++i) sum += rec.counts[i];
-            arg(sum);
-            for (std::size_t i = 0; i < half; ++i) arg(rec.counts[i]);
-            sum = 0;
-            for (std::size_t i = half; i < rec.counts.size(); ++i) sum += rec.counts[i];
-            arg(sum);
-            for (std::size_t i = half; i < rec.counts.size(); ++i) arg(rec.counts[i]);
-            break;
-          }
-          case TiOp::ReduceScatter:
-            begin("reducescatter");
-            for (auto c : rec.counts) arg(c);
-            arg(rec.amount);
-            break;
-          case TiOp::Count_:
-            continue;
-        }
-        s += '\n';
-      }
-      begin("finalize");
-      s += '\n';
-      const std::string name = "rank-" + rank_str + ".txt";
+      RankText text(r);
+      for (const auto& rec : ti.ranks[r]) text.add(rec, counts);
+      const std::string s = text.finish();
+      const std::string name = "rank-" + std::to_string(r) + ".txt";
       std::ofstream f(tmp / name, std::ios::binary);
       f.write(s.data(), static_cast<std::streamsize>(s.size()));
       f.close();
@@ -799,11 +908,11 @@ std::vector<std::string> write_ti(const TiTrace& ti, const std::string& index_pa
     throw;
   }
   std::vector<std::string> notes;
-  if (ssend)
-    notes.push_back(std::to_string(ssend) +
+  if (counts.ssend)
+    notes.push_back(std::to_string(counts.ssend) +
                     " synchronous sends (MPI_Ssend/MPI_Issend) written as send/isend: SMPI's replayer knows no Ssend");
-  if (dropped)
-    notes.push_back(std::to_string(dropped) +
+  if (counts.dropped)
+    notes.push_back(std::to_string(counts.dropped) +
                     " waitAny/testany/comm_* records not written: SMPI's replayer cannot replay them");
   return notes;
 }
