@@ -134,28 +134,23 @@ fs::path absolute_path(const std::string& p) {
 }
 
 // What a conversion writes: the path and its companions.
-std::vector<std::string> written_by(const std::string& out_path, trace::TraceFormat to) {
+std::vector<std::string> written_by(const std::string& out_path, const trace::FormatDescriptor& to) {
   std::vector<std::string> w = {out_path};
-  if (to == trace::TraceFormat::Ti) w.push_back(out_path + "_files");
-  if (to == trace::TraceFormat::Paraver) {
-    w.push_back(fs::path(out_path).replace_extension(".pcf").string());
-    w.push_back(fs::path(out_path).replace_extension(".row").string());
-  }
+  for (auto& side : to.side_files(out_path)) w.push_back(std::move(side));
   return w;
 }
 
-std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat from, const std::string& out_path,
-                                      trace::TraceFormat to, const std::string& shown, double speed,
-                                      std::ostream& out);
+std::vector<std::string> convert_into(const std::string& in, const trace::FormatDescriptor& from,
+                                      const std::string& out_path, const trace::FormatDescriptor& to,
+                                      const std::string& shown, double speed, std::ostream& out);
 
 }  // namespace
 
 std::vector<std::string> convert_command(const std::string& in, const std::string& out_path, double speed,
                                          std::ostream& out) {
   if (!(speed > 0) || !std::isfinite(speed)) throw InputError("--speed: must be > 0 flop/s");
-  using trace::TraceFormat;
-  const TraceFormat from = trace::format_of_input(in);
-  const TraceFormat to = trace::format_of_output(out_path);
+  const trace::FormatDescriptor& from = trace::descriptor(trace::format_of_input(in));
+  const trace::FormatDescriptor& to = trace::descriptor(trace::format_of_output(out_path));
   // An output that is, holds or lies inside anything the conversion reads would destroy its
   // own input (`waitlab convert r/trace.wlt r` replaced the run directory r; a TI index
   // listing absolute paths, converted into the directory of its rank files, replaced them).
@@ -186,29 +181,30 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
 namespace {
 
 // convert_command's work: reads `in`, writes `out_path` (in the staging directory), prints
-// what was written under the name `shown`.
-std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat from, const std::string& out_path,
-                                      trace::TraceFormat to, const std::string& shown, double speed,
-                                      std::ostream& out) {
-  using trace::TraceFormat;
+// what was written under the name `shown`. A format without timestamps is SMPI's action
+// records (TI, analysis/trace/ti.hpp): converted through a replay of its actions (a timed
+// output gets logical times) or of the timed trace's (its compute as flops at `speed`).
+std::vector<std::string> convert_into(const std::string& in, const trace::FormatDescriptor& from,
+                                      const std::string& out_path, const trace::FormatDescriptor& to,
+                                      const std::string& shown, double speed, std::ostream& out) {
   std::vector<std::string> lost;
-  std::string written = shown;
   std::size_t ranks = 0;
   std::string count;
   const std::string name = fs::path(in).filename().string();
   const std::string speed_text = units::format(speed, units::Quantity::Speed);
-  if (from == TraceFormat::Ti) {
+  if (!from.timestamps) {
     trace::TiTrace ti = trace::read_ti(in);
     ranks = ti.ranks.size();
-    count = std::to_string(ti.record_count()) + " TI records";
-    if (to == TraceFormat::Ti) {
+    count = std::to_string(ti.record_count()) + " " + std::string(from.name) + " records";
+    if (!to.timestamps) {
       lost = trace::write_ti(ti, out_path);
     } else {
       models::ReplayReport rep;
       const auto w = models::replay_ti(ti, name, {}, &rep);
       const trace::Trace t = models::logical_trace(*w, speed);
       lost = trace::write_trace(t, out_path);
-      lost.insert(lost.begin(), "times: TI has none; the output's are logical (compute at " + speed_text +
+      lost.insert(lost.begin(), "times: " + std::string(from.name) +
+                                    " has none; the output's are logical (compute at " + speed_text +
                                     ", MPI calls take no time) — `waitlab replay` gives simulated times");
       for (auto& n : rep.notes) lost.push_back("approximated: " + n);
       count += ", " + std::to_string(t.event_count()) + " events";
@@ -217,28 +213,26 @@ std::vector<std::string> convert_into(const std::string& in, trace::TraceFormat 
     const trace::Trace t = trace::read_trace(in);
     ranks = t.ranks();
     count = std::to_string(t.event_count()) + " events";
-    if (to == TraceFormat::Ti) {
+    if (!to.timestamps) {
       models::ReplayReport rep;
       const auto w = models::replay_trace(t, name, {}, &rep);
       trace::TiTrace ti = models::ti_from_workload(*w, speed, &lost);
-      lost.insert(lost.begin(), "timestamps and MPI call durations: TI holds only the calls and the compute between "
-                                "them (as flops at " + speed_text + ")");
+      lost.insert(lost.begin(), "timestamps and MPI call durations: " + std::string(to.name) + " holds only the calls "
+                                "and the compute between them (as flops at " + speed_text + ")");
       bool comms = t.defs.comms.size() > 1;
       if (comms) lost.push_back(std::to_string(t.defs.comms.size() - 1) +
-                                " communicators other than MPI_COMM_WORLD: TI has none");
+                                " communicators other than MPI_COMM_WORLD: " + std::string(to.name) + " has none");
       std::size_t truth = 0;
       for (const auto& l : t.locations) truth += l.truth.size();
       if (truth) lost.push_back("the ground truth of " + std::to_string(truth) + " compute intervals");
       for (auto& n : rep.notes) lost.push_back("approximated: " + n);
       for (auto& n : trace::write_ti(ti, out_path)) lost.push_back(std::move(n));
-      count += " -> " + std::to_string(ti.record_count()) + " TI records";
+      count += " -> " + std::to_string(ti.record_count()) + " " + std::string(to.name) + " records";
     } else {
       lost = trace::write_trace(t, out_path);
     }
   }
-  if (to == TraceFormat::Otf2) written = shown + trace::otf2_anchor(out_path).substr(out_path.size());
-  if (to == TraceFormat::Ti) written = shown + " + " + shown + "_files/";
-  out << "wrote " << written << " (" << trace::format_name(to) << ", " << ranks << " ranks, " << count << ")\n";
+  out << "wrote " << to.shown_path(shown, out_path) << " (" << to.name << ", " << ranks << " ranks, " << count << ")\n";
   for (const auto& l : lost) out << "not in the output: " << l << "\n";
   return lost;
 }
@@ -696,8 +690,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       return status;
     } else if (convert->parsed()) {
       // --speed converts between TI's flops and seconds: elsewhere it would change nothing.
-      if (convert->count("--speed") > 0 && trace::format_of_output(convert_out) != trace::TraceFormat::Ti &&
-          trace::format_of_input(convert_in) != trace::TraceFormat::Ti)
+      if (convert->count("--speed") > 0 && trace::descriptor(trace::format_of_output(convert_out)).timestamps &&
+          trace::descriptor(trace::format_of_input(convert_in)).timestamps)
         throw InputError("--speed: only for conversions from or to a TI trace (" + convert_in + " -> " + convert_out +
                          " keeps the times)");
       double speed = 0;

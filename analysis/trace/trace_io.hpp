@@ -1,5 +1,6 @@
 // waitlab::trace — trace files in and out by name: the native .wlt file, OTF2 archives,
-// Paraver .prv traces and SimGrid time-independent (TI) traces.
+// Paraver .prv traces and SimGrid time-independent (TI) traces, each described by one entry of
+// the format table (analysis/trace/formats.hpp); nothing here names a particular format.
 //
 // Promise: format_of_input(path) names the format of an existing trace: `X.wlt` (native),
 // an OTF2 archive given as its anchor file (`.../traces.otf2`) or as the archive's
@@ -15,24 +16,16 @@
 // written atomically (temporary names renamed when complete).
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
+#include "analysis/trace/formats.hpp"
 #include "analysis/trace/trace.hpp"
 
 namespace waitlab::trace {
 
-enum class TraceFormat { Wlt, Otf2, Paraver, Ti };
-std::string_view format_name(TraceFormat f);  // "wlt", "OTF2", "Paraver", "TI"
-
 TraceFormat format_of_input(const std::string& path);  // throws InputError for a missing path
 TraceFormat format_of_output(const std::string& path);
-
-// The OTF2 anchor for an archive given as its directory or anchor.
-std::string otf2_anchor(const std::string& path);
 
 // Every file and directory a reader of the input trace `path` opens: the trace itself, an
 // OTF2 archive's anchor, directory and every file under it, a Paraver trace's .pcf and .row
@@ -41,11 +34,10 @@ std::string otf2_anchor(const std::string& path);
 // Throws InputError as format_of_input() (and as read_ti() for a TI index).
 std::vector<std::string> input_files(const std::string& path);
 
-// What a reader left out of a trace, by kind, in a deterministic order, each count > 0: Paraver
-// event types and records (ParaverReadStats::skipped), OTF2 record kinds and locations.
-// `warnings` gets what the reader found suspect but read, one line each: a Paraver trace whose
-// records stop well before its declared end (paraver_ends_early()).
-using SkippedKinds = std::vector<std::pair<std::string, std::uint64_t>>;
+// The format's reader (FormatDescriptor::read): `skipped` gets what it left out of the trace
+// (SkippedKinds, formats.hpp), `warnings` what it found suspect but read, one line each: a
+// Paraver trace whose records stop well before its declared end (paraver_ends_early()).
+// The format's writer (FormatDescriptor::write) returns what the output cannot hold.
 Trace read_trace(const std::string& path, SkippedKinds* skipped = nullptr,
                  std::vector<std::string>* warnings = nullptr);
 std::vector<std::string> write_trace(const Trace& trace, const std::string& path);
