@@ -8,7 +8,6 @@
 #include "scenarios/scenario.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 
 #include "scenarios/overrides.hpp"
@@ -78,7 +77,8 @@ Tree replay_workload(const ReplayRequest& r) {
   set_entry(w, "trace", scalar_tree(absolute_trace, w.where), w.where);
   std::string scales;
   for (const auto& c : r.compute_scales) scales += (scales.empty() ? "" : ",") + c;
-  if (!scales.empty()) set_entry(w, "compute_scale", scalar_tree(scales, "--compute-scale"), "--compute-scale");
+  if (!scales.empty())
+    set_entry(w, "compute_scale", scalar_tree(scales, "--compute-scale"), "--compute-scale");
   if (!r.iterations_from.empty())
     set_entry(w, "iterations_from", scalar_tree(r.iterations_from, "--iterations-from"), "--iterations-from");
   if (!r.speed.empty()) set_entry(w, "speed", scalar_tree(r.speed, "--speed"), "--speed");

@@ -61,8 +61,7 @@ std::string trim_copy(std::string_view s) {
 Tree* key_step(Tree* node, const std::string& key, const std::string& where, std::string& walked) {
   if (node->kind == Tree::Kind::Null) node->kind = Tree::Kind::Map;
   if (node->kind != Tree::Kind::Map)
-    throw InputError(where + ": '" + walked + "' is " + kind_name(node->kind) +
-                     ", not a section with keys");
+    throw InputError(where + ": '" + walked + "' is " + kind_name(node->kind) + ", not a section with keys");
   Entry* e = node->find(key);
   if (!e) {
     node->entries.push_back(Entry{key, where, Tree{}});
@@ -151,7 +150,8 @@ void apply_override(Tree& root, const std::string& assignment, std::string where
     const bool last = k + 1 == steps.size();
     const bool next_is_index = !last && steps[k + 1].index >= 0;
     const Tree::Kind want = last ? Tree::Kind::Scalar : (next_is_index ? Tree::Kind::Seq : Tree::Kind::Map);
-    Tree* child = s.index < 0 ? key_step(node, s.key, where, walked) : index_step(node, s.index, where, walked);
+    Tree* child =
+        s.index < 0 ? key_step(node, s.key, where, walked) : index_step(node, s.index, where, walked);
     if (last) {
       set_value(child, value, where, walked);
     } else if (child->kind == Tree::Kind::Scalar) {

@@ -215,7 +215,8 @@ std::vector<VariantSpec> variants_section(const Tree& root) {
   return out;
 }
 
-VariantSpec& find_variant(std::vector<VariantSpec>& variants, const std::string& name, const std::string& file) {
+VariantSpec& find_variant(std::vector<VariantSpec>& variants, const std::string& name,
+                          const std::string& file) {
   std::vector<std::string> names;
   VariantSpec* chosen = nullptr;
   for (auto& v : variants) {
@@ -233,10 +234,12 @@ void apply_variant_tree(Tree& root, VariantSpec& v) {
   const Tree& item = v.node;
   if (const Entry* p = item.find("platform")) {
     if (p->value.kind != Tree::Kind::Map)
-      throw InputError(p->where + ": " + v.what + ".platform: expected a platform section (type: cluster, ...), got " +
+      throw InputError(p->where + ": " + v.what +
+                       ".platform: expected a platform section (type: cluster, ...), got " +
                        kind_name(p->value.kind));
     const Entry* type = p->value.find("type");
-    v.info.changes.push_back("platform " + (type && type->value.kind == Tree::Kind::Scalar ? type->value.text : "?"));
+    v.info.changes.push_back("platform " +
+                             (type && type->value.kind == Tree::Kind::Scalar ? type->value.text : "?"));
     Tree copy = p->value;
     set_entry(root, "platform", std::move(copy), p->where);
   }
@@ -255,7 +258,8 @@ void apply_variant(Scenario& s, VariantSpec& v) {
   if (v.info.changes.empty())
     throw InputError(v.info.where + ": " + v.what + " ('" + v.info.name +
                      "') changes nothing (its lists are empty, or network says ideal: false)");
-  if (s.change.network.ideal && (s.change.network.bandwidth_scale != 1 || s.change.network.latency_scale != 1))
+  if (s.change.network.ideal &&
+      (s.change.network.bandwidth_scale != 1 || s.change.network.latency_scale != 1))
     throw InputError(v.info.where + ": " + v.what +
                      ".network: ideal and a bandwidth or latency factor exclude each other");
 }
