@@ -63,7 +63,7 @@ inline trace::Trace row_column_trace() {
     const bool late = r < 2;  // row 0 computes 900 µs longer
     ev.push_back(trace::make_event(0, EventKind::Enter, MpiOp::None, main));
     call(MpiOp::Init, 0, 10);
-    // Bytes as Score-P counts them (models/replay.cpp scorep_payload): an allreduce of 8 B on
+    // Bytes as Score-P counts them (models/trace_to_workload.cpp scorep_payload): an allreduce of 8 B on
     // 2 ranks sends and receives 2 × 8; a bcast's root sends 2 × 8 and receives 8.
     coll(MpiOp::Allreduce, late ? 1010 : 110, late ? 1020 : 120, row_of(r), trace::kNoRank, 16, 16);
     coll(MpiOp::Allreduce, late ? 1070 : 170, 1080, column_of(r), trace::kNoRank, 16, 16);

@@ -125,7 +125,7 @@ TEST_F(ScorepArchive, CollectiveByteTotalsBecomePayloads) {
   using trace::EventKind;
   using trace::MpiOp;
   // The payload (per pair for the alltoall): 3 × 102 is no multiple of 4, so an in-place
-  // allreduce's total tells it from P × 102 (models/replay.cpp scorep_payload).
+  // allreduce's total tells it from P × 102 (models/trace_to_workload.cpp scorep_payload).
   constexpr std::uint64_t b = 102;
   constexpr std::uint64_t P = 4;
   trace::Trace t;
