@@ -14,10 +14,10 @@
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
 #include "models/workload.hpp"
-#include "sim/collectives.hpp"
 #include "sim/options.hpp"
 #include "sim/recording.hpp"
 #include "sim/resources.hpp"
+#include "sim/smpi_config.hpp"
 
 namespace waitlab::sim::detail {
 
@@ -29,9 +29,6 @@ RunResult run_here(const models::PlatformDesc& platform, const models::Workload&
                    const models::Perturbations& perturbations, const RunOptions& options, int progress_fd,
                    Recording& recording, const std::function<void(const char*)>& phase = {},
                    const MemoryWatch& watch = {});
-
-// The SimGrid configuration (--cfg=key:value) a run uses, in the order it is applied.
-std::vector<std::string> simgrid_config(const RunOptions& options);
 
 // One progress report: "simulated 0.050000 s, 25.0 % done, about 30 s left, 0/4096 ranks
 // finished, 10.0 s wall, 652 MiB memory". `fraction` is how far the ranks got through their
