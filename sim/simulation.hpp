@@ -42,22 +42,4 @@ std::string progress_text(double simulated, double fraction, int finished, int r
 // parent) passes 90 % of the memory that was available when it started; "" below that.
 std::string memory_warning(std::uint64_t resident, const MemoryWatch& watch);
 
-
-// MPI_Finalize synchronises, as Open MPI's and MPICH's do (and as Scalasca's clock-condition
-// check and Wait at Finalize assume): every rank's Leave of its last MPI_Finalize moves to the
-// last Enter of MPI_Finalize of any rank, at no cost, and so does the end of its minprofile
-// span. The run's end (the latest Leave) does not move. SMPI's own MPI_Finalize returns at
-// once; docs/engine.md.
-// `calls[r]`: rank r's MPI_Finalize (its Enter time, the index of its Leave event among the
-// rank's recorded events and the Leave's time).
-struct FinalizeCall {
-  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  double enter = 0;
-  std::uint64_t leave = kNone;  // no MPI_Finalize left (the rank did not finish)
-  double leave_time = 0;
-};
-void synchronise_finalize(Recording& rec, const std::vector<FinalizeCall>& calls,
-                          std::vector<minprofile::RankProfile>& profiles);
-
-
 }  // namespace waitlab::sim::detail
