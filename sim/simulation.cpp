@@ -302,21 +302,16 @@ RunResult Simulation::run() {
   mpi_region_.fill(kUnset);
   equal_reduce_scatter_ = equal_counts_reduce_scatter(options_);
 
-  // SimGrid's own log goes to our stderr (captured by the parent); keep it to problems.
-  std::vector<std::string> args = {"waitlab", "--log=root.thresh:warning"};
-  for (const auto& c : simgrid_config(options_)) args.push_back("--cfg=" + c);
   const bool heap_stacks =
       unguarded_stacks(n, options_.max_map_count > 0 ? options_.max_map_count : max_map_count());
-  if (heap_stacks) {
-    // SimGrid gives every actor a stack of its own mapping plus a guard page of another
-    // (posix_memalign + mprotect: two mappings per rank); Linux allows 65,530 per process
-    // by default, so 32,768 ranks abort in SimGrid's context factory. Without the guard page
-    // SimGrid callocs the stack, and with the mmap threshold above the stack size malloc
-    // serves it from the heap: one mapping for all stacks, no kernel setting to change. The
-    // cost: a rank that overflows its 8 MiB stack is not stopped by a guard page.
-    args.emplace_back("--cfg=contexts/guard-size:0");
-    mallopt(M_MMAP_THRESHOLD, kHeapStackThreshold);
-  }
+  std::vector<std::string> args = engine_arguments(heap_stacks);
+  // SimGrid gives every actor a stack of its own mapping plus a guard page of another
+  // (posix_memalign + mprotect: two mappings per rank); Linux allows 65,530 per process
+  // by default, so 32,768 ranks abort in SimGrid's context factory. Without the guard page
+  // SimGrid callocs the stack, and with the mmap threshold above the stack size malloc
+  // serves it from the heap: one mapping for all stacks, no kernel setting to change. The
+  // cost: a rank that overflows its 8 MiB stack is not stopped by a guard page.
+  if (heap_stacks) mallopt(M_MMAP_THRESHOLD, kHeapStackThreshold);
   std::vector<char*> argv;
   for (auto& s : args) argv.push_back(s.data());
   int argc = static_cast<int>(argv.size());
@@ -332,30 +327,8 @@ RunResult Simulation::run() {
 
   SMPI_init();
   SMPI_app_instance_register("waitlab", nullptr, n);
-
-  // The trace: workload definitions first, so that action region ids stay valid.
-  trace::Trace& tr = result_.trace;
-  tr.defs = workload_.definitions();
-  user_regions_ = tr.defs.regions.size();
-  trace::Communicator world{"MPI_COMM_WORLD", {}};
-  for (Rank r = 0; r < n; ++r) world.members.push_back(r);
-  if (tr.defs.comms.empty())
-    tr.defs.comms.push_back(world);
-  else
-    tr.defs.comms[0] = world;
-  region(MpiOp::Init);
-  region(MpiOp::Finalize);
-  tr.has_truth = true;  // the locations' records go to recording_
-
-  runners_.reserve(static_cast<std::size_t>(n));
-  if (options_.minprofile)
-    profiles_.assign(static_cast<std::size_t>(n), minprofile::RankProfile(options_.minprofile_percentile));
-  for (Rank r = 0; r < n; ++r) {
-    runners_.push_back(
-        std::make_unique<RankRunner>(*this, r, platform.rank_speed[static_cast<std::size_t>(r)],
-                                     workload_.stream(r), perturbations_.for_rank(r), recording_));
-    if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
-  }
+  define_trace(n);
+  create_runners(platform);
   set_up_communicators(engine);
   // Where no payload needs copying (copies_payloads()), none is; while the communicators are
   // created SMPI must copy (the broadcast of each one's id), communicators_created() switches then.
@@ -365,39 +338,9 @@ RunResult Simulation::run() {
   // M_TOP_PAD (128 KiB) more than asked: 128 KiB of every stack would be written (and kept
   // resident). Without the pad only fresh, untouched pages follow each stack.
   if (heap_stacks) mallopt(M_TOP_PAD, 0);
-  for (Rank r = 0; r < n; ++r) {
-    RankRunner* runner = runners_[static_cast<std::size_t>(r)].get();
-    auto actor =
-        sg4::Actor::init("rank-" + std::to_string(r), platform.rank_host[static_cast<std::size_t>(r)]);
-    actor->set_property("instance_id", "waitlab");
-    actor->set_property("rank", std::to_string(r));
-    actor->start([this, runner] {
-      try {
-        runner->run();
-        rank_finished(*runner);
-      } catch (const InputError& e) {
-        fail(e.what(), true);
-      } catch (const std::bad_alloc&) {
-        // More than the memory estimate counted (its collective bound is measured on SimGrid's
-        // default algorithms; another may take more) met the host's limit.
-        fail("out of memory in the simulation of rank " + std::to_string(runner->rank()) +
-                 ": it needed more memory than the host allows (ulimit -v, the machine's memory), more than the "
-                 "estimate before the run counted (a collective algorithm's buffers, or WAITLAB_MEMORY_CHECK); "
-                 "simulate fewer ranks or smaller messages, or give it more memory",
-             true);
-      } catch (const std::exception& e) {
-        fail(e.what(), false);
-      }
-    });
-  }
-
+  start_ranks(platform);
   if (heap_stacks) mallopt(M_TOP_PAD, kDefaultTopPad);
-  sg4::Engine::on_deadlock_cb([this] { on_deadlock(); });
-  if (progress_fd_ >= 0 && (options_.progress || watch_.limit > 0)) {
-    tty_ = options_.progress && isatty(progress_fd_) != 0;
-    start_ = last_print_ = last_memory_check_ = std::chrono::steady_clock::now();
-    sg4::Engine::on_time_advance_cb([this](double) { on_time_advance(); });
-  }
+  watch_run();
 
   const AsanMainStack main_stack;
   {
@@ -407,12 +350,112 @@ RunResult Simulation::run() {
   main_stack.restore();
 
   if (options_.progress && progress_fd_ >= 0) progress(true);
+  check_outcome();
+  SMPI_finalize();
+  collect_results();
+  describe_run(platform.description, n);
+  return std::move(result_);
+}
+
+// SimGrid's command line: its own log (to our stderr, captured by the parent) kept to
+// problems, the run's configuration (simgrid_config()), and no guard pages with heap stacks
+// (run()).
+std::vector<std::string> Simulation::engine_arguments(bool heap_stacks) const {
+  std::vector<std::string> args = {"waitlab", "--log=root.thresh:warning"};
+  for (const auto& c : simgrid_config(options_)) args.push_back("--cfg=" + c);
+  if (heap_stacks) args.emplace_back("--cfg=contexts/guard-size:0");
+  return args;
+}
+
+// The trace: workload definitions first, so that action region ids stay valid; then
+// MPI_COMM_WORLD (communicator 0: every rank, in order) and the regions of MPI_Init and
+// MPI_Finalize, which every rank records.
+void Simulation::define_trace(int ranks) {
+  trace::Trace& tr = result_.trace;
+  tr.defs = workload_.definitions();
+  user_regions_ = tr.defs.regions.size();
+  trace::Communicator world{"MPI_COMM_WORLD", {}};
+  for (Rank r = 0; r < ranks; ++r) world.members.push_back(r);
+  if (tr.defs.comms.empty())
+    tr.defs.comms.push_back(world);
+  else
+    tr.defs.comms[0] = world;
+  region(MpiOp::Init);
+  region(MpiOp::Finalize);
+  tr.has_truth = true;  // the locations' records go to recording_
+}
+
+// One runner per rank, on its core's speed, with its action stream, its perturbations and,
+// with RunOptions::minprofile, its profile.
+void Simulation::create_runners(const BuiltPlatform& platform) {
+  const int n = workload_.ranks();
+  runners_.reserve(static_cast<std::size_t>(n));
+  if (options_.minprofile)
+    profiles_.assign(static_cast<std::size_t>(n), minprofile::RankProfile(options_.minprofile_percentile));
+  for (Rank r = 0; r < n; ++r) {
+    runners_.push_back(
+        std::make_unique<RankRunner>(*this, r, platform.rank_speed[static_cast<std::size_t>(r)],
+                                     workload_.stream(r), perturbations_.for_rank(r), recording_));
+    if (options_.minprofile) runners_.back()->profile_ = &profiles_[static_cast<std::size_t>(r)];
+  }
+}
+
+// Every rank's actor on its host, as SMPI's instance "waitlab" knows it.
+void Simulation::start_ranks(const BuiltPlatform& platform) {
+  for (Rank r = 0; r < ranks(); ++r) {
+    RankRunner* runner = runners_[static_cast<std::size_t>(r)].get();
+    auto actor =
+        sg4::Actor::init("rank-" + std::to_string(r), platform.rank_host[static_cast<std::size_t>(r)]);
+    actor->set_property("instance_id", "waitlab");
+    actor->set_property("rank", std::to_string(r));
+    actor->start([this, runner] { run_rank(*runner); });
+  }
+}
+
+// A rank's actor: its run, then its end; the first error of any rank ends the simulation
+// (fail()).
+void Simulation::run_rank(RankRunner& runner) {
+  try {
+    runner.run();
+    rank_finished(runner);
+  } catch (const InputError& e) {
+    fail(e.what(), true);
+  } catch (const std::bad_alloc&) {
+    // More than the memory estimate counted (its collective bound is measured on SimGrid's
+    // default algorithms; another may take more) met the host's limit.
+    fail("out of memory in the simulation of rank " + std::to_string(runner.rank()) +
+             ": it needed more memory than the host allows (ulimit -v, the machine's memory), more than the "
+             "estimate before the run counted (a collective algorithm's buffers, or WAITLAB_MEMORY_CHECK); "
+             "simulate fewer ranks or smaller messages, or give it more memory",
+         true);
+  } catch (const std::exception& e) {
+    fail(e.what(), false);
+  }
+}
+
+// The engine's callbacks: the deadlock report, and with somewhere to write to, progress lines
+// and the memory watch at every time step.
+void Simulation::watch_run() {
+  sg4::Engine::on_deadlock_cb([this] { on_deadlock(); });
+  if (progress_fd_ >= 0 && (options_.progress || watch_.limit > 0)) {
+    tty_ = options_.progress && isatty(progress_fd_) != 0;
+    start_ = last_print_ = last_memory_check_ = std::chrono::steady_clock::now();
+    sg4::Engine::on_time_advance_cb([this](double) { on_time_advance(); });
+  }
+}
+
+// The first rank's error (fail()), else the deadlock, as the run's exception.
+void Simulation::check_outcome() const {
   if (!error_.empty()) {
     if (input_error_) throw InputError(error_);
     throw std::runtime_error(error_);
   }
   if (!deadlock_.empty()) throw InputError(deadlock_);
-  SMPI_finalize();
+}
+
+// After the run: MPI_Finalize synchronised (synchronise_finalize()), the statistics, and the
+// online estimate with RunOptions::minprofile.
+void Simulation::collect_results() {
   std::vector<FinalizeCall> finalize_calls;
   for (const auto& r : runners_) finalize_calls.push_back(r->finalize_call());
   synchronise_finalize(recording_, finalize_calls, profiles_);
@@ -422,33 +465,38 @@ RunResult Simulation::run() {
     result_.stats.mpi_operations += r->operations();
     result_.stats.events += r->events();
   }
+  if (options_.minprofile) {
+    const trace::Trace& tr = result_.trace;
+    std::vector<std::string> names(paths_.size());
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = paths_.name(static_cast<trace::CallPathId>(i), tr.defs);
+    result_.estimate = minprofile::estimate(profiles_, names);
+  }
+}
 
+// The trace's attributes: what was run, on what, and how.
+void Simulation::describe_run(const std::string& platform, int ranks) {
+  trace::Trace& tr = result_.trace;
   const auto& coll = effective_collective_set(options_);
   std::ostringstream thr;
   thr << options_.eager_threshold;
   tr.attributes = {
       {"name", options_.name},
       {"seed", std::to_string(options_.seed)},
-      {"ranks", std::to_string(n)},
+      {"ranks", std::to_string(ranks)},
       {"iterations", std::to_string(workload_.iterations())},
       {"workload", workload_.name()},
       {"semantics", options_.semantics == Semantics::Waitlab ? "waitlab" : "smpi-default"},
       {"collectives", coll.name},
       {"collective_algorithms", algorithms_text(effective_collective_algorithms(options_))},
       {"eager_threshold", thr.str()},
-      {"platform", platform.description},
+      {"platform", platform},
       {"perturbations", perturbations_text()},
       {"simulator", "waitlab on SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
                         std::to_string(SIMGRID_VERSION_MINOR)},
   };
   if (!options_.network.empty()) tr.attributes.push_back({"network", network_text(options_.network)});
-  if (options_.minprofile) {
+  if (options_.minprofile)
     tr.attributes.push_back({analysis::kTestedAttribute, "MPI_Wait/MPI_Waitall Enter events flag requests complete at entry"});
-    std::vector<std::string> names(paths_.size());
-    for (std::size_t i = 0; i < names.size(); ++i) names[i] = paths_.name(static_cast<trace::CallPathId>(i), tr.defs);
-    result_.estimate = minprofile::estimate(profiles_, names);
-  }
-  return std::move(result_);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 #include "models/platform.hpp"
 #include "models/workload.hpp"
 #include "sim/options.hpp"
+#include "sim/platform_build.hpp"
 #include "sim/recording.hpp"
 #include "sim/resources.hpp"
 
@@ -113,7 +114,17 @@ class Simulation {
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
   void progress(bool final);
   void watch_memory(std::chrono::steady_clock::time_point now);
+  // The steps of run(), in order.
+  std::vector<std::string> engine_arguments(bool heap_stacks) const;
+  void define_trace(int ranks);
+  void create_runners(const BuiltPlatform& platform);
   void set_up_communicators(const simgrid::s4u::Engine& engine);
+  void start_ranks(const BuiltPlatform& platform);
+  void run_rank(RankRunner& runner);
+  void watch_run();
+  void check_outcome() const;
+  void collect_results();
+  void describe_run(const std::string& platform, int ranks);
   std::string perturbations_text() const {
     std::string out;
     for (const auto& p : perturbations_.models()) out += (out.empty() ? "" : "; ") + p->describe();
