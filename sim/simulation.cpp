@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <limits>

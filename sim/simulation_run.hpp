@@ -173,8 +173,6 @@ class Simulation {
   // Memory watch: read every few seconds, one warning at most.
   std::chrono::steady_clock::time_point last_memory_check_;
   bool memory_warned_ = false;
-
-  friend class RankRunner;
 };
 
 }  // namespace waitlab::sim::detail
