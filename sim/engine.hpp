@@ -25,8 +25,8 @@
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
 #include "models/workload.hpp"
-#include "sim/collectives.hpp"
 #include "sim/options.hpp"
+#include "sim/smpi_config.hpp"
 
 namespace waitlab::sim {
 

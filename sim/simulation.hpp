@@ -14,10 +14,10 @@
 #include "models/perturbation.hpp"
 #include "models/platform.hpp"
 #include "models/workload.hpp"
-#include "sim/collectives.hpp"
 #include "sim/options.hpp"
 #include "sim/recording.hpp"
 #include "sim/resources.hpp"
+#include "sim/smpi_config.hpp"
 
 namespace waitlab::sim::detail {
 
@@ -30,9 +30,6 @@ RunResult run_here(const models::PlatformDesc& platform, const models::Workload&
                    Recording& recording, const std::function<void(const char*)>& phase = {},
                    const MemoryWatch& watch = {});
 
-// The SimGrid configuration (--cfg=key:value) a run uses, in the order it is applied.
-std::vector<std::string> simgrid_config(const RunOptions& options);
-
 // One progress report: "simulated 0.050000 s, 25.0 % done, about 30 s left, 0/4096 ranks
 // finished, 10.0 s wall, 652 MiB memory". `fraction` is how far the ranks got through their
 // action streams (their mean, 0..1; negative: unknown, no percentage); the time left is the
@@ -44,23 +41,5 @@ std::string progress_text(double simulated, double fraction, int finished, int r
 // The warning when the simulation process's resident memory (beyond what it shares with its
 // parent) passes 90 % of the memory that was available when it started; "" below that.
 std::string memory_warning(std::uint64_t resident, const MemoryWatch& watch);
-
-
-// MPI_Finalize synchronises, as Open MPI's and MPICH's do (and as Scalasca's clock-condition
-// check and Wait at Finalize assume): every rank's Leave of its last MPI_Finalize moves to the
-// last Enter of MPI_Finalize of any rank, at no cost, and so does the end of its minprofile
-// span. The run's end (the latest Leave) does not move. SMPI's own MPI_Finalize returns at
-// once; docs/engine.md.
-// `calls[r]`: rank r's MPI_Finalize (its Enter time, the index of its Leave event among the
-// rank's recorded events and the Leave's time).
-struct FinalizeCall {
-  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  double enter = 0;
-  std::uint64_t leave = kNone;  // no MPI_Finalize left (the rank did not finish)
-  double leave_time = 0;
-};
-void synchronise_finalize(Recording& rec, const std::vector<FinalizeCall>& calls,
-                          std::vector<minprofile::RankProfile>& profiles);
-
 
 }  // namespace waitlab::sim::detail

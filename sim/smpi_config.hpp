@@ -1,8 +1,9 @@
-// waitlab::sim — SimGrid 3.32's collective algorithms as waitlab offers them: the presets
-// (collective sets), the catalogue of every algorithm SimGrid accepts per collective, the
-// checks of a choice (unknown, unsupported embedded), and the algorithm each collective runs
-// with once preset and overrides are merged — in one place, for the engine, the scenario
-// loader and the command line.
+// waitlab::sim — SMPI's configuration as waitlab sets it, in one place for the engine, the
+// scenario loader and the command line: SimGrid 3.32's collective algorithms as waitlab offers
+// them (the presets or collective sets, the catalogue of every algorithm SimGrid accepts per
+// collective, the checks of a choice: unknown, unsupported embedded, wrong for the run's size
+// or counts), the merge of preset and overrides (chosen_collective_algorithms(), the only
+// one), and the SimGrid configuration (--cfg=key:value) a run uses (detail::simgrid_config()).
 #pragma once
 
 #include <string>
@@ -60,5 +61,19 @@ bool payload_free(const std::string& collective, const std::string& algorithm);
 // Whether a run copies message payloads: always under SmpiDefault semantics; under Waitlab
 // semantics with RunOptions::copy_payloads or when an effective algorithm is not payload_free().
 bool copies_payloads(const RunOptions& options);
+// The run's reduce_scatter algorithm if it takes equal receive counts only ("mpich_noncomm",
+// "automatic": SimGrid asserts it and aborts), else "": the engine refuses an
+// MPI_Reduce_scatter with unequal counts under it.
+std::string equal_counts_reduce_scatter(const RunOptions& options);
+
+namespace detail {
+
+// The SimGrid configuration (--cfg=key:value) a run uses, in the order it is applied: SMPI's
+// network model and settings, the eager protocol of the run's semantics, the ideal network's
+// removed overheads, the collective algorithms (chosen_collective_algorithms()). Throws
+// InputError for a bad eager threshold, network scale or collective choice.
+std::vector<std::string> simgrid_config(const RunOptions& options);
+
+}  // namespace detail
 
 }  // namespace waitlab::sim

@@ -1,6 +1,9 @@
-#include "sim/collectives.hpp"
+#include "sim/smpi_config.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -246,5 +249,59 @@ std::vector<std::pair<std::string, std::string>> effective_collective_algorithms
   }
   return out;
 }
+
+std::string equal_counts_reduce_scatter(const RunOptions& options) {
+  std::string algorithm;
+  for (const auto& [coll, algo] : effective_collective_algorithms(options))
+    if (coll == "reduce_scatter" && (algo == "mpich_noncomm" || algo == "automatic")) algorithm = algo;
+  return algorithm;
+}
+
+namespace detail {
+
+std::vector<std::string> simgrid_config(const RunOptions& options) {
+  if (!std::isfinite(options.eager_threshold) || options.eager_threshold < 0)
+    throw InputError("eager threshold must be a non-negative number of bytes");
+  std::vector<std::string> c = {
+      "network/model:SMPI",            // the S4U default (LV08) is WAN-calibrated
+      "smpi/simulate-computation:no",  // host time spent in our code must not become simulated time
+      "smpi/test:0",
+      "smpi/iprobe:0",
+      "smpi/errors-are-fatal:no",  // errors come back as return codes: we report them as InputError
+  };
+  if (options.timing_precision > 0) {
+    // SimGrid 3.32 rounds every completion to surf/precision (default 1 ns); rounding errors
+    // accumulate over many iterations (docs/scenarios.md, run.timing_precision).
+    std::ostringstream p;
+    p.precision(17);
+    p << "surf/precision:" << options.timing_precision;
+    c.push_back(p.str());
+  }
+  if (options.semantics == Semantics::Waitlab) {
+    c.emplace_back("smpi/send-is-detached-thresh:0");
+  } else {
+    const double t = std::min(options.eager_threshold, static_cast<double>(std::numeric_limits<int>::max()));
+    c.push_back("smpi/send-is-detached-thresh:" + std::to_string(static_cast<long long>(std::ceil(t))));
+  }
+  const NetworkChange& net = options.network;
+  if (!(std::isfinite(net.bandwidth_scale) && net.bandwidth_scale > 0))
+    throw InputError("network bandwidth scale must be a positive number (got " + std::to_string(net.bandwidth_scale) + ")");
+  if (!(std::isfinite(net.latency_scale) && net.latency_scale >= 0))
+    throw InputError("network latency scale must be a non-negative number (got " + std::to_string(net.latency_scale) + ")");
+  if (net.ideal) {
+    // No per-message software overheads, no size-dependent latency or bandwidth factors: an
+    // ideal network costs nothing, whatever the message size. Rendezvous still synchronises
+    // the sender with its receiver (a matching question, not a timing one).
+    for (const char* k : {"smpi/os:0:0:0:0:0", "smpi/or:0:0:0:0:0", "smpi/ois:0:0:0:0:0", "smpi/lat-factor:0:1",
+                          "smpi/bw-factor:0:1"})
+      c.emplace_back(k);
+  }
+  if (effective_collective_set(options).algorithms.empty()) c.emplace_back("smpi/coll-selector:default");
+  // SimGrid takes an smpi/<collective> key over the selector's choice.
+  for (const auto& [key, algo] : chosen_collective_algorithms(options)) c.push_back("smpi/" + key + ":" + algo);
+  return c;
+}
+
+}  // namespace detail
 
 }  // namespace waitlab::sim
