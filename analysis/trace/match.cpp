@@ -281,7 +281,6 @@ void match_messages(Matching& m, Sides& sides) {
   m.unmatched.receives += recvs.size() - j;
   std::vector<Side>().swap(sends);
   std::vector<Side>().swap(recvs);
-
 }
 
 // Collectives: the n-th call on a communicator on every member forms instance n.
