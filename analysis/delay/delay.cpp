@@ -107,7 +107,42 @@ class Replay {
     res.classes.assign(inst.size(), WaitClass{});
     std::vector<Kinds> gamma(inst.size(), Kinds{});
     std::vector<double> propagated(inst.size(), 0.0);
+    std::vector<Point> pts = sync_points();
+    res.sync_points = pts.size();
+    std::vector<PathValue> rbuf, dbuf;
+    trace::CellTable<std::pair<double, double>> costs;
+    waiting_side(pts, rbuf);
+    delaying_side(pts, rbuf, dbuf, costs, res);
+    rbuf = {};
+    propagate_gamma(pts, gamma, propagated, res);
+    long_term_costs(pts, gamma, dbuf, costs);
+    totals(pts, gamma, propagated, costs, res);
+    return res;
+  }
 
+ private:
+  struct PathValue {
+    CallPathId path;
+    double value;
+  };
+  // One synchronisation point and what the passes compute for it.
+  using Kinds = std::array<double, kDelayKindCount>;
+  struct Point {
+    std::uint32_t instance = 0;                  // index into the wait-state instances
+    std::uint32_t r_prev = kNone, d_prev = kNone;  // the pair's calls at their previous synchronisation
+    trace::Time t0 = 0;                          // I_S starts here (−∞: at the start of the trace)
+    double denom = 0;                            // ΣΔ + W_d
+    std::uint32_t r_first = 0, r_count = 0;      // the waiting rank's profile in rbuf
+    std::uint32_t d_first = 0, d_count = 0;      // s·Δ[c] in dbuf
+    std::uint32_t waits_first = 0, waits_end = 0;  // the delaying rank's instances in I_S
+    double s = 0;                                // 0: no cause inside the trace
+    double w_d = 0;                              // waiting of the delaying rank in I_S
+    trace::Time cause_enter = 0, wait_enter = 0; // the backward order
+  };
+
+  // The synchronisation points: the charged wait states that waited.
+  std::vector<Point> sync_points() const {
+    const auto& inst = w_.instances;
     std::vector<Point> pts;
     for (std::size_t i = 0; i < inst.size(); ++i) {
       const auto& x = inst[i];
@@ -116,10 +151,12 @@ class Replay {
       pt.instance = static_cast<std::uint32_t>(i);
       pts.push_back(pt);
     }
-    res.sync_points = pts.size();
+    return pts;
+  }
 
-    // Pass 1: the waiting side, in (rank, call) order as the instances are.
-    std::vector<PathValue> rbuf;
+  // Pass 1: the waiting side, in (rank, call) order as the instances are.
+  void waiting_side(std::vector<Point>& pts, std::vector<PathValue>& rbuf) {
+    const auto& inst = w_.instances;
     for (auto& pt : pts) {
       const WaitState& x = inst[pt.instance];
       const auto [r_prev, d_prev] = previous_sync(x.rank, x.cause_rank, x.call);
@@ -134,17 +171,21 @@ class Replay {
       pt.r_count = static_cast<std::uint32_t>(rbuf.size() - pt.r_first);
       clear();
     }
+  }
 
-    // Pass 2: the delaying side, in (rank, call) order.
+  // Pass 2: the delaying side, in (rank, call) order.
+  void delaying_side(std::vector<Point>& pts, const std::vector<PathValue>& rbuf,
+                     std::vector<PathValue>& dbuf, trace::CellTable<std::pair<double, double>>& costs,
+                     DelayResult& res) {
+    const auto& inst = w_.instances;
     std::vector<std::uint32_t> by_cause(pts.size());
     for (std::uint32_t j = 0; j < pts.size(); ++j) by_cause[j] = j;
     std::sort(by_cause.begin(), by_cause.end(), [&](std::uint32_t a, std::uint32_t b) {
       const WaitState& x = inst[pts[a].instance];
       const WaitState& y = inst[pts[b].instance];
-      return std::tie(x.cause_rank, x.cause_call, pts[a].instance) < std::tie(y.cause_rank, y.cause_call, pts[b].instance);
+      return std::tie(x.cause_rank, x.cause_call, pts[a].instance) <
+             std::tie(y.cause_rank, y.cause_call, pts[b].instance);
     });
-    std::vector<PathValue> dbuf;
-    trace::CellTable<std::pair<double, double>> costs;
     std::vector<double> remote(m_.paths.size(), 0.0);
     for (std::uint32_t j : by_cause) {
       Point& pt = pts[j];
@@ -156,7 +197,8 @@ class Replay {
       const auto [lo, hi] = profile(d, pt.d_prev, pt.t0, x.cause_call, &pt.w_d);
       pt.waits_first = lo;
       pt.waits_end = hi;
-      for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) remote[rbuf[k].path] = rbuf[k].value;
+      for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k)
+        remote[rbuf[k].path] = rbuf[k].value;
       double sum_delta = 0;
       for (CallPathId c : touched_) {
         const double diff = prof_[c] - remote[c];
@@ -191,11 +233,14 @@ class Replay {
       }
       clear();
     }
-    rbuf = {};
+  }
 
-    // Pass 3: γ_long, latest synchronisation point first (a wait state's γ_long is complete
-    // once every later point that it propagates to has been processed: those points lie
-    // after it on its rank).
+  // Pass 3: γ_long, latest synchronisation point first (a wait state's γ_long is complete
+  // once every later point that it propagates to has been processed: those points lie
+  // after it on its rank).
+  void propagate_gamma(const std::vector<Point>& pts, std::vector<Kinds>& gamma,
+                       std::vector<double>& propagated, DelayResult& res) const {
+    const auto& inst = w_.instances;
     std::vector<std::uint32_t> order(pts.size());
     for (std::uint32_t j = 0; j < pts.size(); ++j) order[j] = j;
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -203,7 +248,8 @@ class Replay {
       const Point& q = pts[b];
       const WaitState& x = inst[p.instance];
       const WaitState& y = inst[q.instance];
-      return std::tie(p.cause_enter, p.wait_enter, x.rank, x.call) > std::tie(q.cause_enter, q.wait_enter, y.rank, y.call);
+      return std::tie(p.cause_enter, p.wait_enter, x.rank, x.call) >
+             std::tie(q.cause_enter, q.wait_enter, y.rank, y.call);
     });
     for (std::uint32_t j : order) {
       const Point& pt = pts[j];
@@ -226,18 +272,30 @@ class Replay {
         propagated[k] += w * share;
       }
     }
+  }
 
-    // Pass 4: long-term costs, under the kind of the wait they finally cause.
+  // Pass 4: long-term costs, under the kind of the wait they finally cause.
+  void long_term_costs(const std::vector<Point>& pts, const std::vector<Kinds>& gamma,
+                       const std::vector<PathValue>& dbuf,
+                       trace::CellTable<std::pair<double, double>>& costs) const {
+    const auto& inst = w_.instances;
     for (const Point& pt : pts) {
       const WaitState& x = inst[pt.instance];
       const Kinds& g = gamma[pt.instance];
       for (std::size_t kind = 0; kind < kDelayKindCount; ++kind) {
         if (!(g[kind] > 0)) continue;
         for (std::uint32_t k = pt.d_first; k < pt.d_first + pt.d_count; ++k)
-          costs.at(static_cast<std::uint8_t>(kind), dbuf[k].path, x.cause_rank).second += g[kind] * dbuf[k].value;
+          costs.at(static_cast<std::uint8_t>(kind), dbuf[k].path, x.cause_rank).second +=
+              g[kind] * dbuf[k].value;
       }
     }
+  }
 
+  // Each wait state's classes and the result's totals, the cost table sorted.
+  void totals(const std::vector<Point>& pts, const std::vector<Kinds>& gamma,
+              const std::vector<double>& propagated, const trace::CellTable<std::pair<double, double>>& costs,
+              DelayResult& res) const {
+    const auto& inst = w_.instances;
     for (const Point& pt : pts) {
       WaitClass& cls = res.classes[pt.instance];
       for (double v : gamma[pt.instance]) cls.gamma_long += v;
@@ -259,29 +317,7 @@ class Replay {
       res.short_term += v.first;
       res.long_term += v.second;
     }
-    return res;
   }
-
- private:
-  struct PathValue {
-    CallPathId path;
-    double value;
-  };
-  // One synchronisation point and what the passes compute for it.
-  using Kinds = std::array<double, kDelayKindCount>;
-  struct Point {
-    std::uint32_t instance = 0;                  // index into the wait-state instances
-    std::uint32_t r_prev = kNone, d_prev = kNone;  // the pair's calls at their previous synchronisation
-    trace::Time t0 = 0;                          // I_S starts here (−∞: at the start of the trace)
-    double denom = 0;                            // ΣΔ + W_d
-    std::uint32_t r_first = 0, r_count = 0;      // the waiting rank's profile in rbuf
-    std::uint32_t d_first = 0, d_count = 0;      // s·Δ[c] in dbuf
-    std::uint32_t waits_first = 0, waits_end = 0;  // the delaying rank's instances in I_S
-    double s = 0;                                // 0: no cause inside the trace
-    double w_d = 0;                              // waiting of the delaying rank in I_S
-    trace::Time cause_enter = 0, wait_enter = 0; // the backward order
-  };
-
 
   // The previous synchronisation of ranks r and d before r's call `before`: r's and d's calls
   // there (kNone: none, I_S starts with the trace) — the later of their last pairwise point

@@ -239,165 +239,202 @@ struct Feed {
   std::uint32_t instance = 0;
 };
 
-}  // namespace
-
-IdealReference lamport_reference(const Trace& t, const Matching& m) {
-  const std::size_t P = t.ranks();
-  IdealReference ref;
-  ref.source = "lamport";
-  ref.times.resize(P);
-  std::vector<std::vector<Dep>> deps(P);
-  std::vector<std::vector<Feed>> feeds(P);
-  {  // each rank's lists at their final size (counted first)
-    std::vector<std::size_t> nd(P, 0), nf(P, 0);
-    for (const auto& msg : m.messages) {
-      ++nd[static_cast<std::size_t>(msg.receiver)];
-      if (t.locations[static_cast<std::size_t>(msg.sender)].events[msg.send_event].bytes >= kLamportEagerLimit)
-        ++nd[static_cast<std::size_t>(msg.sender)];
-    }
-    for (const auto& mem : m.members) ++nd[static_cast<std::size_t>(mem.rank)], ++nf[static_cast<std::size_t>(mem.rank)];
-    for (std::size_t r = 0; r < P; ++r) deps[r].reserve(nd[r]), feeds[r].reserve(nf[r]);
-  }
-  for (const auto& msg : m.messages) {
-    const auto s = static_cast<std::size_t>(msg.sender), r = static_cast<std::size_t>(msg.receiver);
-    deps[r].push_back({msg.recv_event, false, false, msg.sender, msg.send_event});
-    if (t.locations[s].events[msg.send_event].bytes >= kLamportEagerLimit)
-      deps[s].push_back({m.calls[s][msg.send_done_call].leave, false, true, msg.receiver,
-                         m.calls[r][msg.recv_post_call].enter});
-  }
-  std::vector<std::uint32_t> arrived(m.collectives.size(), 0);
-  std::vector<Time> latest(m.collectives.size(), -std::numeric_limits<Time>::infinity());
-  for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
-    const auto& c = m.collectives[i];
-    for (std::uint32_t k = c.first; k < c.first + c.count; ++k) {
-      const auto& mem = m.members[k];
-      const auto r = static_cast<std::size_t>(mem.rank);
-      feeds[r].push_back({mem.begin_event, i});
-      deps[r].push_back({mem.end_event, true, false, 0, i});
-    }
-  }
-  for (std::size_t r = 0; r < P; ++r) {
-    std::stable_sort(deps[r].begin(), deps[r].end(), [](const Dep& a, const Dep& b) { return a.event < b.event; });
-    std::stable_sort(feeds[r].begin(), feeds[r].end(), [](const Feed& a, const Feed& b) { return a.event < b.event; });
-    ref.times[r].resize(t.locations[r].events.size());
+// The Lamport replay: each event at its predecessor's ideal time plus the gap between them as
+// measured (none inside an MPI call), and no earlier than what it waits for — the send of a
+// message it receives, every member's entry into a collective it completes, the posting of the
+// receive a large send waits for. Ranks are timed in turn until they block; a cycle (a deadlock
+// of the model) is broken by letting a dependency go.
+class LamportReplay {
+ public:
+  LamportReplay(const Trace& t, const Matching& m)
+      : t_(t),
+        m_(m),
+        P_(t.ranks()),
+        deps_(P_),
+        feeds_(P_),
+        arrived_(m.collectives.size(), 0),
+        latest_(m.collectives.size(), -std::numeric_limits<Time>::infinity()),
+        st_(P_),
+        waiters_(P_),
+        coll_waiters_(m.collectives.size()) {
+    ref_.source = "lamport";
+    ref_.times.resize(P_);
   }
 
+  IdealReference run() {
+    collect_dependencies();
+    for (std::size_t r = P_; r-- > 0;) {
+      if (t_.locations[r].events.empty()) {
+        ++done_;
+        continue;
+      }
+      ready_.push_back(static_cast<Rank>(r));
+      st_[r].queued = true;
+    }
+
+    while (done_ < P_) {
+      if (ready_.empty() && !release_cycle()) break;
+      const Rank rank = ready_.back();
+      ready_.pop_back();
+      const auto r = static_cast<std::size_t>(rank);
+      auto& s = st_[r];
+      s.queued = false;
+      if (s.next == t_.locations[r].events.size()) continue;  // finished (a stale wake-up)
+      if (!time_events(rank)) ++done_;
+      wake_waiters_of(rank);
+    }
+    if (done_ < P_) {
+      // Unreachable in practice; leave untimed events at their own times.
+      for (std::size_t r = 0; r < P_; ++r)
+        for (std::size_t k = st_[r].next; k < t_.locations[r].events.size(); ++k) {
+          ref_.times[r][k] = t_.locations[r].events[k].time;
+          ++ref_.unresolved;
+        }
+    }
+    return std::move(ref_);
+  }
+
+ private:
   struct State {
     std::size_t next = 0;  // next event to time
     std::size_t dep = 0, feed = 0;
     int depth = 0;  // MPI calls open before event `next`: the gap before it keeps its length when 0
-    std::size_t skip = static_cast<std::size_t>(-1);  // a dependency let go (deadlock)
+    std::size_t skip = static_cast<std::size_t>(-1);     // a dependency let go (deadlock)
     std::size_t blocked = static_cast<std::size_t>(-1);  // the dependency it waits for
     bool queued = false;
   };
-  std::vector<State> st(P);
-  std::vector<std::vector<Rank>> waiters(P);                // ranks waiting for an event of rank q
-  std::vector<std::vector<Rank>> coll_waiters(m.collectives.size());
-  std::vector<Rank> ready;
-  std::size_t done = 0;
-  for (std::size_t r = P; r-- > 0;) {
-    if (t.locations[r].events.empty()) {
-      ++done;
-      continue;
+
+  // Each rank's dependencies (the events that wait, for what) and feeds (its entries into
+  // collective instances), in event order.
+  void collect_dependencies() {
+    {  // each rank's lists at their final size (counted first)
+      std::vector<std::size_t> nd(P_, 0), nf(P_, 0);
+      for (const auto& msg : m_.messages) {
+        ++nd[static_cast<std::size_t>(msg.receiver)];
+        if (t_.locations[static_cast<std::size_t>(msg.sender)].events[msg.send_event].bytes >=
+            kLamportEagerLimit)
+          ++nd[static_cast<std::size_t>(msg.sender)];
+      }
+      for (const auto& mem : m_.members)
+        ++nd[static_cast<std::size_t>(mem.rank)], ++nf[static_cast<std::size_t>(mem.rank)];
+      for (std::size_t r = 0; r < P_; ++r) deps_[r].reserve(nd[r]), feeds_[r].reserve(nf[r]);
     }
-    ready.push_back(static_cast<Rank>(r));
-    st[r].queued = true;
+    for (const auto& msg : m_.messages) {
+      const auto s = static_cast<std::size_t>(msg.sender), r = static_cast<std::size_t>(msg.receiver);
+      deps_[r].push_back({msg.recv_event, false, false, msg.sender, msg.send_event});
+      if (t_.locations[s].events[msg.send_event].bytes >= kLamportEagerLimit)
+        deps_[s].push_back({m_.calls[s][msg.send_done_call].leave, false, true, msg.receiver,
+                            m_.calls[r][msg.recv_post_call].enter});
+    }
+    for (std::uint32_t i = 0; i < m_.collectives.size(); ++i) {
+      const auto& c = m_.collectives[i];
+      for (std::uint32_t k = c.first; k < c.first + c.count; ++k) {
+        const auto& mem = m_.members[k];
+        const auto r = static_cast<std::size_t>(mem.rank);
+        feeds_[r].push_back({mem.begin_event, i});
+        deps_[r].push_back({mem.end_event, true, false, 0, i});
+      }
+    }
+    for (std::size_t r = 0; r < P_; ++r) {
+      std::stable_sort(deps_[r].begin(), deps_[r].end(),
+                       [](const Dep& a, const Dep& b) { return a.event < b.event; });
+      std::stable_sort(feeds_[r].begin(), feeds_[r].end(),
+                       [](const Feed& a, const Feed& b) { return a.event < b.event; });
+      ref_.times[r].resize(t_.locations[r].events.size());
+    }
   }
 
-  const auto wake = [&](Rank w) {
-    auto& s = st[static_cast<std::size_t>(w)];
-    if (!s.queued) {
-      s.queued = true;
-      s.blocked = static_cast<std::size_t>(-1);
-      ready.push_back(w);
-    }
-  };
-
-  while (done < P) {
-    if (ready.empty()) {
-      // A cycle: let go the blocked dependency of the lowest rank, a large send's first.
-      std::size_t pick = P;
-      for (int pass = 0; pass < 2 && pick == P; ++pass)
-        for (std::size_t r = 0; r < P; ++r) {
-          const auto& s = st[r];
-          if (s.blocked == static_cast<std::size_t>(-1)) continue;
-          if (pass == 1 || deps[r][s.blocked].soft) {
-            pick = r;
-            break;
-          }
+  // A cycle: let go the blocked dependency of the lowest rank, a large send's first. False if
+  // no rank is blocked.
+  bool release_cycle() {
+    std::size_t pick = P_;
+    for (int pass = 0; pass < 2 && pick == P_; ++pass)
+      for (std::size_t r = 0; r < P_; ++r) {
+        const auto& s = st_[r];
+        if (s.blocked == static_cast<std::size_t>(-1)) continue;
+        if (pass == 1 || deps_[r][s.blocked].soft) {
+          pick = r;
+          break;
         }
-      if (pick == P) break;  // cannot happen: every unfinished rank is blocked
-      if (deps[pick][st[pick].blocked].soft)
-        ++ref.relaxed_sends;
-      else
-        ++ref.unresolved;
-      st[pick].skip = st[pick].blocked;
-      wake(static_cast<Rank>(pick));
-    }
-    const Rank rank = ready.back();
-    ready.pop_back();
+      }
+    if (pick == P_) return false;  // cannot happen: every unfinished rank is blocked
+    if (deps_[pick][st_[pick].blocked].soft)
+      ++ref_.relaxed_sends;
+    else
+      ++ref_.unresolved;
+    st_[pick].skip = st_[pick].blocked;
+    wake(static_cast<Rank>(pick));
+    return true;
+  }
+
+  // Times rank's events from the next one on, until one waits for an event not timed yet or a
+  // collective not every member entered. Returns whether it blocked.
+  bool time_events(Rank rank) {
     const auto r = static_cast<std::size_t>(rank);
-    auto& s = st[r];
-    s.queued = false;
-    const auto& ev = t.locations[r].events;
-    if (s.next == ev.size()) continue;  // finished (a stale wake-up)
-    auto& ideal = ref.times[r];
+    auto& s = st_[r];
+    const auto& ev = t_.locations[r].events;
+    auto& ideal = ref_.times[r];
     bool blocked = false;
     while (s.next < ev.size()) {
       const std::size_t k = s.next;
       Time at = k == 0 ? ev[0].time : ideal[k - 1] + (s.depth == 0 ? ev[k].time - ev[k - 1].time : 0.0);
       // Dependencies of this event (re-checked from the first after a wake-up).
       std::size_t d = s.dep;
-      for (; d < deps[r].size() && deps[r][d].event == k; ++d) {
+      for (; d < deps_[r].size() && deps_[r][d].event == k; ++d) {
         if (d == s.skip) continue;
-        const Dep& dep = deps[r][d];
+        const Dep& dep = deps_[r][d];
         if (dep.coll) {
-          const auto& c = m.collectives[dep.index];
-          if (arrived[dep.index] < c.count) {
-            coll_waiters[dep.index].push_back(rank);
+          const auto& c = m_.collectives[dep.index];
+          if (arrived_[dep.index] < c.count) {
+            coll_waiters_[dep.index].push_back(rank);
             s.blocked = d;
             blocked = true;
             break;
           }
-          at = std::max(at, latest[dep.index]);
+          at = std::max(at, latest_[dep.index]);
         } else {
           const auto q = static_cast<std::size_t>(dep.rank);
-          if (st[q].next <= dep.index) {
-            waiters[q].push_back(rank);
+          if (st_[q].next <= dep.index) {
+            waiters_[q].push_back(rank);
             s.blocked = d;
             blocked = true;
             break;
           }
-          at = std::max(at, ref.times[q][dep.index]);
+          at = std::max(at, ref_.times[q][dep.index]);
         }
       }
       if (blocked) break;
       s.dep = d;
       ideal[k] = at;
       s.next = k + 1;
-      if (mpi_boundary(t, ev[k])) {
+      if (mpi_boundary(t_, ev[k])) {
         if (ev[k].kind == EventKind::Enter)
           ++s.depth;
         else if (s.depth > 0)
           --s.depth;
       }
-      for (; s.feed < feeds[r].size() && feeds[r][s.feed].event == k; ++s.feed) {
-        const std::uint32_t i = feeds[r][s.feed].instance;
-        latest[i] = std::max(latest[i], at);
-        if (++arrived[i] == m.collectives[i].count) {
-          for (Rank w : coll_waiters[i]) wake(w);
-          coll_waiters[i].clear();
+      for (; s.feed < feeds_[r].size() && feeds_[r][s.feed].event == k; ++s.feed) {
+        const std::uint32_t i = feeds_[r][s.feed].instance;
+        latest_[i] = std::max(latest_[i], at);
+        if (++arrived_[i] == m_.collectives[i].count) {
+          for (Rank w : coll_waiters_[i]) wake(w);
+          coll_waiters_[i].clear();
         }
       }
     }
-    if (!blocked) ++done;
-    // Wake the ranks that waited for an event this rank has now timed.
-    auto& ws = waiters[r];
+    return blocked;
+  }
+
+  // Wake the ranks that waited for an event this rank has now timed.
+  void wake_waiters_of(Rank rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    const auto& s = st_[r];
+    auto& ws = waiters_[r];
     std::size_t keep = 0;
     for (Rank w : ws) {
-      const auto& sw = st[static_cast<std::size_t>(w)];
+      const auto& sw = st_[static_cast<std::size_t>(w)];
       if (sw.queued || sw.blocked == static_cast<std::size_t>(-1)) continue;  // stale
-      const auto& dep = deps[static_cast<std::size_t>(w)][sw.blocked];
+      const auto& dep = deps_[static_cast<std::size_t>(w)][sw.blocked];
       if (dep.coll || dep.rank != rank) continue;  // stale: it waits for something else now
       if (s.next > dep.index)
         wake(w);
@@ -406,15 +443,35 @@ IdealReference lamport_reference(const Trace& t, const Matching& m) {
     }
     ws.resize(keep);
   }
-  if (done < P) {
-    // Unreachable in practice; leave untimed events at their own times.
-    for (std::size_t r = 0; r < P; ++r)
-      for (std::size_t k = st[r].next; k < t.locations[r].events.size(); ++k) {
-        ref.times[r][k] = t.locations[r].events[k].time;
-        ++ref.unresolved;
-      }
+
+  void wake(Rank w) {
+    auto& s = st_[static_cast<std::size_t>(w)];
+    if (!s.queued) {
+      s.queued = true;
+      s.blocked = static_cast<std::size_t>(-1);
+      ready_.push_back(w);
+    }
   }
-  return ref;
+
+  const Trace& t_;
+  const Matching& m_;
+  const std::size_t P_;
+  IdealReference ref_;
+  std::vector<std::vector<Dep>> deps_;
+  std::vector<std::vector<Feed>> feeds_;
+  std::vector<std::uint32_t> arrived_;  // per collective instance: members entered
+  std::vector<Time> latest_;            // per collective instance: the latest entry
+  std::vector<State> st_;
+  std::vector<std::vector<Rank>> waiters_;       // ranks waiting for an event of rank q
+  std::vector<std::vector<Rank>> coll_waiters_;  // ranks waiting for a collective instance
+  std::vector<Rank> ready_;
+  std::size_t done_ = 0;
+};
+
+}  // namespace
+
+IdealReference lamport_reference(const Trace& t, const Matching& m) {
+  return LamportReplay(t, m).run();
 }
 
 bool network_reference(const Trace& t, const Trace& ideal, IdealReference& out, std::string& why) {
@@ -468,8 +525,10 @@ Time ideal_at(const std::vector<Event>& ev, const std::vector<Time>& id, IdealCu
 
 }  // namespace
 
-TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt,
-                                 Convention convention) {
+namespace {
+
+// The inputs time_resolved refuses: a reference of another trace, no window length or count.
+void check_inputs(const Trace& t, const IdealReference& ref, const WindowOptions& opt) {
   const std::size_t P = t.ranks();
   if (ref.times.size() != P) throw std::invalid_argument("time_resolved: the ideal reference has another rank count");
   for (std::size_t r = 0; r < P; ++r)
@@ -480,154 +539,157 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
     throw std::invalid_argument("time_resolved: the window length must be positive");
   if (opt.rule != WindowRule::Fixed && opt.count == 0)
     throw std::invalid_argument("time_resolved: the window count must be positive");
+}
 
-  const bool waitlab = convention == Convention::Waitlab;
-  TimeResolvedResult res;
-  res.convention = convention;
-  res.ranks = P;
-  res.source = ref.source;
-  res.relaxed_sends = ref.relaxed_sends;
-  res.unresolved = ref.unresolved;
-  res.windows_rule = opt;
+constexpr Time kInf = std::numeric_limits<Time>::infinity();
 
-  // The units: the ranks, then (Bsc, Scalasca) the worker threads.
-  std::vector<Unit> units(P + (waitlab ? 0 : t.threads.size()));
-  for (std::size_t r = 0; r < P; ++r) units[r].loc = &t.locations[r];
-  for (std::size_t i = P; i < units.size(); ++i) units[i].loc = &t.threads[i - P];
-  const auto has_mpi = [&](const trace::Location& l) {
-    return std::any_of(l.events.begin(), l.events.end(), [&](const Event& e) { return mpi_boundary(t, e); });
-  };
-  res.mpi = std::any_of(t.locations.begin(), t.locations.end(), has_mpi) ||
-            std::any_of(t.threads.begin(), t.threads.end(), has_mpi);
-
-  // The span: T0, T1 and the ideal start i0 and end i1.
-  constexpr Time kInf = std::numeric_limits<Time>::infinity();
+// The run's span: T0 and T1, the ideal start i0 and end i1.
+struct Span {
   Time t0 = kInf, t1 = -kInf, i0 = kInf, i1 = -kInf;
-  if (waitlab) {
-    for (std::size_t r = 0; r < P; ++r) {
-      const RankSpan span = rank_span(t, r);
-      if (span.empty) continue;
-      const auto& ev = t.locations[r].events;
-      Unit& u = units[r];
-      u.active = true;
-      u.begin = ev[span.start].time;
-      u.end = ev[span.end].time;
-      t0 = std::min(t0, u.begin);
-      t1 = std::max(t1, u.end);
-      i0 = std::min(i0, ref.times[r][span.start]);
-      i1 = std::max(i1, ref.times[r][span.end]);
-    }
-  } else {
-    for (const Unit& u : units)
-      if (!u.loc->events.empty()) {
-        t0 = std::min(t0, u.loc->events.front().time);
-        t1 = std::max(t1, u.loc->events.back().time);
-      }
-    if (t.has_declared_span()) {
-      t0 = t.span_begin;
-      t1 = t.span_end;
-    }
-    if (t0 == kInf) t0 = t1 = 0;
-    t1 = std::max(t1, t0);
-    for (Unit& u : units) {
-      u.active = !u.loc->events.empty() || !u.loc->states.empty();
-      u.begin = t0;
-      u.end = t1;
-    }
-    i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
-    for (std::size_t r = 0; r < P; ++r) {
-      const auto& ev = t.locations[r].events;
-      if (ev.empty()) continue;
-      IdealCursor c0, c1;
-      i0 = std::max(i0, ideal_at(ev, ref.times[r], c0, t0, true));
-      i1 = std::max(i1, ideal_at(ev, ref.times[r], c1, t1, true));
-    }
-    if (i0 == -kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
-      i0 = t0;
-      i1 = t1;
-    }
+};
+
+// Waitlab's span: from the first rank's MPI_Init to the last one's MPI_Finalize; only ranks with
+// events count.
+void waitlab_span(const Trace& t, const IdealReference& ref, std::vector<Unit>& units, Span& sp) {
+  const std::size_t P = t.ranks();
+  Time &t0 = sp.t0, &t1 = sp.t1, &i0 = sp.i0, &i1 = sp.i1;
+  for (std::size_t r = 0; r < P; ++r) {
+    const RankSpan span = rank_span(t, r);
+    if (span.empty) continue;
+    const auto& ev = t.locations[r].events;
+    Unit& u = units[r];
+    u.active = true;
+    u.begin = ev[span.start].time;
+    u.end = ev[span.end].time;
+    t0 = std::min(t0, u.begin);
+    t1 = std::max(t1, u.end);
+    i0 = std::min(i0, ref.times[r][span.start]);
+    i1 = std::max(i1, ref.times[r][span.end]);
   }
-  std::size_t active = 0, counted = 0;  // units in the averages; those with events (adaptive rule)
-  for (const Unit& u : units) {
-    active += u.active ? 1 : 0;
-    counted += u.active && !u.loc->events.empty() ? 1 : 0;
+}
+
+// Bsc's and Scalasca's span: the whole trace (or the span it declares), every unit with events
+// or states counted over all of it; the ideal start is the latest ideal time at T0.
+void whole_trace_span(const Trace& t, const IdealReference& ref, std::vector<Unit>& units, Span& sp) {
+  const std::size_t P = t.ranks();
+  Time &t0 = sp.t0, &t1 = sp.t1, &i0 = sp.i0, &i1 = sp.i1;
+  for (const Unit& u : units)
+    if (!u.loc->events.empty()) {
+      t0 = std::min(t0, u.loc->events.front().time);
+      t1 = std::max(t1, u.loc->events.back().time);
+    }
+  if (t.has_declared_span()) {
+    t0 = t.span_begin;
+    t1 = t.span_end;
   }
-  if (active == 0) t0 = t1 = i0 = i1 = 0;
+  if (t0 == kInf) t0 = t1 = 0;
   t1 = std::max(t1, t0);
-  i1 = std::max(i1, i0);
-  res.t0 = t0;
-  res.t1 = t1;
-  res.elapsed = t1 - t0;
-  res.ideal_unclamped = i1 - i0;
-  res.units = active;
-
-  // Window boundaries.
-  std::vector<Time> b;
-  const auto equal = [&](std::size_t n) {
-    std::vector<Time> v(n + 1);
-    for (std::size_t i = 0; i <= n; ++i)
-      v[i] = t0 + res.elapsed * static_cast<double>(i) / static_cast<double>(n);
-    v[n] = t1;
-    return v;
-  };
-  if (opt.rule == WindowRule::Fixed) {
-    b.push_back(t0);
-    if (res.elapsed / opt.length > 1e6)
-      throw std::invalid_argument("time_resolved: a window length of " + std::to_string(opt.length) +
-                                  " s makes more than a million windows");
-    for (std::size_t i = 1;; ++i) {
-      const Time x = t0 + opt.length * static_cast<double>(i);
-      if (x >= t1 - 1e-9 * opt.length || !(res.elapsed > 0)) break;  // no sliver of a window
-      b.push_back(x);
-    }
-    b.push_back(t1);
-  } else if (opt.rule == WindowRule::Count) {
-    b = equal(opt.count);
-  } else {
-    const std::vector<Time> base = equal(opt.count);
-    const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(counted)) - 1e-12));
-    res.min_events = need;
-    const std::size_t U = units.size();
-    std::vector<std::size_t> cursor(U, 0), have(U, 0);
-    const auto counts = [&](const Unit& u) { return u.active && !u.loc->events.empty(); };
-    for (std::size_t r = 0; r < U; ++r) {
-      const auto& ev = units[r].loc->events;
-      while (cursor[r] < ev.size() && ev[cursor[r]].time < t0) ++cursor[r];
-    }
-    std::size_t deficient = counted;
-    b.push_back(t0);
-    bool open = false;
-    for (std::size_t j = 0; j + 1 < base.size(); ++j) {
-      const bool last = j + 2 == base.size();
-      for (std::size_t r = 0; r < U; ++r) {
-        if (!counts(units[r])) continue;
-        const auto& ev = units[r].loc->events;
-        std::size_t c = cursor[r];
-        while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
-        const std::size_t before = have[r];
-        have[r] += c - cursor[r];
-        cursor[r] = c;
-        if (before < need && have[r] >= need) --deficient;
-      }
-      open = true;
-      if (deficient == 0 || need == 0) {
-        b.push_back(base[j + 1]);
-        open = false;
-        std::fill(have.begin(), have.end(), 0);
-        deficient = counted;
-      }
-    }
-    if (open) {
-      if (b.size() > 1) b.back() = t1;  // a deficient last window joins the one before
-      else b.push_back(t1);
-    }
-    b.back() = t1;
+  for (Unit& u : units) {
+    u.active = !u.loc->events.empty() || !u.loc->states.empty();
+    u.begin = t0;
+    u.end = t1;
   }
-  const std::size_t W = b.size() - 1;
+  i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
+  for (std::size_t r = 0; r < P; ++r) {
+    const auto& ev = t.locations[r].events;
+    if (ev.empty()) continue;
+    IdealCursor c0, c1;
+    i0 = std::max(i0, ideal_at(ev, ref.times[r], c0, t0, true));
+    i1 = std::max(i1, ideal_at(ev, ref.times[r], c1, t1, true));
+  }
+  if (i0 == -kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
+    i0 = t0;
+    i1 = t1;
+  }
+}
 
-  // Useful time per window (per unit, then max and sum), events per window, counters.
-  std::vector<double> u(W), sum(W, 0), mx(W, 0), cum_sum(W, 0), cum_mx(W, 0);
-  std::vector<std::uint64_t> events(W, 0);
+// n windows of equal length over [t0, t1].
+std::vector<Time> equal_windows(Time t0, Time t1, double elapsed, std::size_t n) {
+  std::vector<Time> v(n + 1);
+  for (std::size_t i = 0; i <= n; ++i) v[i] = t0 + elapsed * static_cast<double>(i) / static_cast<double>(n);
+  v[n] = t1;
+  return v;
+}
+
+// Windows of a fixed length from t0, the last one ending at t1.
+std::vector<Time> fixed_windows(const WindowOptions& opt, Time t0, Time t1, double elapsed) {
+  std::vector<Time> b;
+  b.push_back(t0);
+  if (elapsed / opt.length > 1e6)
+    throw std::invalid_argument("time_resolved: a window length of " + std::to_string(opt.length) +
+                                " s makes more than a million windows");
+  for (std::size_t i = 1;; ++i) {
+    const Time x = t0 + opt.length * static_cast<double>(i);
+    if (x >= t1 - 1e-9 * opt.length || !(elapsed > 0)) break;  // no sliver of a window
+    b.push_back(x);
+  }
+  b.push_back(t1);
+  return b;
+}
+
+// The adaptive rule: the base windows merged until every unit with events has √(units) events
+// in each (a deficient last window joins the one before).
+std::vector<Time> adaptive_windows(const WindowOptions& opt, const std::vector<Unit>& units, std::size_t counted,
+                                   Time t0, Time t1, double elapsed, TimeResolvedResult& res) {
+  std::vector<Time> b;
+  const std::vector<Time> base = equal_windows(t0, t1, elapsed, opt.count);
+  const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(counted)) - 1e-12));
+  res.min_events = need;
+  const std::size_t U = units.size();
+  std::vector<std::size_t> cursor(U, 0), have(U, 0);
+  const auto counts = [&](const Unit& u) { return u.active && !u.loc->events.empty(); };
+  for (std::size_t r = 0; r < U; ++r) {
+    const auto& ev = units[r].loc->events;
+    while (cursor[r] < ev.size() && ev[cursor[r]].time < t0) ++cursor[r];
+  }
+  std::size_t deficient = counted;
+  b.push_back(t0);
+  bool open = false;
+  for (std::size_t j = 0; j + 1 < base.size(); ++j) {
+    const bool last = j + 2 == base.size();
+    for (std::size_t r = 0; r < U; ++r) {
+      if (!counts(units[r])) continue;
+      const auto& ev = units[r].loc->events;
+      std::size_t c = cursor[r];
+      while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
+      const std::size_t before = have[r];
+      have[r] += c - cursor[r];
+      cursor[r] = c;
+      if (before < need && have[r] >= need) --deficient;
+    }
+    open = true;
+    if (deficient == 0 || need == 0) {
+      b.push_back(base[j + 1]);
+      open = false;
+      std::fill(have.begin(), have.end(), 0);
+      deficient = counted;
+    }
+  }
+  if (open) {
+    if (b.size() > 1) b.back() = t1;  // a deficient last window joins the one before
+    else b.push_back(t1);
+  }
+  b.back() = t1;
+  return b;
+}
+
+// Useful time per window (per unit, then max and sum, and both cumulated), events per window.
+struct UsefulTime {
+  std::vector<double> sum, mx, cum_sum, cum_mx;
+  std::vector<std::uint64_t> events;
+};
+
+// The useful time of every active unit in the windows b, its total per unit (res.useful) and
+// the useful counter figures (res.counters).
+UsefulTime useful_time(const Trace& t, const std::vector<Unit>& units, const std::vector<Time>& b, bool waitlab,
+                       TimeResolvedResult& res) {
+  const std::size_t W = b.size() - 1;
+  const Time t0 = res.t0, t1 = res.t1;
+  UsefulTime ut{std::vector<double>(W, 0), std::vector<double>(W, 0), std::vector<double>(W, 0),
+                std::vector<double>(W, 0), std::vector<std::uint64_t>(W, 0)};
+  auto &sum = ut.sum, &mx = ut.mx, &cum_sum = ut.cum_sum, &cum_mx = ut.cum_mx;
+  auto& events = ut.events;
+  std::vector<double> u(W);
   res.useful.assign(units.size(), 0);
   double ins = 0, cyc = 0, useful_total = 0;
   for (std::size_t r = 0; r < units.size(); ++r) {
@@ -666,8 +728,16 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
   k.useful_cycles = k.cycles ? cyc : 0;
   k.ipc = k.instructions && k.cycles && cyc > 0 ? ins / cyc : 0;
   k.frequency_hz = k.cycles && useful_total > 0 ? cyc / useful_total : 0;
+  return ut;
+}
 
-  // I(t) at the boundaries.
+// I(t), the ideal time at each window boundary: the latest over the ranks, never decreasing,
+// at most i1.
+std::vector<Time> ideal_at_boundaries(const Trace& t, const IdealReference& ref, const std::vector<Time>& b,
+                                      const Span& sp, bool waitlab) {
+  const std::size_t P = t.ranks();
+  const std::size_t W = b.size() - 1;
+  const Time t0 = sp.t0, i0 = sp.i0, i1 = sp.i1;
   std::vector<Time> I(W + 1, -kInf);
   I[0] = i0;
   I[W] = i1;
@@ -682,8 +752,17 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
       for (std::size_t x = 1; x < W; ++x) I[x] = i0 + (b[x] - t0);
   }
   for (std::size_t x = 1; x <= W; ++x) I[x] = std::min(i1, std::max(I[x], I[x - 1]));
+  return I;
+}
 
-  const double Pn = active > 0 ? static_cast<double>(active) : 1.0;
+// The windows' metrics and the whole run's, and the reference's estimate.
+void fill_windows(const std::vector<Time>& b, const UsefulTime& ut, const std::vector<Time>& I, Time i0,
+                  Convention convention, const IdealReference& ref, TimeResolvedResult& res) {
+  const std::size_t W = b.size() - 1;
+  const Time t0 = res.t0;
+  const auto &sum = ut.sum, &mx = ut.mx, &cum_sum = ut.cum_sum, &cum_mx = ut.cum_mx;
+  const auto& events = ut.events;
+  const double Pn = res.units > 0 ? static_cast<double>(res.units) : 1.0;
   res.windows.resize(W);
   for (std::size_t x = 0; x < W; ++x) {
     Window& win = res.windows[x];
@@ -713,6 +792,66 @@ TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, cons
     res.eff.ser_e = res.estimates[0].ser_e;
     res.eff.trf_e = res.estimates[0].trf_e;
   }
+}
+
+}  // namespace
+
+TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt,
+                                 Convention convention) {
+  check_inputs(t, ref, opt);
+  const std::size_t P = t.ranks();
+  const bool waitlab = convention == Convention::Waitlab;
+  TimeResolvedResult res;
+  res.convention = convention;
+  res.ranks = P;
+  res.source = ref.source;
+  res.relaxed_sends = ref.relaxed_sends;
+  res.unresolved = ref.unresolved;
+  res.windows_rule = opt;
+
+  // The units: the ranks, then (Bsc, Scalasca) the worker threads.
+  std::vector<Unit> units(P + (waitlab ? 0 : t.threads.size()));
+  for (std::size_t r = 0; r < P; ++r) units[r].loc = &t.locations[r];
+  for (std::size_t i = P; i < units.size(); ++i) units[i].loc = &t.threads[i - P];
+  const auto has_mpi = [&](const trace::Location& l) {
+    return std::any_of(l.events.begin(), l.events.end(), [&](const Event& e) { return mpi_boundary(t, e); });
+  };
+  res.mpi = std::any_of(t.locations.begin(), t.locations.end(), has_mpi) ||
+            std::any_of(t.threads.begin(), t.threads.end(), has_mpi);
+
+  // The span: T0, T1 and the ideal start i0 and end i1.
+  Span sp;
+  if (waitlab)
+    waitlab_span(t, ref, units, sp);
+  else
+    whole_trace_span(t, ref, units, sp);
+  Time &t0 = sp.t0, &t1 = sp.t1, &i0 = sp.i0, &i1 = sp.i1;
+  std::size_t active = 0, counted = 0;  // units in the averages; those with events (adaptive rule)
+  for (const Unit& u : units) {
+    active += u.active ? 1 : 0;
+    counted += u.active && !u.loc->events.empty() ? 1 : 0;
+  }
+  if (active == 0) t0 = t1 = i0 = i1 = 0;
+  t1 = std::max(t1, t0);
+  i1 = std::max(i1, i0);
+  res.t0 = t0;
+  res.t1 = t1;
+  res.elapsed = t1 - t0;
+  res.ideal_unclamped = i1 - i0;
+  res.units = active;
+
+  // Window boundaries.
+  std::vector<Time> b;
+  if (opt.rule == WindowRule::Fixed)
+    b = fixed_windows(opt, t0, t1, res.elapsed);
+  else if (opt.rule == WindowRule::Count)
+    b = equal_windows(t0, t1, res.elapsed, opt.count);
+  else
+    b = adaptive_windows(opt, units, counted, t0, t1, res.elapsed, res);
+
+  const UsefulTime ut = useful_time(t, units, b, waitlab, res);
+  const std::vector<Time> I = ideal_at_boundaries(t, ref, b, sp, waitlab);
+  fill_windows(b, ut, I, i0, convention, ref, res);
   return res;
 }
 

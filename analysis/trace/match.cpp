@@ -59,192 +59,203 @@ struct RankColl {
   std::uint32_t end_event;
 };
 
-}  // namespace
-
-Matching Matching::build(const Trace& trace) {
-  Matching m;
-  const std::size_t n = trace.ranks();
-  m.calls.resize(n);
-  m.path_after.resize(n);
+// What the walk over the locations collects before matching: every send and receive, and per
+// communicator, per global rank, the collective calls in order.
+struct Sides {
   std::vector<Side> sends, recvs;
-  // Per communicator, per global rank: the collective calls in order.
-  std::vector<std::vector<std::vector<RankColl>>> coll(trace.defs.comms.size());
-  for (auto& c : coll) c.resize(n);
-  std::unordered_map<std::uint64_t, PendingRequest> pending;
-  std::vector<CallPathId> stack;
+  std::vector<std::vector<std::vector<RankColl>>> coll;
+};
 
-  // Every array at its final size from the start (a count per location first): a vector grown by
-  // doubling holds up to twice its size, and three times while it moves.
-  {
-    std::size_t total_sends = 0, total_recvs = 0;
-    std::vector<std::uint32_t> per_comm(coll.size(), 0);
-    std::vector<CommId> touched;
-    for (std::size_t r = 0; r < n; ++r) {
-      std::size_t mpi_enters = 0;
-      for (const Event& e : trace.locations[r].events) switch (e.kind) {
-          case EventKind::Enter:
-            if (e.ref < trace.defs.regions.size() && trace.defs.regions[e.ref].op != MpiOp::None) {
-              ++mpi_enters;
-              const MpiOp op = trace.defs.regions[e.ref].op;
-              if ((op == MpiOp::Init || op == MpiOp::Finalize) && !coll.empty() && per_comm[kCommWorld]++ == 0)
-                touched.push_back(kCommWorld);
-            }
-            break;
-          case EventKind::Send:
-          case EventKind::IsendStart:
-            ++total_sends;
-            break;
-          case EventKind::Recv:
-          case EventKind::IrecvComplete:
-            ++total_recvs;
-            break;
-          case EventKind::CollEnd:
-            if (e.ref < coll.size() && per_comm[e.ref]++ == 0) touched.push_back(e.ref);
-            break;
-          default:
-            break;
-        }
-      m.calls[r].reserve(mpi_enters);
-      for (CommId c : touched) {
-        coll[c][r].reserve(per_comm[c]);
-        per_comm[c] = 0;
-      }
-      touched.clear();
-    }
-    sends.reserve(total_sends);
-    recvs.reserve(total_recvs);
-  }
-
+// Every array at its final size from the start (a count per location first): a vector grown by
+// doubling holds up to twice its size, and three times while it moves.
+void reserve_sides(const Trace& trace, Matching& m, Sides& sides) {
+  const std::size_t n = trace.ranks();
+  auto& coll = sides.coll;
+  std::size_t total_sends = 0, total_recvs = 0;
+  std::vector<std::uint32_t> per_comm(coll.size(), 0);
+  std::vector<CommId> touched;
   for (std::size_t r = 0; r < n; ++r) {
-    const Rank rank = static_cast<Rank>(r);
-    const auto& ev = trace.locations[r].events;
-    auto& calls = m.calls[r];
-    auto& after = m.path_after[r];
-    after.resize(ev.size());
-    pending.clear();
-    stack.clear();
-    const std::size_t sends_start = sends.size();
-    const std::size_t recvs_start = recvs.size();
-    bool in_call = false;
-    std::uint32_t cur = 0;  // index of the open MPI call
-    Time coll_begin = 0;
-    std::uint32_t coll_begin_event = 0;
-    for (std::uint32_t i = 0; i < ev.size(); ++i) {
-      const Event& e = ev[i];
-      const bool communication = e.kind != EventKind::Enter && e.kind != EventKind::Leave;
-      if (communication && !in_call) {  // a message or collective event outside any MPI call
-        ++m.unmatched.stray_events;
-        after[i] = stack.empty() ? kNoCallPath : stack.back();
-        continue;
-      }
-      switch (e.kind) {
-        case EventKind::Enter: {
-          const CallPathId parent = stack.empty() ? kNoCallPath : stack.back();
-          const CallPathId p = m.paths.child(parent, e.ref);
-          stack.push_back(p);
-          const MpiOp op = e.ref < trace.defs.regions.size() ? trace.defs.regions[e.ref].op : MpiOp::None;
-          if (op != MpiOp::None && !in_call) {
-            in_call = true;
-            coll_begin = e.time;  // a collective without a CollBegin begins at its Enter
-            coll_begin_event = i;
-            cur = static_cast<std::uint32_t>(calls.size());
-            calls.push_back(Call{i, i, p, op});
-            if (op == MpiOp::Init || op == MpiOp::Finalize)
-              coll[kCommWorld][r].push_back({cur, op, kNoRank, e.time, e.time, i, i});
+    std::size_t mpi_enters = 0;
+    for (const Event& e : trace.locations[r].events) switch (e.kind) {
+        case EventKind::Enter:
+          if (e.ref < trace.defs.regions.size() && trace.defs.regions[e.ref].op != MpiOp::None) {
+            ++mpi_enters;
+            const MpiOp op = trace.defs.regions[e.ref].op;
+            if ((op == MpiOp::Init || op == MpiOp::Finalize) && !coll.empty() && per_comm[kCommWorld]++ == 0)
+              touched.push_back(kCommWorld);
           }
-          break;
-        }
-        case EventKind::Leave:
-          if (stack.empty()) {
-            ++m.unmatched.unbalanced_regions;
-            break;
-          }
-          if (in_call && calls[cur].path == stack.back()) {
-            in_call = false;
-            calls[cur].leave = i;
-            if (calls[cur].op == MpiOp::Init || calls[cur].op == MpiOp::Finalize) {
-              coll[kCommWorld][r].back().end = e.time;
-              coll[kCommWorld][r].back().end_event = i;
-            }
-          }
-          stack.pop_back();
           break;
         case EventKind::Send:
-          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, i, cur, cur});
-          break;
         case EventKind::IsendStart:
-          pending[e.aux] = PendingRequest{static_cast<std::uint32_t>(sends.size()), cur, i, true};
-          sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, i, cur, kNoCallPath});
+          ++total_sends;
           break;
-        case EventKind::IsendComplete: {
-          const auto it = pending.find(e.aux);
-          if (it == pending.end() || !it->second.is_send) {
-            ++m.unmatched.requests;
-            break;
-          }
-          sends[it->second.side].done_call = cur;
-          pending.erase(it);
-          break;
-        }
         case EventKind::Recv:
-          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, i, i, cur, cur});
-          break;
-        case EventKind::IrecvPost:
-          pending[e.aux] = PendingRequest{0, cur, i, false};
-          break;
-        case EventKind::IrecvComplete: {
-          const auto it = pending.find(e.aux);
-          if (it == pending.end() || it->second.is_send) {
-            ++m.unmatched.requests;
-            break;
-          }
-          recvs.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.order, i, it->second.call, cur});
-          pending.erase(it);
-          break;
-        }
-        case EventKind::CollBegin:
-          coll_begin = e.time;
-          coll_begin_event = i;
+        case EventKind::IrecvComplete:
+          ++total_recvs;
           break;
         case EventKind::CollEnd:
-          if (e.ref < coll.size()) {
-            coll[e.ref][r].push_back({cur, e.op, e.peer, coll_begin, e.time, coll_begin_event, i});
-          } else {
-            ++m.unmatched.collective_calls;
-          }
+          if (e.ref < coll.size() && per_comm[e.ref]++ == 0) touched.push_back(e.ref);
+          break;
+        default:
           break;
       }
-      after[i] = stack.empty() ? kNoCallPath : stack.back();
+    m.calls[r].reserve(mpi_enters);
+    for (CommId c : touched) {
+      coll[c][r].reserve(per_comm[c]);
+      per_comm[c] = 0;
     }
-    m.unmatched.unbalanced_regions += stack.size();
-    if (in_call) {
-      // An MPI call never left (the trace ends inside it) is not a call: what it posted,
-      // completed or took part in goes with it, counted as unmatched.
-      const auto involves = [&](const Side& x) { return x.call == cur || x.done_call == cur; };
-      const auto drop = [&](std::vector<Side>& v, std::size_t from) {
-        const auto before = v.size();
-        v.erase(std::remove_if(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(), involves), v.end());
-        return before - v.size();
-      };
-      m.unmatched.sends += drop(sends, sends_start);
-      m.unmatched.receives += drop(recvs, recvs_start);
-      for (auto& per_comm : coll)
-        while (!per_comm[r].empty() && per_comm[r].back().call == cur) {
-          per_comm[r].pop_back();
+    touched.clear();
+  }
+  sides.sends.reserve(total_sends);
+  sides.recvs.reserve(total_recvs);
+}
+
+// An MPI call never left (the trace ends inside it) is not a call: what it posted, completed or
+// took part in goes with it, counted as unmatched. `cur` is the call, rank r's sends and receives
+// begin at sends_start and recvs_start.
+void drop_open_call(std::size_t r, std::uint32_t cur, std::size_t sends_start, std::size_t recvs_start, Matching& m,
+                    Sides& sides, std::unordered_map<std::uint64_t, PendingRequest>& pending) {
+  auto& sends = sides.sends;
+  auto& recvs = sides.recvs;
+  auto& coll = sides.coll;
+  const auto involves = [&](const Side& x) { return x.call == cur || x.done_call == cur; };
+  const auto drop = [&](std::vector<Side>& v, std::size_t from) {
+    const auto before = v.size();
+    v.erase(std::remove_if(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(), involves), v.end());
+    return before - v.size();
+  };
+  m.unmatched.sends += drop(sends, sends_start);
+  m.unmatched.receives += drop(recvs, recvs_start);
+  for (auto& per_comm : coll)
+    while (!per_comm[r].empty() && per_comm[r].back().call == cur) {
+      per_comm[r].pop_back();
+      ++m.unmatched.collective_calls;
+    }
+  std::erase_if(pending, [&](const auto& kv) {
+    if (kv.second.call != cur) return false;
+    ++m.unmatched.requests;
+    return true;
+  });
+  m.calls[r].pop_back();
+}
+
+// One pass over rank r's events: its MPI calls and the call path after each event (into m), its
+// sends, receives and collective calls (into sides). `pending` and `stack` are scratch space.
+void walk_location(const Trace& trace, std::size_t r, Matching& m, Sides& sides,
+                   std::unordered_map<std::uint64_t, PendingRequest>& pending, std::vector<CallPathId>& stack) {
+  auto& sends = sides.sends;
+  auto& recvs = sides.recvs;
+  auto& coll = sides.coll;
+  const Rank rank = static_cast<Rank>(r);
+  const auto& ev = trace.locations[r].events;
+  auto& calls = m.calls[r];
+  auto& after = m.path_after[r];
+  after.resize(ev.size());
+  pending.clear();
+  stack.clear();
+  const std::size_t sends_start = sends.size();
+  const std::size_t recvs_start = recvs.size();
+  bool in_call = false;
+  std::uint32_t cur = 0;  // index of the open MPI call
+  Time coll_begin = 0;
+  std::uint32_t coll_begin_event = 0;
+  for (std::uint32_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    const bool communication = e.kind != EventKind::Enter && e.kind != EventKind::Leave;
+    if (communication && !in_call) {  // a message or collective event outside any MPI call
+      ++m.unmatched.stray_events;
+      after[i] = stack.empty() ? kNoCallPath : stack.back();
+      continue;
+    }
+    switch (e.kind) {
+      case EventKind::Enter: {
+        const CallPathId parent = stack.empty() ? kNoCallPath : stack.back();
+        const CallPathId p = m.paths.child(parent, e.ref);
+        stack.push_back(p);
+        const MpiOp op = e.ref < trace.defs.regions.size() ? trace.defs.regions[e.ref].op : MpiOp::None;
+        if (op != MpiOp::None && !in_call) {
+          in_call = true;
+          coll_begin = e.time;  // a collective without a CollBegin begins at its Enter
+          coll_begin_event = i;
+          cur = static_cast<std::uint32_t>(calls.size());
+          calls.push_back(Call{i, i, p, op});
+          if (op == MpiOp::Init || op == MpiOp::Finalize)
+            coll[kCommWorld][r].push_back({cur, op, kNoRank, e.time, e.time, i, i});
+        }
+        break;
+      }
+      case EventKind::Leave:
+        if (stack.empty()) {
+          ++m.unmatched.unbalanced_regions;
+          break;
+        }
+        if (in_call && calls[cur].path == stack.back()) {
+          in_call = false;
+          calls[cur].leave = i;
+          if (calls[cur].op == MpiOp::Init || calls[cur].op == MpiOp::Finalize) {
+            coll[kCommWorld][r].back().end = e.time;
+            coll[kCommWorld][r].back().end_event = i;
+          }
+        }
+        stack.pop_back();
+        break;
+      case EventKind::Send:
+        sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, i, cur, cur});
+        break;
+      case EventKind::IsendStart:
+        pending[e.aux] = PendingRequest{static_cast<std::uint32_t>(sends.size()), cur, i, true};
+        sends.push_back(Side{rank, e.peer, e.ref, e.tag, i, i, cur, kNoCallPath});
+        break;
+      case EventKind::IsendComplete: {
+        const auto it = pending.find(e.aux);
+        if (it == pending.end() || !it->second.is_send) {
+          ++m.unmatched.requests;
+          break;
+        }
+        sends[it->second.side].done_call = cur;
+        pending.erase(it);
+        break;
+      }
+      case EventKind::Recv:
+        recvs.push_back(Side{e.peer, rank, e.ref, e.tag, i, i, cur, cur});
+        break;
+      case EventKind::IrecvPost:
+        pending[e.aux] = PendingRequest{0, cur, i, false};
+        break;
+      case EventKind::IrecvComplete: {
+        const auto it = pending.find(e.aux);
+        if (it == pending.end() || it->second.is_send) {
+          ++m.unmatched.requests;
+          break;
+        }
+        recvs.push_back(Side{e.peer, rank, e.ref, e.tag, it->second.order, i, it->second.call, cur});
+        pending.erase(it);
+        break;
+      }
+      case EventKind::CollBegin:
+        coll_begin = e.time;
+        coll_begin_event = i;
+        break;
+      case EventKind::CollEnd:
+        if (e.ref < coll.size()) {
+          coll[e.ref][r].push_back({cur, e.op, e.peer, coll_begin, e.time, coll_begin_event, i});
+        } else {
           ++m.unmatched.collective_calls;
         }
-      std::erase_if(pending, [&](const auto& kv) {
-        if (kv.second.call != cur) return false;
-        ++m.unmatched.requests;
-        return true;
-      });
-      calls.pop_back();
+        break;
     }
-    // Requests never completed: their sends stay unmatched (done_call unknown).
-    m.unmatched.requests += pending.size();
+    after[i] = stack.empty() ? kNoCallPath : stack.back();
   }
+  m.unmatched.unbalanced_regions += stack.size();
+  if (in_call) drop_open_call(r, cur, sends_start, recvs_start, m, sides, pending);
+  // Requests never completed: their sends stay unmatched (done_call unknown).
+  m.unmatched.requests += pending.size();
+}
 
-  // Point-to-point: the k-th send on a channel matches the k-th receive posted on it.
+// Point-to-point: the k-th send on a channel matches the k-th receive posted on it.
+void match_messages(Matching& m, Sides& sides) {
+  auto& sends = sides.sends;
+  auto& recvs = sides.recvs;
   std::erase_if(sends, [&](const Side& s) { return s.done_call == kNoCallPath; });
   const auto by_key = [](const Side& a, const Side& b) { return a.key() < b.key(); };
   std::sort(sends.begin(), sends.end(), by_key);
@@ -270,8 +281,12 @@ Matching Matching::build(const Trace& trace) {
   m.unmatched.receives += recvs.size() - j;
   std::vector<Side>().swap(sends);
   std::vector<Side>().swap(recvs);
+}
 
-  // Collectives: the n-th call on a communicator on every member forms instance n.
+// Collectives: the n-th call on a communicator on every member forms instance n.
+void match_collectives(const Trace& trace, Matching& m, Sides& sides) {
+  const std::size_t n = trace.ranks();
+  auto& coll = sides.coll;
   std::size_t total_members = 0, total_instances = 0;
   for (CommId c = 0; c < coll.size(); ++c) {
     const auto& members = trace.defs.comms[c].members;
@@ -324,6 +339,24 @@ Matching Matching::build(const Trace& trace) {
     }
     std::vector<std::vector<RankColl>>().swap(coll[c]);
   }
+}
+
+}  // namespace
+
+Matching Matching::build(const Trace& trace) {
+  Matching m;
+  const std::size_t n = trace.ranks();
+  m.calls.resize(n);
+  m.path_after.resize(n);
+  Sides sides;
+  sides.coll.resize(trace.defs.comms.size());
+  for (auto& c : sides.coll) c.resize(n);
+  reserve_sides(trace, m, sides);
+  std::unordered_map<std::uint64_t, PendingRequest> pending;
+  std::vector<CallPathId> stack;
+  for (std::size_t r = 0; r < n; ++r) walk_location(trace, r, m, sides, pending, stack);
+  match_messages(m, sides);
+  match_collectives(trace, m, sides);
   return m;
 }
 

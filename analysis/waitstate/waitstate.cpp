@@ -82,13 +82,13 @@ double WaitStateResult::ratio(Pattern p) const {
   return denom > 0 ? total[static_cast<std::size_t>(p)] / denom : 0.0;
 }
 
-WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const WaitStateOptions& options) {
-  WaitStateResult res;
-  res.ranks = tr.ranks();
-  res.wall_time = tr.end_time() - tr.begin_time();
-  auto& out = res.instances;
+namespace {
 
-  // Point-to-point: one Late Sender and one Late Receiver candidate per message.
+// Point-to-point: one Late Sender and one Late Receiver candidate per message, in program order
+// per rank; within a call the largest first, Late Sender before Late Receiver on ties, and among
+// equal waits the message completed first (Scalasca's choice in an MPI_Waitall; the sort is
+// total, so the blamed rank never depends on the sort's luck).
+std::vector<P2P> p2p_candidates(const trace::Trace& tr, const Matching& m) {
   std::vector<P2P> p2p;
   p2p.reserve(m.messages.size() * 2);
   for (const auto& msg : m.messages) {
@@ -108,14 +108,18 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const Wai
     p2p.push_back(
         P2P{msg.sender, msg.send_done_call, lr, msg.receiver, msg.recv_post_call, 0, msg.sender, false, msg.send_event});
   }
-  // Program order per rank; within a call the largest first, Late Sender before Late Receiver
-  // on ties, and among equal waits the message completed first (Scalasca's choice in an
-  // MPI_Waitall; the sort is total, so the blamed rank never depends on the sort's luck).
   std::sort(p2p.begin(), p2p.end(), [](const P2P& a, const P2P& b) {
     return std::tie(a.rank, a.call, b.seconds, b.late_sender, a.order) <
            std::tie(b.rank, b.call, a.seconds, a.late_sender, b.order);
   });
+  return p2p;
+}
 
+// The largest candidate of each call becomes a Late Sender or Late Receiver instance (into
+// out); a Late Sender that a later message of the same receiver reveals as received in the
+// wrong order is listed in `rebooked` (instance index, subset pattern).
+void point_to_point_waits(const std::vector<P2P>& p2p, std::vector<WaitState>& out,
+                          std::vector<std::pair<std::size_t, Pattern>>& rebooked) {
   // Late Sender, wrong order: per receiving rank, recent Late Sender instances in a window.
   struct Recent {
     std::size_t instance;
@@ -123,7 +127,6 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const Wai
     Rank source;
   };
   std::deque<Recent> recent;
-  std::vector<std::pair<std::size_t, Pattern>> rebooked;  // instance index -> subset pattern
   Rank recent_rank = trace::kNoRank;
 
   for (std::size_t i = 0; i < p2p.size();) {
@@ -158,8 +161,10 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const Wai
     }
     i = j;
   }
+}
 
-  // Collectives, MPI_Init and MPI_Finalize.
+// The wait states of collectives, MPI_Init and MPI_Finalize (into out).
+void collective_waits(const Matching& m, const WaitStateOptions& options, std::vector<WaitState>& out) {
   const auto add = [&](const trace::CollMember& me, Pattern p, double v, Rank cause_rank, std::uint32_t cause_call) {
     if (v > kTimeResolution) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
   };
@@ -227,7 +232,12 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const Wai
         break;
     }
   }
+}
 
+// The instances sorted by (rank, call, pattern) with each rank's first, the wrong-order subset
+// booked besides them, the table per (pattern, call path, rank) and the totals.
+void tabulate(const Matching& m, const std::vector<std::pair<std::size_t, Pattern>>& rebooked, WaitStateResult& res) {
+  auto& out = res.instances;
   // Re-book wrong-order instances: they stay Late Sender instances (the subset is listed in
   // the table), so remember them as extra rows.
   std::vector<WaitState> subset;
@@ -262,6 +272,18 @@ WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const Wai
     res.table.push_back(WaitEntry{static_cast<Pattern>(cell.kind), cell.path, cell.rank, v.first, v.second});
   const double denom = res.wall_time * static_cast<double>(res.ranks);
   res.wait_ratio = denom > 0 ? res.total_waiting / denom : 0.0;
+}
+
+}  // namespace
+
+WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const WaitStateOptions& options) {
+  WaitStateResult res;
+  res.ranks = tr.ranks();
+  res.wall_time = tr.end_time() - tr.begin_time();
+  std::vector<std::pair<std::size_t, Pattern>> rebooked;  // instance index -> subset pattern
+  point_to_point_waits(p2p_candidates(tr, m), res.instances, rebooked);
+  collective_waits(m, options, res.instances);
+  tabulate(m, rebooked, res);
   return res;
 }
 
