@@ -114,15 +114,26 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
   for (const auto* e : r.ran) e->print(context, *r.results.find(e->name), out);
 }
 
-void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
-  AnalysisSelection sel =
+namespace {
+
+// What `waitlab analyze` makes of its options before it reads the trace.
+struct AnalyzeOptions {
+  AnalysisSelection sel;
+  trace::ClockOptions clock;
+  analysis::TimeResolvedInput tri;
+};
+
+AnalyzeOptions analyze_options(const AnalyzeArgs& args) {
+  AnalyzeOptions o;
+  auto& sel = o.sel;
+  auto& clock = o.clock;
+  auto& tri = o.tri;
+  sel =
       parse_analyses(args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses, "--analyses");
   sel.waitstate_options.alltoallv_nxn = args.alltoallv_nxn;
-  trace::ClockOptions clock;
   if (!trace::parse_clock_mode(args.clock_correction, clock.mode))
     throw InputError("--clock-correction: unknown mode '" + args.clock_correction +
                      "' (allowed: auto, none, linear, clc, clamp, linear+clamp)");
-  analysis::TimeResolvedInput tri;
   try {
     tri.windows = analysis::parse_windows(args.windows.empty() ? analysis::kDefaultWindows : args.windows);
   } catch (const std::invalid_argument& e) {
@@ -145,23 +156,21 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
       throw InputError(std::string(given) + ": only for the timeresolved analysis, which --analyses does not select (" +
                        fmt::format("{}", fmt::join(sel.names, ",")) + ")");
   }
-  // What the reader left out of the trace, by kind: said on the terminal and in summary.json.
-  trace::SkippedKinds skipped;
-  Inputs inputs;  // every file of the trace, checked to be a file before any is opened
-  inputs.add_trace(args.trace);
-  std::vector<std::string> warnings;  // what the reader found suspect but read (a trace cut short)
-  trace::Trace t = trace::read_trace(args.trace, &skipped, &warnings);
-  for (const auto& w : warnings) std::cerr << "waitlab: warning: " << w << "\n";
-  if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
-  const trace::ClockReport clock_report = trace::correct_clocks(t, clock);
-  if (sel.has("timeresolved")) analysis::check_window_count(t, tri);  // before the output directory is made
-  const std::string dir =
-      args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
-  check_output_dir(dir);  // a file in the way is said before the analyses, not after them
-  inputs.check_output_dir(dir);
+  return o;
+}
 
-  AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
-  // The SMPI engine's ideal-network replay (Dimemas' estimate), next to the Lamport replay's.
+// The trace as read: what the reader left out of it, by kind (said on the terminal and in
+// summary.json), what it found suspect but read (a trace cut short), its clock correction.
+struct ReadTrace {
+  trace::Trace trace;
+  trace::SkippedKinds skipped;
+  std::vector<std::string> warnings;
+  trace::ClockReport clock_report;
+};
+
+// The SMPI engine's ideal-network replay (Dimemas' estimate), next to the Lamport replay's;
+// returns its host seconds (0 if it did not run).
+double add_smpi_estimate(AnalysisReport& r, const trace::Trace& t, const AnalyzeArgs& args) {
   const bool measured = t.origin != trace::Origin::Simulated;
   const bool smpi = args.ideal == "smpi" || args.ideal == "both" || (args.ideal == "auto" && measured);
   double smpi_host_seconds = 0;
@@ -182,77 +191,55 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
       run->warnings.push_back("no SMPI ideal-network estimate: " + ideal.why);
     }
   }
-  // Written aside and put in place when complete (app/output_dir.hpp): an analysis that fails
-  // leaves the directory as it was.
-  OutputDir staged(dir, inputs);
-  const fs::path d(staged.path());
-  const std::string summary = (d / "summary.json").string();
-  std::vector<std::string> files;
-  std::string report_path;
-  try {
-    std::error_code rm;
-    fs::remove(summary, rm);
-    files = write_analysis_tables(staged.path(), r);
-    nlohmann::ordered_json host;
-    host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
-    host["generator"] = std::string("waitlab ") + kVersion;
-    host["analyses"] = analyses_host_json(t, r);
-    if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
-    trace::write_file_atomic((d / "host.json").string(), output::json_text(host) + "\n");
-    files.push_back((d / "host.json").string());
+  return smpi_host_seconds;
+}
 
-    nlohmann::ordered_json j;
-    j["schema"] = "waitlab.analysis";
-    j["schema_version"] = 1;
-    j["generator"] = std::string("waitlab ") + kVersion;
-    j["trace"] = {{"file", fs::path(args.trace).filename().string()},
-                  {"name", t.attribute("name")},
-                  {"origin", trace::origin_name(t.origin)},
-                  {"ranks", t.ranks()},
-                  {"threads", t.ranks() + t.threads.size()},
-                  {"events", t.event_count()},
-                  {"skipped", nlohmann::ordered_json::array()}};
-    for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
-    if (!warnings.empty()) {
-      // Named by the file's name, as trace.file: summary.json does not depend on where it was run.
-      const std::string name = fs::path(args.trace).filename().string();
-      j["trace"]["warnings"] = nlohmann::ordered_json::array();
-      for (const auto& w : warnings)
-        j["trace"]["warnings"].push_back(w.rfind(args.trace, 0) == 0 ? name + w.substr(args.trace.size()) : w);
-    }
-    j["clock_correction"] = {{"mode", args.clock_correction},
-                             {"method", clock_report.method},
-                             {"reason", clock_report.reason},
-                             {"violations_before", clock_report.violations_before},
-                             {"violations_after_linear", clock_report.violations_after_linear},
-                             {"violations_after", clock_report.violations_after},
-                             {"ranks_linear", clock_report.ranks_linear},
-                             {"events_moved", clock_report.events_moved},
-                             {"max_offset_s", clock_report.max_offset},
-                             {"max_drift", clock_report.max_drift},
-                             {"max_shift_s", clock_report.max_shift},
-                             {"constraints_dropped", clock_report.constraints_dropped}};
-    j["analyses"] = analyses_json(r);
-    trace::write_file_atomic(summary, output::json_text(j) + "\n");
-    files.insert(files.begin(), summary);
-    // The report goes in place with the tables it shows (a view: a failure is said, not fatal,
-    // but for a full disk or a file size limit, which fail the command and change nothing).
-    fs::remove(d / "report.html", rm);
-    try {
-      report_path = write_report(staged.path());
-    } catch (const WriteError&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::cerr << "waitlab: report.html was not written: " << staged.final_text(e.what()) << "\n";
-      fs::remove(d / "report.html", rm);
-    }
-    staged.commit();
-    if (!report_path.empty()) report_path = staged.final_text(report_path);
-  } catch (...) {
-    staged.rethrow_final();
+// summary.json of an analysis (docs/summary-json.md).
+nlohmann::ordered_json analysis_summary(const AnalyzeArgs& args, const ReadTrace& rt, const AnalysisReport& r) {
+  const auto& t = rt.trace;
+  const auto& skipped = rt.skipped;
+  const auto& warnings = rt.warnings;
+  const auto& clock_report = rt.clock_report;
+  nlohmann::ordered_json j;
+  j["schema"] = "waitlab.analysis";
+  j["schema_version"] = 1;
+  j["generator"] = std::string("waitlab ") + kVersion;
+  j["trace"] = {{"file", fs::path(args.trace).filename().string()},
+                {"name", t.attribute("name")},
+                {"origin", trace::origin_name(t.origin)},
+                {"ranks", t.ranks()},
+                {"threads", t.ranks() + t.threads.size()},
+                {"events", t.event_count()},
+                {"skipped", nlohmann::ordered_json::array()}};
+  for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
+  if (!warnings.empty()) {
+    // Named by the file's name, as trace.file: summary.json does not depend on where it was run.
+    const std::string name = fs::path(args.trace).filename().string();
+    j["trace"]["warnings"] = nlohmann::ordered_json::array();
+    for (const auto& w : warnings)
+      j["trace"]["warnings"].push_back(w.rfind(args.trace, 0) == 0 ? name + w.substr(args.trace.size()) : w);
   }
-  for (auto& f : files) f = staged.final_text(f);
+  j["clock_correction"] = {{"mode", args.clock_correction},
+                           {"method", clock_report.method},
+                           {"reason", clock_report.reason},
+                           {"violations_before", clock_report.violations_before},
+                           {"violations_after_linear", clock_report.violations_after_linear},
+                           {"violations_after", clock_report.violations_after},
+                           {"ranks_linear", clock_report.ranks_linear},
+                           {"events_moved", clock_report.events_moved},
+                           {"max_offset_s", clock_report.max_offset},
+                           {"max_drift", clock_report.max_drift},
+                           {"max_shift_s", clock_report.max_shift},
+                           {"constraints_dropped", clock_report.constraints_dropped}};
+  j["analyses"] = analyses_json(r);
+  return j;
+}
 
+// The trace's lines of the terminal summary.
+void print_trace_lines(const AnalyzeArgs& args, const ReadTrace& rt, std::ostream& out) {
+  const auto& t = rt.trace;
+  const auto& skipped = rt.skipped;
+  const auto& clock_report = rt.clock_report;
   out << fmt::format("trace           {} — {} ranks{}, {} events ({})\n", args.trace, t.ranks(),
                      t.threads.empty() ? "" : fmt::format(" ({} threads)", t.ranks() + t.threads.size()),
                      t.event_count(), trace::origin_name(t.origin));
@@ -273,6 +260,71 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
         clock_report.violations_before, clock_report.method, clock_report.reason, clock_report.ranks_linear,
         clock_report.max_offset, clock_report.max_drift, clock_report.events_moved, clock_report.max_shift,
         clock_report.violations_after);
+}
+
+}  // namespace
+
+void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
+  AnalyzeOptions o = analyze_options(args);
+  const AnalysisSelection& sel = o.sel;
+  analysis::TimeResolvedInput& tri = o.tri;
+  Inputs inputs;  // every file of the trace, checked to be a file before any is opened
+  inputs.add_trace(args.trace);
+  ReadTrace rt;
+  rt.trace = trace::read_trace(args.trace, &rt.skipped, &rt.warnings);
+  trace::Trace& t = rt.trace;
+  for (const auto& w : rt.warnings) std::cerr << "waitlab: warning: " << w << "\n";
+  if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
+  rt.clock_report = trace::correct_clocks(t, o.clock);
+  if (sel.has("timeresolved")) analysis::check_window_count(t, tri);  // before the output directory is made
+  const std::string dir =
+      args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
+  check_output_dir(dir);  // a file in the way is said before the analyses, not after them
+  inputs.check_output_dir(dir);
+
+  AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
+  const double smpi_host_seconds = add_smpi_estimate(r, t, args);
+  // Written aside and put in place when complete (app/output_dir.hpp): an analysis that fails
+  // leaves the directory as it was.
+  OutputDir staged(dir, inputs);
+  const fs::path d(staged.path());
+  const std::string summary = (d / "summary.json").string();
+  std::vector<std::string> files;
+  std::string report_path;
+  try {
+    std::error_code rm;
+    fs::remove(summary, rm);
+    files = write_analysis_tables(staged.path(), r);
+    nlohmann::ordered_json host;
+    host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
+    host["generator"] = std::string("waitlab ") + kVersion;
+    host["analyses"] = analyses_host_json(t, r);
+    if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
+    trace::write_file_atomic((d / "host.json").string(), output::json_text(host) + "\n");
+    files.push_back((d / "host.json").string());
+
+    const nlohmann::ordered_json j = analysis_summary(args, rt, r);
+    trace::write_file_atomic(summary, output::json_text(j) + "\n");
+    files.insert(files.begin(), summary);
+    // The report goes in place with the tables it shows (a view: a failure is said, not fatal,
+    // but for a full disk or a file size limit, which fail the command and change nothing).
+    fs::remove(d / "report.html", rm);
+    try {
+      report_path = write_report(staged.path());
+    } catch (const WriteError&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::cerr << "waitlab: report.html was not written: " << staged.final_text(e.what()) << "\n";
+      fs::remove(d / "report.html", rm);
+    }
+    staged.commit();
+    if (!report_path.empty()) report_path = staged.final_text(report_path);
+  } catch (...) {
+    staged.rethrow_final();
+  }
+  for (auto& f : files) f = staged.final_text(f);
+
+  print_trace_lines(args, rt, out);
   print_analysis_summary(r, out);
   out << "results         ";
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];

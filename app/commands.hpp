@@ -27,6 +27,9 @@ std::vector<std::string> convert_command(const std::string& in, const std::strin
 
 // `waitlab list`: every registered spec by kind, and the collective sets.
 void list_command(std::ostream& out);
+// `waitlab plot DIR`: the pictures of the analyses whose results are in DIR drawn again, and
+// report.html rewritten, put in place together.
+void plot_command(const std::string& dir, std::ostream& out);
 // `waitlab describe NAME`: one spec with its options, units and defaults. Throws InputError
 // ("unknown name ...; did you mean ...") for an unknown name.
 void describe_command(const std::string& name, std::ostream& out);

@@ -123,123 +123,108 @@ struct Cause {
 
 }  // namespace
 
-std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, std::ostream& out) {
-  if (args.scenarios.empty()) throw InputError("validate --counterfactual: give at least one scenario");
-  std::vector<Job> jobs;
-  struct Plan {
-    scenarios::Scenario base;
-    std::size_t first_job = 0;
-    std::vector<Cause> causes;
+namespace {
+
+// One scenario's counterfactual runs: its causes, and the jobs (its baseline, then one per
+// cause) from `first_job` on.
+struct Plan {
+  scenarios::Scenario base;
+  std::size_t first_job = 0;
+  std::vector<Cause> causes;
+};
+
+// The causes of the scenario at `path` (every delay and imbalance removed, every imbalanced
+// region rebalanced) and their jobs, appended to `jobs`; each variant is loaded, and so
+// checked, before anything runs. `names`: the scenarios' names so far (each once).
+Plan plan_scenario(const std::string& path, const CounterfactualArgs& args, std::set<std::string>& names,
+                   std::vector<Job>& jobs) {
+  Plan p;
+  p.base = scenarios::load_scenario(path, args.sets);
+  if (!names.insert(p.base.name).second)
+    throw InputError(path + ": a second scenario named '" + p.base.name + "'");
+  std::vector<std::string> extra;
+  std::set<std::string> rebalanced;
+  for (std::size_t i = 0; i < p.base.perturbations.size(); ++i) {
+    const auto& m = p.base.perturbations[i];
+    const auto* entry = models::find_perturbation(m.type);
+    if (!entry || entry->cause == trace::Cause::Noise) continue;
+    Cause c;
+    c.job = fmt::format("cf_remove_{}_{}", i, safe_name(m.type));
+    c.change = "remove";
+    c.target = fmt::format("perturbations[{}] ({})", i, m.type);
+    c.cause = entry->cause;
+    if (m.options.has("region")) c.region = m.options.string("region");
+    if (c.cause == trace::Cause::Delay) c.delayed_rank = static_cast<int>(m.options.number("rank"));
+    extra.push_back(fmt::format("{{name: {}, remove: {}}}", c.job, i));
+    p.causes.push_back(c);
+    if (c.cause == trace::Cause::Imbalance) {
+      if (!c.region.empty())
+        rebalanced.insert(c.region);
+      else
+        for (const auto& r : compute_regions(p.base)) rebalanced.insert(r);
+    }
+  }
+  std::size_t region_index = 0;
+  for (const auto& region : rebalanced) {
+    Cause c;
+    // The index keeps the names unique where two region names look alike as file names.
+    c.job = fmt::format("cf_rebalance_{}_{}", region_index++, safe_name(region));
+    c.change = "rebalance";
+    c.target = region;
+    c.cause = trace::Cause::Imbalance;
+    c.region = region;
+    extra.push_back(fmt::format("{{name: {}, rebalance: {{region: {}, to: mean}}}}", c.job, yaml_quoted(region)));
+    p.causes.push_back(c);
+  }
+  if (p.causes.empty())
+    throw InputError(path + ": no delay or imbalance perturbation to remove (noise is not a cause one removes here)");
+  const fs::path dir = fs::path(args.out_dir) / p.base.name;
+  const auto add = [&](scenarios::Scenario s, const std::string& name) {
+    s.outputs.trace = true;  // the ground truth says which ranks an imbalance lengthened
+    jobs.push_back(study_job(p.base.name + "/" + name, std::move(s), (dir / name).string()));
   };
-  std::vector<Plan> plans;
-  std::set<std::string> names;
-  for (const auto& path : args.scenarios) {
-    Plan p;
-    p.base = scenarios::load_scenario(path, args.sets);
-    if (!names.insert(p.base.name).second)
-      throw InputError(path + ": a second scenario named '" + p.base.name + "'");
-    std::vector<std::string> extra;
-    std::set<std::string> rebalanced;
-    for (std::size_t i = 0; i < p.base.perturbations.size(); ++i) {
-      const auto& m = p.base.perturbations[i];
-      const auto* entry = models::find_perturbation(m.type);
-      if (!entry || entry->cause == trace::Cause::Noise) continue;
-      Cause c;
-      c.job = fmt::format("cf_remove_{}_{}", i, safe_name(m.type));
-      c.change = "remove";
-      c.target = fmt::format("perturbations[{}] ({})", i, m.type);
-      c.cause = entry->cause;
-      if (m.options.has("region")) c.region = m.options.string("region");
-      if (c.cause == trace::Cause::Delay) c.delayed_rank = static_cast<int>(m.options.number("rank"));
-      extra.push_back(fmt::format("{{name: {}, remove: {}}}", c.job, i));
-      p.causes.push_back(c);
-      if (c.cause == trace::Cause::Imbalance) {
-        if (!c.region.empty())
-          rebalanced.insert(c.region);
-        else
-          for (const auto& r : compute_regions(p.base)) rebalanced.insert(r);
-      }
-    }
-    std::size_t region_index = 0;
-    for (const auto& region : rebalanced) {
-      Cause c;
-      // The index keeps the names unique where two region names look alike as file names.
-      c.job = fmt::format("cf_rebalance_{}_{}", region_index++, safe_name(region));
-      c.change = "rebalance";
-      c.target = region;
-      c.cause = trace::Cause::Imbalance;
-      c.region = region;
-      extra.push_back(fmt::format("{{name: {}, rebalance: {{region: {}, to: mean}}}}", c.job, yaml_quoted(region)));
-      p.causes.push_back(c);
-    }
-    if (p.causes.empty())
-      throw InputError(path + ": no delay or imbalance perturbation to remove (noise is not a cause one removes here)");
-    const fs::path dir = fs::path(args.out_dir) / p.base.name;
-    const auto add = [&](scenarios::Scenario s, const std::string& name) {
-      s.outputs.trace = true;  // the ground truth says which ranks an imbalance lengthened
-      jobs.push_back(study_job(p.base.name + "/" + name, std::move(s), (dir / name).string()));
+  p.first_job = jobs.size();
+  add(scenarios::load_scenario(path, args.sets, {"", extra}), "baseline");
+  // Every variant is loaded (and so checked) before anything runs.
+  for (const auto& c : p.causes) add(scenarios::load_scenario(path, args.sets, {c.job, extra}), c.job);
+  return p;
+}
+
+// What removing cause `c` saved against the baseline, and what the analyses attributed to it.
+CounterfactualRow compare_runs(const Plan& p, const Cause& c, const JobResult& base, const JobResult& var) {
+  CounterfactualRow row;
+  row.scenario = p.base.name;
+  row.change = c.change;
+  row.target = c.target;
+  row.baseline_runtime_s = base.wall;
+  row.runtime_saving_s = base.wall - var.wall;
+  row.waiting_saving_s = base.waiting - var.waiting;
+  row.finalize_waiting_saving_s = base.init_finalize - var.init_finalize;
+  const auto in_region = [&](const std::string& path) { return c.region.empty() || last_region(path) == c.region; };
+  std::function<bool(int, const std::string&)> keep;
+  if (c.change == "rebalance") {
+    keep = [&](int, const std::string& path) { return last_region(path) == c.region; };
+    row.critpath_imbalance_s = 0;
+    for (const auto& r : base.profile)
+      if (r.count("call_path") && last_region(r.at("call_path")) == c.region)
+        row.critpath_imbalance_s += table_number(r, "imbalance_s", base.profile_path);
+  } else if (c.cause == trace::Cause::Delay) {
+    keep = [&](int rank, const std::string& path) { return rank == c.delayed_rank && in_region(path); };
+  } else {
+    // The ranks this imbalance lengthened: less injected imbalance without it.
+    std::vector<char> lengthened(base.imbalance_per_rank.size(), 0);
+    for (std::size_t r = 0; r < lengthened.size() && r < var.imbalance_per_rank.size(); ++r)
+      lengthened[r] = base.imbalance_per_rank[r] > var.imbalance_per_rank[r] ? 1 : 0;
+    keep = [lengthened, in_region](int rank, const std::string& path) {
+      return rank >= 0 && static_cast<std::size_t>(rank) < lengthened.size() && lengthened[rank] && in_region(path);
     };
-    p.first_job = jobs.size();
-    add(scenarios::load_scenario(path, args.sets, {"", extra}), "baseline");
-    // Every variant is loaded (and so checked) before anything runs.
-    for (const auto& c : p.causes) add(scenarios::load_scenario(path, args.sets, {c.job, extra}), c.job);
-    plans.push_back(std::move(p));
   }
+  row.attributed_cost_s = costs(base, keep) - costs(var, keep);
+  return row;
+}
 
-  out << fmt::format("counterfactual: {} runs into {}, {} at a time\n", jobs.size(), args.out_dir,
-                     std::max(1, args.jobs));
-  // The run directories and the tables are prepared aside and put in place together when all
-  // of them succeeded (app/output_dir.hpp).
-  OutputDir staged(args.out_dir, inputs_of(jobs));
-  for (auto& job : jobs) {
-    job.shown_dir = job.dir;
-    job.dir = (fs::path(staged.path()) / fs::path(job.dir).lexically_relative(args.out_dir)).string();
-  }
-  const auto outcomes = run_jobs(jobs, args.jobs, out);
-  for (std::size_t k = 0; k < outcomes.size(); ++k)
-    if (outcomes[k].exit_code == 2) throw InputError(jobs[k].name + ": " + outcomes[k].error);
-  for (std::size_t k = 0; k < outcomes.size(); ++k)
-    if (outcomes[k].exit_code != 0) throw std::runtime_error(jobs[k].name + ": " + outcomes[k].error);
-
-  std::vector<CounterfactualRow> rows;
-  for (const auto& p : plans) {
-    const JobResult base = read_job(jobs[p.first_job].dir);
-    for (std::size_t k = 0; k < p.causes.size(); ++k) {
-      const Cause& c = p.causes[k];
-      const JobResult var = read_job(jobs[p.first_job + 1 + k].dir);
-      CounterfactualRow row;
-      row.scenario = p.base.name;
-      row.change = c.change;
-      row.target = c.target;
-      row.baseline_runtime_s = base.wall;
-      row.runtime_saving_s = base.wall - var.wall;
-      row.waiting_saving_s = base.waiting - var.waiting;
-      row.finalize_waiting_saving_s = base.init_finalize - var.init_finalize;
-      const auto in_region = [&](const std::string& path) { return c.region.empty() || last_region(path) == c.region; };
-      std::function<bool(int, const std::string&)> keep;
-      if (c.change == "rebalance") {
-        keep = [&](int, const std::string& path) { return last_region(path) == c.region; };
-        row.critpath_imbalance_s = 0;
-        for (const auto& r : base.profile)
-          if (r.count("call_path") && last_region(r.at("call_path")) == c.region)
-            row.critpath_imbalance_s += table_number(r, "imbalance_s", base.profile_path);
-      } else if (c.cause == trace::Cause::Delay) {
-        keep = [&](int rank, const std::string& path) { return rank == c.delayed_rank && in_region(path); };
-      } else {
-        // The ranks this imbalance lengthened: less injected imbalance without it.
-        std::vector<char> lengthened(base.imbalance_per_rank.size(), 0);
-        for (std::size_t r = 0; r < lengthened.size() && r < var.imbalance_per_rank.size(); ++r)
-          lengthened[r] = base.imbalance_per_rank[r] > var.imbalance_per_rank[r] ? 1 : 0;
-        keep = [lengthened, in_region](int rank, const std::string& path) {
-          return rank >= 0 && static_cast<std::size_t>(rank) < lengthened.size() && lengthened[rank] && in_region(path);
-        };
-      }
-      row.attributed_cost_s = costs(base, keep) - costs(var, keep);
-      rows.push_back(row);
-    }
-  }
-
-  // The tables.
+// counterfactual.csv and counterfactual.json.
+std::pair<std::string, Json> tables(const std::vector<CounterfactualRow>& rows) {
   std::string csv =
       "scenario,change,target,baseline_runtime_s,runtime_saving_s,waiting_saving_s,finalize_waiting_saving_s,"
       "attributed_cost_s,attributed_vs_waiting_saving,critpath_imbalance_s,runtime_saving_vs_critpath\n";
@@ -266,6 +251,58 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
                    {"critpath_imbalance_s", predicted ? Json(r.critpath_imbalance_s) : Json(nullptr)}});
   }
   j["rows"] = arr;
+  return {csv, j};
+}
+
+void print_rows(const std::vector<CounterfactualRow>& rows, std::ostream& out) {
+  out << fmt::format("\n{:<22} {:<34} {:>13} {:>13} {:>13} {:>13}\n", "scenario", "cause", "runtime saved",
+                     "waiting saved", "attributed", "crit. imb.");
+  for (const auto& r : rows)
+    out << fmt::format("{:<22} {:<34} {:>13.6g} {:>13.6g} {:>13.6g} {:>13}\n", r.scenario, r.change + " " + r.target,
+                       r.runtime_saving_s, r.waiting_saving_s, r.attributed_cost_s,
+                       r.critpath_imbalance_s >= 0 ? fmt::format("{:.6g}", r.critpath_imbalance_s) : "-");
+  out << "(seconds; waiting (but at MPI_Init/MPI_Finalize, which no delay cost covers) and attributed delay "
+         "costs summed over ranks; crit. imb. = the critical-path "
+         "imbalance indicator's prediction for rebalancing)\n";
+}
+
+}  // namespace
+
+std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, std::ostream& out) {
+  if (args.scenarios.empty()) throw InputError("validate --counterfactual: give at least one scenario");
+  std::vector<Job> jobs;
+  std::vector<Plan> plans;
+  std::set<std::string> names;
+  for (const auto& path : args.scenarios) {
+    plans.push_back(plan_scenario(path, args, names, jobs));
+  }
+
+  out << fmt::format("counterfactual: {} runs into {}, {} at a time\n", jobs.size(), args.out_dir,
+                     std::max(1, args.jobs));
+  // The run directories and the tables are prepared aside and put in place together when all
+  // of them succeeded (app/output_dir.hpp).
+  OutputDir staged(args.out_dir, inputs_of(jobs));
+  for (auto& job : jobs) {
+    job.shown_dir = job.dir;
+    job.dir = (fs::path(staged.path()) / fs::path(job.dir).lexically_relative(args.out_dir)).string();
+  }
+  const auto outcomes = run_jobs(jobs, args.jobs, out);
+  for (std::size_t k = 0; k < outcomes.size(); ++k)
+    if (outcomes[k].exit_code == 2) throw InputError(jobs[k].name + ": " + outcomes[k].error);
+  for (std::size_t k = 0; k < outcomes.size(); ++k)
+    if (outcomes[k].exit_code != 0) throw std::runtime_error(jobs[k].name + ": " + outcomes[k].error);
+
+  std::vector<CounterfactualRow> rows;
+  for (const auto& p : plans) {
+    const JobResult base = read_job(jobs[p.first_job].dir);
+    for (std::size_t k = 0; k < p.causes.size(); ++k) {
+      const Cause& c = p.causes[k];
+      const JobResult var = read_job(jobs[p.first_job + 1 + k].dir);
+      rows.push_back(compare_runs(p, c, base, var));
+    }
+  }
+
+  const auto [csv, j] = tables(rows);
   try {
     trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.csv").string(), csv);
     trace::write_file_atomic((fs::path(staged.path()) / "counterfactual.json").string(), output::json_text(j) + "\n");
@@ -276,15 +313,7 @@ std::vector<CounterfactualRow> counterfactual(const CounterfactualArgs& args, st
   const std::string csv_path = (fs::path(args.out_dir) / "counterfactual.csv").string();
   const std::string json_path = (fs::path(args.out_dir) / "counterfactual.json").string();
 
-  out << fmt::format("\n{:<22} {:<34} {:>13} {:>13} {:>13} {:>13}\n", "scenario", "cause", "runtime saved",
-                     "waiting saved", "attributed", "crit. imb.");
-  for (const auto& r : rows)
-    out << fmt::format("{:<22} {:<34} {:>13.6g} {:>13.6g} {:>13.6g} {:>13}\n", r.scenario, r.change + " " + r.target,
-                       r.runtime_saving_s, r.waiting_saving_s, r.attributed_cost_s,
-                       r.critpath_imbalance_s >= 0 ? fmt::format("{:.6g}", r.critpath_imbalance_s) : "-");
-  out << "(seconds; waiting (but at MPI_Init/MPI_Finalize, which no delay cost covers) and attributed delay "
-         "costs summed over ranks; crit. imb. = the critical-path "
-         "imbalance indicator's prediction for rebalancing)\n";
+  print_rows(rows, out);
   out << "wrote " << csv_path << "\nwrote " << json_path << "\n";
   return rows;
 }

@@ -186,13 +186,8 @@ std::unique_ptr<models::Workload> load_trace_workload(const ModelConfig& w, cons
 
 sim::RunOptions run_options(const Scenario& s) {
   sim::RunOptions o;
+  static_cast<sim::RunSettings&>(o) = s.run;  // the settings as the scenario gives them
   o.name = s.name;
-  o.seed = s.run.seed;
-  o.eager_threshold = s.run.eager_threshold;
-  o.timing_precision = s.run.timing_precision;
-  o.collectives = s.run.collectives;
-  o.collective_algorithms = s.run.collective_algorithms;
-  o.semantics = s.run.semantics;
   return o;
 }
 

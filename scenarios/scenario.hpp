@@ -33,16 +33,10 @@ struct ModelConfig {
   std::string where;                      // "file:line:col" of the section (or "--set ..."), for later errors
 };
 
-struct RunConfig {
-  std::uint64_t seed = 0;
-  double eager_threshold = 64 * 1024.0;  // bytes
-  std::string collectives = "fast";      // a name from sim::collective_sets(): the preset
-  // Per collective, SimGrid's algorithm on top of the preset (sim::collective_algorithms()'s
-  // names), in file order.
-  std::vector<std::pair<std::string, std::string>> collective_algorithms;
-  sim::Semantics semantics = sim::Semantics::Waitlab;
+// The `run` section: the engine's settings (sim::RunSettings, given to the engine as they are)
+// and whether to simulate the baseline too.
+struct RunConfig : sim::RunSettings {
   bool baseline = false;  // also simulate the unperturbed counterfactual
-  double timing_precision = 0;  // SimGrid's surf/precision, s; 0 = SimGrid's default (1e-9 s)
 };
 
 struct OutputConfig {

@@ -123,7 +123,7 @@ RunConfig run_section(const Entry& sec) {
     } catch (const units::UnitError& err) {
       throw InputError(e->value.where + ": run.eager_threshold: " + err.what());
     }
-    if (!std::isfinite(r.eager_threshold) || r.eager_threshold < 0)
+    if (!sim::valid_eager_threshold(r.eager_threshold))
       throw InputError(e->value.where + ": run.eager_threshold: must be a size >= 0B, got '" + v + "'");
   }
   if (const Entry* e = t.find("timing_precision")) {
@@ -133,7 +133,7 @@ RunConfig run_section(const Entry& sec) {
     } catch (const units::UnitError& err) {
       throw InputError(e->value.where + ": run.timing_precision: " + err.what());
     }
-    if (!std::isfinite(r.timing_precision) || r.timing_precision <= 0 || r.timing_precision > 1e-6)
+    if (!sim::valid_timing_precision(r.timing_precision))
       throw InputError(e->value.where + ": run.timing_precision: must be a duration above 0 and at most 1us, got '" +
                        v + "'");
   }

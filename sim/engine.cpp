@@ -340,8 +340,9 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
   const auto start = std::chrono::steady_clock::now();
   // Cheap checks in the parent give the clearest messages.
   if (workload.ranks() < 1) throw InputError("the workload has no ranks");
-  (void)detail::simgrid_config(options);  // validates the collective set and the eager threshold
-  check_collectives_for(options, workload.ranks());
+  if (!valid_eager_threshold(options.eager_threshold))
+    throw InputError("eager threshold must be a non-negative number of bytes");
+  check_collectives_for(options, workload.ranks());  // the collective set, the algorithms' names and rules
   if (platform.kind != models::PlatformKind::Xml) (void)models::place(platform, workload.ranks());
 
   // What the caller freed before (a replay's trace records, once converted) goes back to the

@@ -4,6 +4,7 @@
 // sim/resources, sim/collectives) share the types without including each other.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -30,8 +31,11 @@ struct NetworkChange {
   bool empty() const { return !ideal && bandwidth_scale == 1 && latency_scale == 1; }
 };
 
-struct RunOptions {
-  std::string name = "run";                 // instance name, recorded in trace attributes
+// What a user chooses of a run (a scenario's `run` section, docs/scenarios.md): the one type from
+// the scenario to the engine, each default written here only. The scenario loader checks each
+// value where it is written (its message names the YAML line); simulate() checks them for a
+// program that calls the engine directly; both with the rules below.
+struct RunSettings {
   std::uint64_t seed = 0;
   double eager_threshold = 64 * 1024.0;     // bytes; sends strictly below it are eager
   double timing_precision = 0;             // SimGrid's surf/precision, s; 0 = SimGrid's default (1e-9 s)
@@ -40,10 +44,19 @@ struct RunOptions {
   // SmpiDefault semantics): collective (a name of collective_algorithms()) -> SimGrid algorithm;
   // a later entry for the same collective wins. simulate() refuses an unknown name (InputError).
   std::vector<std::pair<std::string, std::string>> collective_algorithms;
+  Semantics semantics = Semantics::Waitlab;
+};
+
+// The rules of the settings' values.
+inline bool valid_eager_threshold(double bytes) { return std::isfinite(bytes) && bytes >= 0; }
+// A precision a user gives (0, SimGrid's default, is not written): above 0 and at most 1 µs.
+inline bool valid_timing_precision(double s) { return std::isfinite(s) && s > 0 && s <= 1e-6; }
+
+struct RunOptions : RunSettings {
+  std::string name = "run";                 // instance name, recorded in trace attributes
   // Copy message payloads under Waitlab semantics too (SMPI's copy; SmpiDefault always copies).
   // The engine also copies when a chosen algorithm needs the data it sends (payload_free()).
   bool copy_payloads = false;
-  Semantics semantics = Semantics::Waitlab;
   bool progress = false;                    // print progress (simulated time, % done, time left) to stderr
   // The kernel's limit of memory mappings per process (0: read /proc/sys/vm/max_map_count).
   // Above about half of it in ranks, the actors' stacks go in the heap without guard pages

@@ -260,8 +260,6 @@ std::string equal_counts_reduce_scatter(const RunOptions& options) {
 namespace detail {
 
 std::vector<std::string> simgrid_config(const RunOptions& options) {
-  if (!std::isfinite(options.eager_threshold) || options.eager_threshold < 0)
-    throw InputError("eager threshold must be a non-negative number of bytes");
   std::vector<std::string> c = {
       "network/model:SMPI",            // the S4U default (LV08) is WAN-calibrated
       "smpi/simulate-computation:no",  // host time spent in our code must not become simulated time

@@ -1,0 +1,79 @@
+// The registry of the analyses (analysis/registry): selecting by name, the order everything
+// follows, and docs/analyses.md held to it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analysis/registry/registry.hpp"
+
+namespace waitlab::analysis {
+namespace {
+
+std::vector<std::string> registry_names() {
+  std::vector<std::string> names;
+  for (const auto* e : analyses()) names.push_back(e->name);
+  return names;
+}
+
+TEST(Registry, EveryAnalysisOnceWithWhatItNeedsBeforeIt) {
+  const auto names = registry_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"waitstate", "delay", "critpath", "minprofile", "idlewave", "timeresolved"}));
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto* e = find_analysis(names[i]);
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->run && e->summary && e->write && e->print) << names[i];
+    EXPECT_FALSE(e->description.empty()) << names[i];
+    for (const auto& need : e->needs) {
+      const auto at = std::find(names.begin(), names.end(), need);
+      ASSERT_NE(at, names.end()) << names[i] << " needs an unknown analysis " << need;
+      EXPECT_LT(static_cast<std::size_t>(at - names.begin()), i) << names[i] << " is listed before " << need;
+    }
+  }
+  EXPECT_EQ(find_analysis("nope"), nullptr);
+}
+
+TEST(Registry, SelectionAddsTheNeedsAndKeepsTheRegistrysOrder) {
+  EXPECT_EQ(select_analyses({"idlewave"}), (std::vector<std::string>{"waitstate", "idlewave"}));
+  EXPECT_EQ(select_analyses({"timeresolved, delay"}), (std::vector<std::string>{"waitstate", "delay", "timeresolved"}));
+  EXPECT_EQ(select_analyses({"minprofile", "critpath"}), (std::vector<std::string>{"waitstate", "critpath", "minprofile"}));
+  EXPECT_EQ(select_analyses({"all"}), registry_names());
+  EXPECT_TRUE(select_analyses({}).empty());
+  try {
+    (void)select_analyses({"delya"});
+    FAIL() << "an unknown name was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "unknown analysis 'delya'; did you mean 'delay'? (allowed: waitstate, delay, critpath, minprofile, "
+              "idlewave, timeresolved, all)");
+  }
+  EXPECT_THROW((void)select_analyses({"waitstate,,delay"}), std::invalid_argument);
+}
+
+// docs/analyses.md has one section per analysis, "## Title (`name`)", in the registry's order,
+// and its Tables section names every table the report shows.
+TEST(Docs, AnalysesAreTheRegistrysInItsOrder) {
+  std::ifstream in(std::string(WAITLAB_SOURCE_DIR) + "/docs/analyses.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  ASSERT_FALSE(text.empty());
+  std::vector<std::string> sections;
+  const std::regex heading(R"(\n## [^\n]*\(`([a-z]+)`\)\n)");
+  for (std::sregex_iterator it(text.begin(), text.end(), heading), end; it != end; ++it) sections.push_back((*it)[1]);
+  EXPECT_EQ(sections, registry_names());
+  const auto tables = text.find("\n## Tables\n");
+  ASSERT_NE(tables, std::string::npos);
+  for (const auto* e : analyses())
+    for (const auto& t : e->tables)
+      EXPECT_NE(text.find(std::string("`") + t.file + "`", tables), std::string::npos)
+          << "docs/analyses.md's Tables section does not name " << t.file << " (" << e->name << ")";
+}
+
+}  // namespace
+}  // namespace waitlab::analysis
