@@ -16,8 +16,6 @@
 namespace waitlab::analysis {
 
 namespace fs = std::filesystem;
-using analysis::Front;
-using analysis::IdleWaveResult;
 
 namespace {
 

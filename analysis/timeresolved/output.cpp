@@ -12,8 +12,6 @@
 namespace waitlab::analysis {
 
 namespace fs = std::filesystem;
-using analysis::Efficiency;
-using analysis::TimeResolvedResult;
 
 namespace {
 
