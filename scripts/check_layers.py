@@ -45,24 +45,48 @@ def read_table(repo):
 
 
 def module_of(rel, table):
-    """The longest module of the table that holds the file (analysis/trace before analysis)."""
+    """The module of the table that holds the file: the longest named module (analysis/trace
+    before analysis), else, for a row `P/*`, the folder P/NAME that holds it (a module of its
+    own, held to that row: e.g. a new analysis under analysis/)."""
     best = None
     for m in table:
+        if "*" in m:
+            continue
         if rel == m or rel.startswith(m + "/"):
             if best is None or len(m) > len(best):
                 best = m
-    return best
+    if best is not None:
+        return best
+    for m in table:
+        if m.endswith("/*"):
+            parts = rel[len(m) - 1:].split("/")
+            if rel.startswith(m[:-1]) and len(parts) > 1 and parts[0]:
+                return m[:-1] + parts[0]
+    return None
+
+
+def rules(module, table):
+    """The row a module is held to: its own, or its wildcard row's."""
+    if module in table:
+        return table[module]
+    return table[module.rsplit("/", 1)[0] + "/*"]
+
+
+def may_include(a, b, table):
+    """`P/*` in a row allows the folders under P that the table does not name."""
+    allowed = rules(a, table)
+    return b in allowed or (b not in table and b.rsplit("/", 1)[0] + "/*" in allowed)
 
 
 def scan(repo, table):
     files = []
     for m in table:
-        top = os.path.join(repo, m)
+        top = os.path.join(repo, m.rstrip("*").rstrip("/"))
         for d, _, names in os.walk(top):
             for n in names:
                 if n.endswith(SOURCES):
                     rel = os.path.relpath(os.path.join(d, n), repo)
-                    if module_of(rel, table) == m:
+                    if rel not in files and module_of(rel, table) is not None:
                         files.append(rel)
     includes = []  # (file, line, included file)
     for f in sorted(files):
@@ -128,7 +152,7 @@ def check(repo):
         a, b = module_of(f, table), module_of(inc, table)
         if b is None or a == b:
             continue
-        if b not in table[a]:
+        if not may_include(a, b, table):
             problems.append(f"{f}:{no}: {a} includes {inc} of {b}, which it may not (docs/architecture.md)")
     for c in cycles(includes):
         problems.append(f"include cycle: {c}")
@@ -142,7 +166,12 @@ def self_test():
             with open(os.path.join(d, p), "w") as f:
                 f.write(text)
         write("docs/architecture.md", "| module | may include |\n| --- | --- |\n| `low` | |\n"
-                                      "| `high` | `low` |\n\ntext\n")
+                                      "| `high` | `low` |\n| `plug/*` | `low` |\n| `top` | `plug/*` `low` |\n\ntext\n")
+        write("plug/one/p.cpp", '#include "low/b.hpp"\n')                   # a folder under plug/: fine
+        write("plug/two/q.cpp", '#include "plug/one/p.hpp"\n')              # another plug: not allowed
+        write("plug/one/p.hpp", "\n")
+        write("top/t.cpp", '#include "plug/two/q.hpp"\n#include "high/h.hpp"\n')  # plug/* yes, high no
+        write("plug/two/q.hpp", "\n")
         write("low/a.hpp", '#include "low/b.hpp"\n')
         write("low/b.hpp", "\n")
         write("low/b.cpp", '#include "low/b.hpp"\n#include "low/a.hpp"\n')   # cycle a <-> b
@@ -150,6 +179,8 @@ def self_test():
         write("high/h.hpp", '#include "low/a.hpp"\n#include <vector>\n')    # fine
         got = check(d)
         want = ["low/c.cpp:1: low includes high/h.hpp of high, which it may not (docs/architecture.md)",
+                "plug/two/q.cpp:1: plug/two includes plug/one/p.hpp of plug/one, which it may not (docs/architecture.md)",
+                "top/t.cpp:2: top includes high/h.hpp of high, which it may not (docs/architecture.md)",
                 "include cycle: low/a -> low/b -> low/a  (low/a.hpp:1, low/b.cpp:2)"]
         if got != want:
             print("check_layers self-test failed:\n  got  " + "\n       ".join(got) + "\n  want " +
