@@ -17,7 +17,8 @@ namespace waitlab::analysis {
   X(critpath)               \
   X(minprofile)             \
   X(idlewave)               \
-  X(timeresolved)
+  X(timeresolved)           \
+  /* one line per analysis, after those it needs */
 
 #define WAITLAB_DECLARE_ENTRY(name) const output::Entry& name##_entry();
 WAITLAB_ANALYSES(WAITLAB_DECLARE_ENTRY)
