@@ -9,7 +9,9 @@ Options: -j N (cases at once, default 2), --only SUBSTRING (cases whose name con
 --keep (keep the temp dir of selfcheck / before-after).
 
 Cases: every scenarios/*.yaml (`run` as written and with every analysis, then the trace steps on
-its trace.wlt, plus `replay --scenario`), and every test trace of tests/data (Extrae .prv.gz,
+its trace.wlt, plus `replay --scenario`), every scenario of its subfolders (teaching, validation,
+whatif, counterfactual: `run` with every analysis and its trace, `analyze` and `convert` of that
+trace to Paraver and OTF2), and every test trace of tests/data (Extrae .prv.gz,
 Score-P OTF2, TI, plain .prv). Trace steps: analyze, replay (default platform), convert to .wlt,
 .prv, .ti and an OTF2 archive, then the .prv, .ti and OTF2 back to .wlt. Inputs are copied into
 <case>/input/ and every command runs in <case>/ with relative paths. <case>/steps.txt records each
@@ -69,6 +71,22 @@ def cases():
                  ("run_analyses", ["run", y, "--out", "run_analyses", "--no-progress", "--set",
                                    "outputs.analyses=all", "--set", "outputs.trace=false"] + sets)]
         out["scenario-" + n] = ([(os.path.join(sdir, f), f)], steps + trace_steps("run/trace.wlt", y))
+    # The scenarios of the subfolders (teaching, validation, what-if, counterfactual): run with
+    # every analysis and its trace, then the trace analysed and converted to Paraver and OTF2.
+    for sub in sorted(os.listdir(sdir)):
+        if not os.path.isdir(os.path.join(sdir, sub)):
+            continue
+        for f in sorted(os.listdir(os.path.join(sdir, sub))):
+            if not f.endswith(".yaml"):
+                continue
+            n, y = f[:-5], "input/" + f
+            sets = [a for kv in REDUCE.get(sub + "/" + n, []) for a in ("--set", kv)]
+            steps = [("run_analyses", ["run", y, "--out", "run", "--no-progress", "--set", "outputs.analyses=all",
+                                       "--set", "outputs.trace=true"] + sets),
+                     ("analyze", ["analyze", "run/trace.wlt", "--out", "analyze"]),
+                     ("convert_prv", ["convert", "run/trace.wlt", "convert/trace.prv"]),
+                     ("convert_otf2", ["convert", "run/trace.wlt", "convert/otf2"])]
+            out["scenario-%s-%s" % (sub, n)] = ([(os.path.join(sdir, sub, f), f)], steps)
     data = os.path.join(REPO, "tests", "data")
     for kind, ends in (("extrae", ".prv.gz"), ("ti", ".ti"), (".", ".prv")):
         d = os.path.join(data, kind)
