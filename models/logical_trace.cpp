@@ -203,7 +203,9 @@ class LogicalRank {
                         a.kind == ActionKind::Gather || a.kind == ActionKind::Scatter ||
                         a.kind == ActionKind::Gatherv || a.kind == ActionKind::Scatterv;
     const Rank root_rank = detail::world_rank(defs_, a.comm, a.root);  // the trace names roots by world rank
-    const auto [sent, got] = collective_bytes(w_, defs_, a, r_, rooted && root_rank == r_);
+    // (not a structured binding: clang 14 cannot capture one)
+    const auto bytes = collective_bytes(w_, defs_, a, r_, rooted && root_rank == r_);
+    const std::uint64_t sent = bytes.first, got = bytes.second;
     call(op, [&] {
       ev_.push_back(trace::make_event(now_, EventKind::CollBegin, op, a.comm));
       ev_.push_back(trace::make_event(now_, EventKind::CollEnd, op, a.comm, rooted ? root_rank : trace::kNoRank, 0,
