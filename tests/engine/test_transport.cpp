@@ -58,6 +58,7 @@ TEST(Transport, SerialCollectivesReturnTheirArgument) {
 }
 
 TEST(Transport, SerialAbortEndsTheProgramWithTheCode) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // earlier tests ran threads
   EXPECT_EXIT(SerialTransport().abort(3), ::testing::ExitedWithCode(3), "");
 }
 
