@@ -1,6 +1,8 @@
 #include "analysis/trace/match.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <span>
 #include <tuple>
 
 namespace waitlab::trace {
@@ -68,19 +70,20 @@ struct Sides {
 
 // Every array at its final size from the start (a count per location first): a vector grown by
 // doubling holds up to twice its size, and three times while it moves.
-void reserve_sides(const Trace& trace, Matching& m, Sides& sides) {
-  const std::size_t n = trace.ranks();
+void reserve_sides(const Definitions& defs, Rank first, std::span<const Location> locations, Matching& m,
+                   Sides& sides) {
   auto& coll = sides.coll;
   std::size_t total_sends = 0, total_recvs = 0;
   std::vector<std::uint32_t> per_comm(coll.size(), 0);
   std::vector<CommId> touched;
-  for (std::size_t r = 0; r < n; ++r) {
+  for (std::size_t i = 0; i < locations.size(); ++i) {
+    const std::size_t r = static_cast<std::size_t>(first) + i;
     std::size_t mpi_enters = 0;
-    for (const Event& e : trace.locations[r].events) switch (e.kind) {
+    for (const Event& e : locations[i].events) switch (e.kind) {
         case EventKind::Enter:
-          if (e.ref < trace.defs.regions.size() && trace.defs.regions[e.ref].op != MpiOp::None) {
+          if (e.ref < defs.regions.size() && defs.regions[e.ref].op != MpiOp::None) {
             ++mpi_enters;
-            const MpiOp op = trace.defs.regions[e.ref].op;
+            const MpiOp op = defs.regions[e.ref].op;
             if ((op == MpiOp::Init || op == MpiOp::Finalize) && !coll.empty() && per_comm[kCommWorld]++ == 0)
               touched.push_back(kCommWorld);
           }
@@ -141,13 +144,13 @@ void drop_open_call(std::size_t r, std::uint32_t cur, std::size_t sends_start, s
 
 // One pass over rank r's events: its MPI calls and the call path after each event (into m), its
 // sends, receives and collective calls (into sides). `pending` and `stack` are scratch space.
-void walk_location(const Trace& trace, std::size_t r, Matching& m, Sides& sides,
+void walk_location(const Definitions& defs, const Location& location, std::size_t r, Matching& m, Sides& sides,
                    std::unordered_map<std::uint64_t, PendingRequest>& pending, std::vector<CallPathId>& stack) {
   auto& sends = sides.sends;
   auto& recvs = sides.recvs;
   auto& coll = sides.coll;
   const Rank rank = static_cast<Rank>(r);
-  const auto& ev = trace.locations[r].events;
+  const auto& ev = location.events;
   auto& calls = m.calls[r];
   auto& after = m.path_after[r];
   after.resize(ev.size());
@@ -172,7 +175,7 @@ void walk_location(const Trace& trace, std::size_t r, Matching& m, Sides& sides,
         const CallPathId parent = stack.empty() ? kNoCallPath : stack.back();
         const CallPathId p = m.paths.child(parent, e.ref);
         stack.push_back(p);
-        const MpiOp op = e.ref < trace.defs.regions.size() ? trace.defs.regions[e.ref].op : MpiOp::None;
+        const MpiOp op = e.ref < defs.regions.size() ? defs.regions[e.ref].op : MpiOp::None;
         if (op != MpiOp::None && !in_call) {
           in_call = true;
           coll_begin = e.time;  // a collective without a CollBegin begins at its Enter
@@ -284,12 +287,11 @@ void match_messages(Matching& m, Sides& sides) {
 }
 
 // Collectives: the n-th call on a communicator on every member forms instance n.
-void match_collectives(const Trace& trace, Matching& m, Sides& sides) {
-  const std::size_t n = trace.ranks();
+void match_collectives(const Definitions& defs, std::size_t n, Matching& m, Sides& sides) {
   auto& coll = sides.coll;
   std::size_t total_members = 0, total_instances = 0;
   for (CommId c = 0; c < coll.size(); ++c) {
-    const auto& members = trace.defs.comms[c].members;
+    const auto& members = defs.comms[c].members;
     std::size_t count = members.empty() ? 0 : static_cast<std::size_t>(-1);
     for (Rank g : members)
       count = g < 0 || static_cast<std::size_t>(g) >= n ? 0 : std::min(count, coll[c][g].size());
@@ -299,7 +301,7 @@ void match_collectives(const Trace& trace, Matching& m, Sides& sides) {
   m.collectives.reserve(total_instances);
   m.members.reserve(total_members);
   for (CommId c = 0; c < coll.size(); ++c) {
-    const auto& members = trace.defs.comms[c].members;
+    const auto& members = defs.comms[c].members;
     std::vector<char> member(n, 0);
     std::size_t count = members.empty() ? 0 : static_cast<std::size_t>(-1);
     for (Rank g : members) {
@@ -343,20 +345,39 @@ void match_collectives(const Trace& trace, Matching& m, Sides& sides) {
 
 }  // namespace
 
-Matching Matching::build(const Trace& trace) {
-  Matching m;
-  const std::size_t n = trace.ranks();
-  m.calls.resize(n);
-  m.path_after.resize(n);
+struct MatchWalk::State {
   Sides sides;
-  sides.coll.resize(trace.defs.comms.size());
-  for (auto& c : sides.coll) c.resize(n);
-  reserve_sides(trace, m, sides);
   std::unordered_map<std::uint64_t, PendingRequest> pending;
   std::vector<CallPathId> stack;
-  for (std::size_t r = 0; r < n; ++r) walk_location(trace, r, m, sides, pending, stack);
-  match_messages(m, sides);
-  match_collectives(trace, m, sides);
+};
+
+MatchWalk::MatchWalk(const Definitions& defs, std::size_t ranks, Matching& m)
+    : defs_(defs), ranks_(ranks), m_(m), state_(std::make_unique<State>()) {
+  m.calls.resize(ranks);
+  m.path_after.resize(ranks);
+  state_->sides.coll.resize(defs.comms.size());
+  for (auto& c : state_->sides.coll) c.resize(ranks);
+}
+
+MatchWalk::~MatchWalk() = default;
+
+void MatchWalk::walk(Rank first, std::span<const Location> locations) {
+  reserve_sides(defs_, first, locations, m_, state_->sides);
+  for (std::size_t i = 0; i < locations.size(); ++i)
+    walk_location(defs_, locations[i], static_cast<std::size_t>(first) + i, m_, state_->sides, state_->pending,
+                  state_->stack);
+}
+
+void MatchWalk::match() {
+  match_messages(m_, state_->sides);
+  match_collectives(defs_, ranks_, m_, state_->sides);
+}
+
+Matching Matching::build(const Trace& trace) {
+  Matching m;
+  MatchWalk walk(trace.defs, trace.ranks(), m);
+  walk.walk(0, trace.locations);
+  walk.match();
   return m;
 }
 

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -118,6 +120,30 @@ struct Matching {
   }
   // Bytes held by the matching (for the memory figures of the benchmark).
   std::size_t memory_bytes() const;
+};
+
+// The two halves of Matching::build, open to the replay engine's shards (issue 32), which walk
+// only the locations they own: walk() records each location's calls and call path after every
+// event in m (whose per-location arrays the constructor sizes to `ranks`), adding the call
+// paths it meets to m.paths in first-appearance order, and keeps the locations' sends,
+// receives and collective calls; match() matches what was walked into m's messages and
+// collectives. Matching::build walks every location at once and matches.
+class MatchWalk {
+ public:
+  MatchWalk(const Definitions& defs, std::size_t ranks, Matching& m);
+  ~MatchWalk();
+  MatchWalk(const MatchWalk&) = delete;
+  MatchWalk& operator=(const MatchWalk&) = delete;
+  // Walks `locations`, which are the ranks first, first + 1, …, in that order.
+  void walk(Rank first, std::span<const Location> locations);
+  void match();
+
+ private:
+  struct State;
+  const Definitions& defs_;
+  std::size_t ranks_;
+  Matching& m_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace waitlab::trace

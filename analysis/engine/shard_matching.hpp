@@ -1,0 +1,27 @@
+// waitlab::engine — the matching of a shard (plan §6.4), on any number of processes.
+//
+// Promise: match_shard — called by every process, also those owning no location — walks the
+// shard's owned locations with the serial matcher's own walk (trace::MatchWalk) on a call-path
+// tree of its own, then gives every call path its global id: the trees are gathered to process
+// 0 in process (hence location) order and merged there node by node in first-appearance order,
+// which is exactly the order in which Matching::build's location-major walk meets them (rule
+// D6), and process 0 broadcasts the merged tree with each process's map from local to global
+// ids. Afterwards shard.matching.paths is the global tree (on every process) and the owned
+// locations' calls and path_after carry global ids: the same as Matching::build's on the whole
+// trace, for every partition and every delivery order. Messages and collectives are not
+// matched yet (step 2 of §6.9 continues).
+#pragma once
+
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
+
+namespace waitlab::engine {
+
+void match_shard(Shard& shard, Transport& transport);
+
+// The call-path merge on its own: each process's local tree in, the global tree out on every
+// process, and `local_to_global` (one entry per local node) for this process.
+trace::CallPaths merge_call_paths(const trace::CallPaths& local, Transport& transport,
+                                  std::vector<trace::CallPathId>& local_to_global);
+
+}  // namespace waitlab::engine
