@@ -8,7 +8,7 @@ Shard Shard::of(const trace::Trace& trace, const Partition& partition, int proce
   if (static_cast<std::size_t>(partition.locations()) != trace.ranks())
     throw std::invalid_argument("engine: the partition's locations are not the trace's ranks");
   const LocationRange owned = partition.range(process);
-  Shard s{trace.defs, partition.locations(), owned, {}, {}, trace.attributes, trace.origin,
+  Shard s{trace.defs, partition.locations(), partition, owned, {}, {}, trace.attributes, trace.origin,
           trace.span_begin, trace.span_end, trace.counters, {}};
   s.locations.assign(trace.locations.begin() + owned.first, trace.locations.begin() + owned.last);
   for (const trace::Location& t : trace.threads)

@@ -6,7 +6,8 @@
 // their ranks' further threads (by rank, thread). Shard::of cuts one from a whole Trace; the
 // per-location readers come later (plan §6.7). After match_shard (shard_matching.hpp) its
 // `matching` holds the owned locations' calls and call paths after every event — indexed by
-// global location, empty for the locations it does not own — on the global call-path tree.
+// global location, empty for the locations it does not own — on the global call-path tree, and
+// the messages an owned location sends or receives.
 #pragma once
 
 #include <vector>
@@ -20,6 +21,7 @@ namespace waitlab::engine {
 struct Shard {
   const trace::Definitions& defs;
   Location ranks = 0;  // L, the trace's locations (ranks)
+  Partition partition;  // of all locations over the processes
   LocationRange owned;
   std::vector<trace::Location> locations;  // the owned ranks' MPI threads, from owned.first
   std::vector<trace::Location> threads;    // the owned ranks' further threads, by (rank, thread)

@@ -66,6 +66,11 @@ void match_shard(Shard& shard, Transport& transport) {
   trace::Matching& m = shard.matching;
   trace::MatchWalk walk(shard.defs, static_cast<std::size_t>(shard.ranks), m);
   walk.walk(shard.owned.first, shard.locations);
+  match_messages(shard, transport, walk);
+  trace::Unmatched& u = m.unmatched;
+  for (std::uint64_t* count : {&u.sends, &u.receives, &u.requests, &u.collective_calls, &u.unbalanced_regions,
+                               &u.stray_events})
+    *count = transport.sum(*count);
   std::vector<CallPathId> to_global;
   m.paths = merge_call_paths(m.paths, transport, to_global);
   for (Location l = shard.owned.first; l < shard.owned.last; ++l) {

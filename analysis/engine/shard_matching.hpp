@@ -8,8 +8,9 @@
 // D6), and process 0 broadcasts the merged tree with each process's map from local to global
 // ids. Afterwards shard.matching.paths is the global tree (on every process) and the owned
 // locations' calls and path_after carry global ids: the same as Matching::build's on the whole
-// trace, for every partition and every delivery order. Messages and collectives are not
-// matched yet (step 2 of §6.9 continues).
+// trace, for every partition and every delivery order. Messages (match_messages below) are
+// matched too; collectives not yet (step 2 of §6.9 continues). shard.matching.unmatched holds
+// the global totals (integer sums over the processes) — of all but the collective instances.
 #pragma once
 
 #include "analysis/engine/shard.hpp"
@@ -17,7 +18,19 @@
 
 namespace waitlab::engine {
 
+inline constexpr Channel kMatchingChannel = 0xFE00;
+
 void match_shard(Shard& shard, Transport& transport);
+
+// Point-to-point messages from what `walk` kept of the owned locations' sends and receives (one
+// exchange round, every process): each location sends each peer location, per channel in
+// posting order, its sends to it and its receives from it (no ids travel: the k-th send of a
+// channel matches its k-th receive, as in Matching::build). shard.matching.messages gets every
+// message an owned location sends or receives, in Matching::build's order (by sender,
+// receiver, communicator, tag, posting order); shard.matching.unmatched (still this process's)
+// counts the sends and receives no message took, each once: by the receiver, or by the sender
+// when the destination is no location.
+void match_messages(Shard& shard, Transport& transport, const trace::MatchWalk& walk);
 
 // The call-path merge on its own: each process's local tree in, the global tree out on every
 // process, and `local_to_global` (one entry per local node) for this process.

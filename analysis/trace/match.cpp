@@ -28,21 +28,7 @@ std::string CallPaths::name(CallPathId id, const Definitions& defs) const {
 
 namespace {
 
-// A send or a receive before matching: its channel, its place in posting order, its calls.
-struct Side {
-  Rank src = 0;
-  Rank dst = 0;
-  CommId comm = 0;
-  std::int32_t tag = 0;
-  std::uint32_t order = 0;      // event index of Send/IsendStart, or Recv/IrecvPost
-  std::uint32_t event = 0;      // event index of Send/IsendStart, or Recv/IrecvComplete
-  std::uint32_t call = 0;       // posting call
-  std::uint32_t done_call = 0;  // completing call
-  auto key() const { return std::tie(src, dst, comm, tag, order); }
-  bool same_channel(const Side& o) const {
-    return src == o.src && dst == o.dst && comm == o.comm && tag == o.tag;
-  }
-};
+using Side = MessageSide;
 
 struct PendingRequest {
   std::uint32_t side = 0;  // index into sends (isend) or the post (irecv)
@@ -264,24 +250,9 @@ void match_messages(Matching& m, Sides& sides) {
   std::sort(sends.begin(), sends.end(), by_key);
   std::sort(recvs.begin(), recvs.end(), by_key);
   m.messages.reserve(std::min(sends.size(), recvs.size()));
-  std::size_t i = 0, j = 0;
-  while (i < sends.size() && j < recvs.size()) {
-    const Side& s = sends[i];
-    const Side& rv = recvs[j];
-    if (s.same_channel(rv)) {
-      m.messages.push_back(Message{s.src, s.dst, s.call, s.done_call, rv.call, rv.done_call, s.event, rv.event});
-      ++i;
-      ++j;
-    } else if (std::tie(s.src, s.dst, s.comm, s.tag) < std::tie(rv.src, rv.dst, rv.comm, rv.tag)) {
-      ++m.unmatched.sends;
-      ++i;
-    } else {
-      ++m.unmatched.receives;
-      ++j;
-    }
-  }
-  m.unmatched.sends += sends.size() - i;
-  m.unmatched.receives += recvs.size() - j;
+  pair_sides(sends, recvs, m.unmatched, [&](const Side& s, const Side& rv) {
+    m.messages.push_back(Message{s.src, s.dst, s.call, s.done_call, rv.call, rv.done_call, s.event, rv.event});
+  });
   std::vector<Side>().swap(sends);
   std::vector<Side>().swap(recvs);
 }
@@ -345,6 +316,28 @@ void match_collectives(const Definitions& defs, std::size_t n, Matching& m, Side
 
 }  // namespace
 
+void pair_sides(std::span<const MessageSide> sends, std::span<const MessageSide> recvs, Unmatched& unmatched,
+                const std::function<void(const MessageSide& send, const MessageSide& receive)>& matched) {
+  std::size_t i = 0, j = 0;
+  while (i < sends.size() && j < recvs.size()) {
+    const MessageSide& s = sends[i];
+    const MessageSide& rv = recvs[j];
+    if (s.same_channel(rv)) {
+      matched(s, rv);
+      ++i;
+      ++j;
+    } else if (std::tie(s.src, s.dst, s.comm, s.tag) < std::tie(rv.src, rv.dst, rv.comm, rv.tag)) {
+      ++unmatched.sends;
+      ++i;
+    } else {
+      ++unmatched.receives;
+      ++j;
+    }
+  }
+  unmatched.sends += sends.size() - i;
+  unmatched.receives += recvs.size() - j;
+}
+
 struct MatchWalk::State {
   Sides sides;
   std::unordered_map<std::uint64_t, PendingRequest> pending;
@@ -367,6 +360,9 @@ void MatchWalk::walk(Rank first, std::span<const Location> locations) {
     walk_location(defs_, locations[i], static_cast<std::size_t>(first) + i, m_, state_->sides, state_->pending,
                   state_->stack);
 }
+
+const std::vector<MessageSide>& MatchWalk::sends() const { return state_->sides.sends; }
+const std::vector<MessageSide>& MatchWalk::receives() const { return state_->sides.recvs; }
 
 void MatchWalk::match() {
   match_messages(m_, state_->sides);

@@ -19,9 +19,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -122,6 +124,28 @@ struct Matching {
   std::size_t memory_bytes() const;
 };
 
+// A send or a receive before matching: its channel, its place in posting order, its calls.
+struct MessageSide {
+  Rank src = 0;
+  Rank dst = 0;
+  CommId comm = 0;
+  std::int32_t tag = 0;
+  std::uint32_t order = 0;      // event index of Send/IsendStart, or Recv/IrecvPost
+  std::uint32_t event = 0;      // event index of Send/IsendStart, or Recv/IrecvComplete
+  std::uint32_t call = 0;       // posting call
+  std::uint32_t done_call = 0;  // completing call (kNoCallPath: an isend never completed)
+  auto key() const { return std::tie(src, dst, comm, tag, order); }
+  bool same_channel(const MessageSide& o) const {
+    return src == o.src && dst == o.dst && comm == o.comm && tag == o.tag;
+  }
+};
+
+// Point-to-point matching over sends and receives each sorted by key(): the k-th send on a
+// channel matches the k-th receive posted on it (`matched` gets each pair, in key order); the
+// excess on either side is counted in `unmatched`.
+void pair_sides(std::span<const MessageSide> sends, std::span<const MessageSide> recvs, Unmatched& unmatched,
+                const std::function<void(const MessageSide& send, const MessageSide& receive)>& matched);
+
 // The two halves of Matching::build, open to the replay engine's shards (issue 32), which walk
 // only the locations they own: walk() records each location's calls and call path after every
 // event in m (whose per-location arrays the constructor sizes to `ranks`), adding the call
@@ -136,6 +160,10 @@ class MatchWalk {
   MatchWalk& operator=(const MatchWalk&) = delete;
   // Walks `locations`, which are the ranks first, first + 1, …, in that order.
   void walk(Rank first, std::span<const Location> locations);
+  // What the walk kept of the walked locations' sends (never-completed isends included) and
+  // receives, in walk order (until match()).
+  const std::vector<MessageSide>& sends() const;
+  const std::vector<MessageSide>& receives() const;
   void match();
 
  private:
