@@ -55,6 +55,16 @@ TEST(Registry, SelectionAddsTheNeedsAndKeepsTheRegistrysOrder) {
   EXPECT_THROW((void)select_analyses({"waitstate,,delay"}), std::invalid_argument);
 }
 
+// run_analyses runs what a selected analysis needs even when the caller did not name it.
+TEST(Registry, RunningAnAnalysisRunsWhatItNeeds) {
+  trace::Trace t;  // an empty trace: every analysis runs on it
+  const AnalysisRun r = run_analyses(t, {"delay"});
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"waitstate", "delay"}));
+  EXPECT_TRUE(r.has("waitstate") && r.has("delay"));
+  EXPECT_FALSE(r.has("critpath"));
+  EXPECT_THROW((void)run_analyses(t, {"nope"}), std::invalid_argument);
+}
+
 // docs/analyses.md has one section per analysis, "## Title (`name`)", in the registry's order,
 // and its Tables section names every table the report shows.
 TEST(Docs, AnalysesAreTheRegistrysInItsOrder) {
