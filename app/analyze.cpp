@@ -42,7 +42,7 @@ AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
                             std::optional<minprofile::Result> online, const analysis::TimeResolvedInput& tri) {
   output::Values options;
   options.set("waitstate", sel.waitstate_options);
-  if (online) options.set("minprofile", std::move(*online));
+  if (online) options.set("minprofile", minprofile::Shared(std::make_shared<minprofile::Result>(std::move(*online))));
   options.set("timeresolved", tri);
   AnalysisReport r;
   static_cast<analysis::AnalysisRun&>(r) = analysis::run_analyses(t, sel.names, std::move(options));

@@ -272,7 +272,7 @@ ValidateResult validate(const ValidateArgs& args, std::ostream& out) {
     write_analysis_tables(dir.string(), report);
 
     const auto& w = *report.result<analysis::WaitStateResult>("waitstate");
-    const auto& m = *report.result<minprofile::Result>("minprofile");
+    const auto& m = **report.result<minprofile::Shared>("minprofile");
     res.percentile = m.percentile;
     // Truth per (call path, pattern), subsets of Late Sender counted once (in late_sender).
     std::map<std::pair<std::string, std::string>, double> truth;

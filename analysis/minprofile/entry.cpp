@@ -3,12 +3,13 @@
 // minprofile.json, the terminal's lines and the report's table.
 //
 // Its option is the simulator's own estimate of the run (sim::RunOptions::minprofile, fed
-// online during the simulation with what a PMPI profiler sees): given, it is the result, equal
-// to the estimate from the trace (tests/sim/test_minprofile_online.cpp); else the estimate is
-// computed from the trace.
+// online during the simulation with what a PMPI profiler sees): given, it is the result (shared,
+// not copied), equal to the estimate from the trace (tests/sim/test_minprofile_online.cpp); else
+// the estimate is computed from the trace. The result's type: minprofile::Shared.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "analysis/minprofile/estimator.hpp"
@@ -23,12 +24,12 @@ using output::Json;
 
 Json summary(const output::Context&, const std::any& result) {
   // The call paths of minprofile.json, without its header.
-  const auto full = Json::parse(minprofile::to_json(std::any_cast<const minprofile::Result&>(result), ""));
+  const auto full = Json::parse(minprofile::to_json(*std::any_cast<const minprofile::Shared&>(result), ""));
   return {{"variants", full["variants"]}, {"call_paths", full["call_paths"]}};
 }
 
 std::vector<std::string> write(const std::string& dir, const output::Context&, const std::any* result) {
-  const auto* m = result ? &std::any_cast<const minprofile::Result&>(*result) : nullptr;
+  const auto* m = result ? std::any_cast<const minprofile::Shared&>(*result).get() : nullptr;
   const std::string csv = m ? minprofile::to_csv(*m) : "";
   const std::string json = m ? minprofile::to_json(*m, "waitlab") : "";
   std::vector<std::string> written;
@@ -38,7 +39,7 @@ std::vector<std::string> write(const std::string& dir, const output::Context&, c
 }
 
 void print(const output::Context&, const std::any& result, std::ostream& out) {
-  const auto& m = std::any_cast<const minprofile::Result&>(result);
+  const auto& m = *std::any_cast<const minprofile::Shared&>(result);
   const auto pct = [](double f) { return fmt::format("{:.2f} %", 100 * f); };
   auto totals = m.totals();
   std::stable_sort(totals.begin(), totals.end(), [](const auto& a, const auto& b) { return a.waiting[0] > b.waiting[0]; });
@@ -65,8 +66,8 @@ const output::Entry& minprofile_entry() {
         "minprofile.json). In `run` it is fed online during the simulation with what a PMPI profiler sees; in "
         "`analyze` it runs on the trace.";
     e.run = [](const output::Context& c) -> std::any {
-      if (const auto* online = c.options.get<minprofile::Result>("minprofile")) return *online;
-      return minprofile_estimate(c.trace, c.matching);
+      if (const auto* online = c.options.get<minprofile::Shared>("minprofile")) return *online;
+      return minprofile::Shared(std::make_shared<minprofile::Result>(minprofile_estimate(c.trace, c.matching)));
     };
     e.summary = summary;
     e.write = write;

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -203,6 +204,8 @@ struct Result {
   // Σ waiting / (ranks × wall_time): the paper's wait ratio of a call path.
   double ratio(const Total& t, Variant v) const;
 };
+// A result held once and shared (the registry's minprofile result, analysis/minprofile/entry.cpp).
+using Shared = std::shared_ptr<const Result>;
 
 // Estimates from the profiles of all ranks (index = rank); `path_names[id]` names the
 // callers' call-path ids. Merges minima and histograms in memory.

@@ -32,20 +32,20 @@ class Values {
  public:
   template <class T>
   const T* get(std::string_view name) const {
-    const auto it = values_.find(std::string(name));
+    const auto it = values_.find(name);
     return it == values_.end() ? nullptr : std::any_cast<T>(&it->second);
   }
   template <class T>
   T* get(std::string_view name) {
-    const auto it = values_.find(std::string(name));
+    const auto it = values_.find(name);
     return it == values_.end() ? nullptr : std::any_cast<T>(&it->second);
   }
   const std::any* find(std::string_view name) const {
-    const auto it = values_.find(std::string(name));
+    const auto it = values_.find(name);
     return it == values_.end() ? nullptr : &it->second;
   }
-  void set(std::string_view name, std::any value) { values_[std::string(name)] = std::move(value); }
-  bool has(std::string_view name) const { return values_.count(std::string(name)) > 0; }
+  void set(std::string_view name, std::any value) { values_.insert_or_assign(std::string(name), std::move(value)); }
+  bool has(std::string_view name) const { return values_.find(name) != values_.end(); }
 
  private:
   std::map<std::string, std::any, std::less<>> values_;
@@ -58,9 +58,10 @@ struct Context {
   const std::vector<std::string>& path_names;  // "main/compute/MPI_Recv" per call path id
   const Values& options;                       // by analysis name; an analysis without any runs with its defaults
   const Values& results;                       // of the analyses that ran before, by name
-  // The option of analysis `name`, or `fallback` when none was given.
+  // The option of analysis `name`, or `fallback` when none was given (a copy: the fallback
+  // is often a temporary).
   template <class T>
-  const T& option(std::string_view name, const T& fallback) const {
+  T option(std::string_view name, const T& fallback) const {
     const T* o = options.template get<T>(name);
     return o != nullptr ? *o : fallback;
   }

@@ -98,8 +98,14 @@ output::Context AnalysisRun::context(const trace::Trace& trace) const {
 AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::string>& selected, output::Values options) {
   AnalysisRun r;
   r.options = std::move(options);
+  std::vector<std::string> chosen;  // the selected and what they need
+  for (const auto& name : selected) {
+    const auto* e = find_analysis(name);
+    if (e == nullptr) throw std::invalid_argument("unknown analysis '" + name + "'");
+    choose(*e, chosen);
+  }
   for (const auto* e : analyses())
-    if (std::find(selected.begin(), selected.end(), e->name) != selected.end()) r.ran.push_back(e);
+    if (std::find(chosen.begin(), chosen.end(), e->name) != chosen.end()) r.ran.push_back(e);
   if (r.ran.empty()) return r;
   for (const auto* e : r.ran)
     if (e->check) e->check(trace, r.options);

@@ -44,7 +44,8 @@ struct AnalysisRun {
   output::Context context(const trace::Trace& trace) const;
 };
 
-// `selected`: names as select_analyses() returns them (needs included, registry order).
+// `selected`: analysis names (what they need runs too, whatever the order given; an unknown
+// name is std::invalid_argument).
 // `options`: by analysis name (e.g. "waitstate" → WaitStateOptions); the rest run with defaults.
 AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::string>& selected,
                          output::Values options = {});

@@ -54,7 +54,7 @@ void check_window_count(const trace::Trace& t, const TimeResolvedInput& tri) {
 namespace {
 
 std::any run(const output::Context& c) {
-  const auto& input = c.option<TimeResolvedInput>("timeresolved", {});
+  const TimeResolvedInput input = c.option<TimeResolvedInput>("timeresolved", {});
   TimeResolvedRun r;
   IdealReference ref;
   std::string why;

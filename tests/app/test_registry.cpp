@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/registry/registry.hpp"
+#include "analysis/timeresolved/output.hpp"
 
 namespace waitlab::analysis {
 namespace {
@@ -53,6 +54,27 @@ TEST(Registry, SelectionAddsTheNeedsAndKeepsTheRegistrysOrder) {
               "idlewave, timeresolved, all)");
   }
   EXPECT_THROW((void)select_analyses({"waitstate,,delay"}), std::invalid_argument);
+}
+
+// run_analyses runs what a selected analysis needs even when the caller did not name it.
+TEST(Registry, RunningAnAnalysisRunsWhatItNeeds) {
+  trace::Trace t;  // an empty trace: every analysis runs on it
+  const AnalysisRun r = run_analyses(t, {"delay"});
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"waitstate", "delay"}));
+  EXPECT_TRUE(r.has("waitstate") && r.has("delay"));
+  EXPECT_FALSE(r.has("critpath"));
+  EXPECT_THROW((void)run_analyses(t, {"nope"}), std::invalid_argument);
+}
+
+// Without options every analysis runs with its defaults (the time-resolved analysis: 50 equal
+// windows, a Lamport replay, waitlab's conventions).
+TEST(Registry, AnAnalysisWithoutOptionsRunsWithItsDefaults) {
+  trace::Trace t;
+  const AnalysisRun r = run_analyses(t, {"timeresolved"});
+  const auto* tr = r.results.get<TimeResolvedRun>("timeresolved");
+  ASSERT_NE(tr, nullptr);
+  EXPECT_EQ(tr->result.windows.size(), 50u);
+  EXPECT_EQ(tr->note, "");
 }
 
 // docs/analyses.md has one section per analysis, "## Title (`name`)", in the registry's order,
