@@ -67,6 +67,7 @@ void match_shard(Shard& shard, Transport& transport) {
   trace::MatchWalk walk(shard.defs, static_cast<std::size_t>(shard.ranks), m);
   walk.walk(shard.owned.first, shard.locations);
   match_messages(shard, transport, walk);
+  match_collectives(shard, transport, walk);
   trace::Unmatched& u = m.unmatched;
   for (std::uint64_t* count : {&u.sends, &u.receives, &u.requests, &u.collective_calls, &u.unbalanced_regions,
                                &u.stray_events})

@@ -9,8 +9,8 @@
 // ids. Afterwards shard.matching.paths is the global tree (on every process) and the owned
 // locations' calls and path_after carry global ids: the same as Matching::build's on the whole
 // trace, for every partition and every delivery order. Messages (match_messages below) are
-// matched too; collectives not yet (step 2 of §6.9 continues). shard.matching.unmatched holds
-// the global totals (integer sums over the processes) — of all but the collective instances.
+// matched too, and collectives (match_collectives below). shard.matching.unmatched holds the
+// global totals (integer sums over the processes).
 #pragma once
 
 #include "analysis/engine/shard.hpp"
@@ -31,6 +31,18 @@ void match_shard(Shard& shard, Transport& transport);
 // counts the sends and receives no message took, each once: by the receiver, or by the sender
 // when the destination is no location.
 void match_messages(Shard& shard, Transport& transport, const trace::MatchWalk& walk);
+
+// Collective instances from what `walk` kept of the owned locations' collective calls: the k-th
+// call of every member of a communicator forms instance k, for k below the fewest calls of any
+// member, and only if the members' operations agree (what Matching::build does; the counts and the
+// agreement are combined over the processes exactly: minima and maxima of integers).
+// shard.matching.collectives holds every instance of the trace in Matching::build's order (by
+// communicator, then sequence number) with its operation and root — on every process — and
+// shard.matching.members, for each, only the members this shard owns, in communicator order
+// (inst.first, inst.count index them: count is the owned members', not the communicator's size).
+// shard.matching.unmatched (still this process's) counts each owned rank's calls no instance
+// took, and each disagreeing instance's calls once (on process 0).
+void match_collectives(Shard& shard, Transport& transport, const trace::MatchWalk& walk);
 
 // The call-path merge on its own: each process's local tree in, the global tree out on every
 // process, and `local_to_global` (one entry per local node) for this process.

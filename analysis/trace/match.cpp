@@ -37,21 +37,11 @@ struct PendingRequest {
   bool is_send = false;
 };
 
-struct RankColl {
-  std::uint32_t call;
-  MpiOp op;
-  Rank root;
-  Time begin;
-  Time end;
-  std::uint32_t begin_event;
-  std::uint32_t end_event;
-};
-
 // What the walk over the locations collects before matching: every send and receive, and per
 // communicator, per global rank, the collective calls in order.
 struct Sides {
   std::vector<Side> sends, recvs;
-  std::vector<std::vector<std::vector<RankColl>>> coll;
+  std::vector<std::vector<std::vector<CollectiveCall>>> coll;
 };
 
 // Every array at its final size from the start (a count per location first): a vector grown by
@@ -291,7 +281,7 @@ void match_collectives(const Definitions& defs, std::size_t n, Matching& m, Side
       }
     }
     for (std::size_t k = 0; k < count; ++k) {
-      const RankColl& first = coll[c][members[0]][k];
+      const CollectiveCall& first = coll[c][members[0]][k];
       bool agree = true;
       for (Rank g : members) agree = agree && coll[c][g][k].op == first.op;
       if (!agree) {
@@ -305,12 +295,12 @@ void match_collectives(const Definitions& defs, std::size_t n, Matching& m, Side
       inst.first = static_cast<std::uint32_t>(m.members.size());
       inst.count = static_cast<std::uint32_t>(members.size());
       for (Rank g : members) {
-        const RankColl& rc = coll[c][g][k];
+        const CollectiveCall& rc = coll[c][g][k];
         m.members.push_back(CollMember{g, rc.call, rc.begin, rc.end, rc.begin_event, rc.end_event});
       }
       m.collectives.push_back(inst);
     }
-    std::vector<std::vector<RankColl>>().swap(coll[c]);
+    std::vector<std::vector<CollectiveCall>>().swap(coll[c]);
   }
 }
 
@@ -363,6 +353,9 @@ void MatchWalk::walk(Rank first, std::span<const Location> locations) {
 
 const std::vector<MessageSide>& MatchWalk::sends() const { return state_->sides.sends; }
 const std::vector<MessageSide>& MatchWalk::receives() const { return state_->sides.recvs; }
+const std::vector<std::vector<std::vector<CollectiveCall>>>& MatchWalk::collective_calls() const {
+  return state_->sides.coll;
+}
 
 void MatchWalk::match() {
   match_messages(m_, state_->sides);

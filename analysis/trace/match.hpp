@@ -140,6 +140,17 @@ struct MessageSide {
   }
 };
 
+// A collective call (or MPI_Init/MPI_Finalize) of one rank before matching.
+struct CollectiveCall {
+  std::uint32_t call = 0;  // index into Matching::calls[rank]
+  MpiOp op = MpiOp::None;
+  Rank root = kNoRank;  // as the rank's CollEnd names it
+  Time begin = 0;
+  Time end = 0;
+  std::uint32_t begin_event = 0;
+  std::uint32_t end_event = 0;
+};
+
 // Point-to-point matching over sends and receives each sorted by key(): the k-th send on a
 // channel matches the k-th receive posted on it (`matched` gets each pair, in key order); the
 // excess on either side is counted in `unmatched`.
@@ -164,6 +175,9 @@ class MatchWalk {
   // receives, in walk order (until match()).
   const std::vector<MessageSide>& sends() const;
   const std::vector<MessageSide>& receives() const;
+  // The walked locations' collective calls, per communicator, per rank, in program order
+  // (until match()).
+  const std::vector<std::vector<std::vector<CollectiveCall>>>& collective_calls() const;
   void match();
 
  private:

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <span>
 #include <tuple>
 
+#include "analysis/engine/fold.hpp"
+#include "analysis/engine/serial_transport.hpp"
 #include "analysis/trace/cells.hpp"
+#include "analysis/waitstate/partners.hpp"
 
 namespace waitlab::analysis {
 
@@ -84,29 +88,35 @@ double WaitStateResult::ratio(Pattern p) const {
 
 namespace {
 
-// Point-to-point: one Late Sender and one Late Receiver candidate per message, in program order
-// per rank; within a call the largest first, Late Sender before Late Receiver on ties, and among
-// equal waits the message completed first (Scalasca's choice in an MPI_Waitall; the sort is
-// total, so the blamed rank never depends on the sort's luck).
-std::vector<P2P> p2p_candidates(const trace::Trace& tr, const Matching& m) {
+// Point-to-point: one Late Sender candidate per message on its receiver and one Late Receiver
+// candidate on its sender (for the ranks the shard owns; the partner's times come with `times`), in
+// program order per rank; within a call the largest first, Late Sender before Late Receiver on ties,
+// and among equal waits the message completed first (Scalasca's choice in an MPI_Waitall; the sort
+// is total, so the blamed rank never depends on the sort's luck).
+std::vector<P2P> p2p_candidates(const engine::Shard& shard, const Matching& m, const std::vector<MessageTimes>& times) {
+  const auto enter = [&](Rank r, std::uint32_t call) { return shard.time(r, m.calls[r][call].enter); };
+  const auto leave = [&](Rank r, std::uint32_t call) { return shard.time(r, m.calls[r][call].leave); };
   std::vector<P2P> p2p;
   p2p.reserve(m.messages.size() * 2);
-  for (const auto& msg : m.messages) {
-    const Time send_enter = m.enter(tr, msg.sender, msg.send_call);
-    const Time recv_enter = m.enter(tr, msg.receiver, msg.recv_done_call);
-    const Time recv_leave = m.leave(tr, msg.receiver, msg.recv_done_call);
-    const double ls = std::max(0.0, std::min(send_enter, recv_leave) - recv_enter);
-    // The wrong-order test compares the send events' times, not the send calls' Enters
-    // (Scalasca's MPI_LATESENDER_WO: they differ when a call's Enter and its send event do).
-    const Time send_event = tr.locations[msg.sender].events[msg.send_event].time;
-    p2p.push_back(
-        P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, send_event, msg.sender, true, msg.recv_event});
-    const Time done_enter = m.enter(tr, msg.sender, msg.send_done_call);
-    const Time done_leave = m.leave(tr, msg.sender, msg.send_done_call);
-    const Time post_enter = m.enter(tr, msg.receiver, msg.recv_post_call);
-    const double lr = done_leave > post_enter ? std::max(0.0, post_enter - done_enter) : 0.0;
-    p2p.push_back(
-        P2P{msg.sender, msg.send_done_call, lr, msg.receiver, msg.recv_post_call, 0, msg.sender, false, msg.send_event});
+  for (std::size_t i = 0; i < m.messages.size(); ++i) {
+    const trace::Message& msg = m.messages[i];
+    if (shard.owned.holds(msg.receiver)) {
+      const Time recv_enter = enter(msg.receiver, msg.recv_done_call);
+      const Time recv_leave = leave(msg.receiver, msg.recv_done_call);
+      const double ls = std::max(0.0, std::min(times[i].send_enter, recv_leave) - recv_enter);
+      // The wrong-order test compares the send events' times, not the send calls' Enters
+      // (Scalasca's MPI_LATESENDER_WO: they differ when a call's Enter and its send event do).
+      p2p.push_back(P2P{msg.receiver, msg.recv_done_call, ls, msg.sender, msg.send_call, times[i].send_event,
+                        msg.sender, true, msg.recv_event});
+    }
+    if (shard.owned.holds(msg.sender)) {
+      const Time done_enter = enter(msg.sender, msg.send_done_call);
+      const Time done_leave = leave(msg.sender, msg.send_done_call);
+      const Time post_enter = times[i].post_enter;
+      const double lr = done_leave > post_enter ? std::max(0.0, post_enter - done_enter) : 0.0;
+      p2p.push_back(
+          P2P{msg.sender, msg.send_done_call, lr, msg.receiver, msg.recv_post_call, 0, msg.sender, false, msg.send_event});
+    }
   }
   std::sort(p2p.begin(), p2p.end(), [](const P2P& a, const P2P& b) {
     return std::tie(a.rank, a.call, b.seconds, b.late_sender, a.order) <
@@ -163,32 +173,25 @@ void point_to_point_waits(const std::vector<P2P>& p2p, std::vector<WaitState>& o
   }
 }
 
-// The wait states of collectives, MPI_Init and MPI_Finalize (into out).
-void collective_waits(const Matching& m, const WaitStateOptions& options, std::vector<WaitState>& out) {
+// The wait states of collectives, MPI_Init and MPI_Finalize of the owned members (into out), each
+// from what its instance's members combined (`sums`).
+void collective_waits(const engine::Shard& shard, const Matching& m, const CollectiveSummaries& sums,
+                      const WaitStateOptions& options, std::vector<WaitState>& out) {
+  const CommPositions positions(shard);
   const auto add = [&](const trace::CollMember& me, Pattern p, double v, Rank cause_rank, std::uint32_t cause_call) {
     if (v > kTimeResolution) out.push_back(WaitState{me.rank, me.call, p, v, cause_rank, cause_call});
   };
-  for (const auto& inst : m.collectives) {
-    const trace::CollMember* mem = m.members.data() + inst.first;
-    const std::uint32_t n = inst.count;
-    if (n == 0) continue;
-    std::uint32_t last_in = 0;  // the member that began last (first such in communicator order)
-    Time min_end = std::numeric_limits<Time>::infinity();
-    for (std::uint32_t k = 0; k < n; ++k) {
-      if (mem[k].begin > mem[last_in].begin) last_in = k;
-      min_end = std::min(min_end, mem[k].end);
-    }
-    const Time max_begin = mem[last_in].begin;
+  for (std::size_t k = 0; k < m.collectives.size(); ++k) {
+    const trace::CollInstance& inst = m.collectives[k];
+    const CollectiveSummary& sum = sums.of[k];
+    const std::span<const trace::CollMember> mine(m.members.data() + inst.first, inst.count);
+    const MemberMark& last_in = sum.latest;  // the member that began last (first such in communicator order)
     const auto barrier_like = [&](Pattern wait, Pattern completion, bool with_completion) {
-      for (std::uint32_t k = 0; k < n; ++k) {
-        add(mem[k], wait, std::min(max_begin, mem[k].end) - mem[k].begin, mem[last_in].rank, mem[last_in].call);
-        if (with_completion)
-          add(mem[k], completion, mem[k].end - std::max(min_end, max_begin), trace::kNoRank, 0);
+      for (const trace::CollMember& me : mine) {
+        add(me, wait, std::min(last_in.begin, me.end) - me.begin, last_in.rank, last_in.call);
+        if (with_completion) add(me, completion, me.end - std::max(sum.min_end, last_in.begin), trace::kNoRank, 0);
       }
     };
-    std::uint32_t root = n;
-    for (std::uint32_t k = 0; k < n; ++k)
-      if (mem[k].rank == inst.root) root = k;
     switch (trace::base_collective(inst.op)) {
       case MpiOp::Init:
         barrier_like(Pattern::WaitAtInit, Pattern::WaitAtInit, false);
@@ -201,29 +204,30 @@ void collective_waits(const Matching& m, const WaitStateOptions& options, std::v
         break;
       case MpiOp::Bcast:
       case MpiOp::Scatter:
-        if (root == n) break;
-        for (std::uint32_t k = 0; k < n; ++k)
-          if (k != root)
-            add(mem[k], Pattern::LateBroadcast, std::min(mem[root].begin, mem[k].end) - mem[k].begin,
-                mem[root].rank, mem[root].call);
+        if (!sum.root.found()) break;
+        for (const trace::CollMember& me : mine)
+          if (me.rank != inst.root)
+            add(me, Pattern::LateBroadcast, std::min(sum.root.begin, me.end) - me.begin, sum.root.rank, sum.root.call);
         break;
       case MpiOp::Reduce:
       case MpiOp::Gather: {
-        if (root == n || n < 2) break;
-        std::uint32_t latest = root == 0 ? 1 : 0;
-        for (std::uint32_t k = 0; k < n; ++k)
-          if (k != root && mem[k].begin > mem[latest].begin) latest = k;
-        add(mem[root], Pattern::EarlyReduce, std::min(mem[latest].begin, mem[root].end) - mem[root].begin,
-            mem[latest].rank, mem[latest].call);
+        if (!sum.root.found() || !sum.latest_nonroot.found()) break;
+        for (const trace::CollMember& me : mine)
+          if (me.rank == inst.root)
+            add(me, Pattern::EarlyReduce, std::min(sum.latest_nonroot.begin, me.end) - me.begin,
+                sum.latest_nonroot.rank, sum.latest_nonroot.call);
         break;
       }
       case MpiOp::Scan:
       case MpiOp::Exscan: {
-        std::uint32_t latest = 0;
-        for (std::uint32_t k = 0; k < n; ++k) {
-          if (mem[k].begin > mem[latest].begin) latest = k;
-          add(mem[k], Pattern::EarlyScan, std::min(mem[latest].begin, mem[k].end) - mem[k].begin,
-              mem[latest].rank, mem[latest].call);
+        const MemberMark* all = sums.scan_members.data() + sums.scan_first[k];
+        MemberMark latest;
+        std::uint32_t next = 0;
+        for (const trace::CollMember& me : mine) {
+          // the last to begin up to me, first such in communicator order (mine are in that order)
+          for (const std::uint32_t at = positions.of(inst.comm, me.rank); next <= at; ++next)
+            latest = later_begin(latest, all[next]);
+          add(me, Pattern::EarlyScan, std::min(latest.begin, me.end) - me.begin, latest.rank, latest.call);
         }
         break;
       }
@@ -234,9 +238,20 @@ void collective_waits(const Matching& m, const WaitStateOptions& options, std::v
   }
 }
 
+// The totals of the patterns, folded in rank order (rule D3a: the serial bits on any number of
+// processes).
+struct Totals {
+  std::array<double, kPatternCount> total{};
+  std::array<std::uint64_t, kPatternCount> count{};
+  std::array<double, kPatternCount> max{};
+  double total_waiting = 0;
+};
+
 // The instances sorted by (rank, call, pattern) with each rank's first, the wrong-order subset
-// booked besides them, the table per (pattern, call path, rank) and the totals.
-void tabulate(const Matching& m, const std::vector<std::pair<std::size_t, Pattern>>& rebooked, WaitStateResult& res) {
+// booked besides them, the table per (pattern, call path, rank) of the owned ranks and the totals
+// over all ranks.
+void tabulate(const engine::Shard& shard, const Matching& m, const std::vector<std::pair<std::size_t, Pattern>>& rebooked,
+              engine::Transport& transport, WaitStateResult& res) {
   auto& out = res.instances;
   // Re-book wrong-order instances: they stay Late Sender instances (the subset is listed in
   // the table), so remember them as extra rows.
@@ -253,38 +268,71 @@ void tabulate(const Matching& m, const std::vector<std::pair<std::size_t, Patter
   for (const auto& x : out) ++res.rank_first[static_cast<std::size_t>(x.rank) + 1];
   for (std::size_t r = 0; r < res.ranks; ++r) res.rank_first[r + 1] += res.rank_first[r];
 
-  // The table and the totals.
   trace::CellTable<std::pair<double, std::uint64_t>> table;
-  const auto book = [&](const WaitState& w) {
-    auto& e = table.at(static_cast<std::uint8_t>(w.pattern), m.calls[w.rank][w.call].path, w.rank);
-    e.first += w.seconds;
-    ++e.second;
-    const auto p = static_cast<std::size_t>(w.pattern);
-    res.total[p] += w.seconds;
-    ++res.count[p];
-    res.max[p] = std::max(res.max[p], w.seconds);
-    if (!is_subset_pattern(w.pattern)) res.total_waiting += w.seconds;
-  };
-  for (const auto& w : out) book(w);
-  for (const auto& w : subset) book(w);
+  for (const auto* rows : {&out, &subset})
+    for (const WaitState& w : *rows) {
+      auto& e = table.at(static_cast<std::uint8_t>(w.pattern), m.calls[w.rank][w.call].path, w.rank);
+      e.first += w.seconds;
+      ++e.second;
+    }
   res.table.reserve(table.size());
   for (const auto& [cell, v] : table.sorted())
     res.table.push_back(WaitEntry{static_cast<Pattern>(cell.kind), cell.path, cell.rank, v.first, v.second});
+
+  // Per pattern the rows come from one list only (the subsets are never instances), each in rank
+  // order: so rank by rank, the instances then the subset rows continue the serial fold.
+  const auto book = [](const WaitState& w, Totals& t) {
+    const auto p = static_cast<std::size_t>(w.pattern);
+    t.total[p] += w.seconds;
+    ++t.count[p];
+    t.max[p] = std::max(t.max[p], w.seconds);
+    if (!is_subset_pattern(w.pattern)) t.total_waiting += w.seconds;
+  };
+  std::size_t next_subset = 0;
+  const Totals totals = engine::chained_fold(transport, shard.owned, Totals{}, [&](engine::Location l, Totals& t) {
+    const auto r = static_cast<std::size_t>(l);
+    for (std::size_t i = res.rank_first[r]; i < res.rank_first[r + 1]; ++i) book(out[i], t);
+    for (; next_subset < subset.size() && subset[next_subset].rank == l; ++next_subset) book(subset[next_subset], t);
+  });
+  res.total = totals.total;
+  res.count = totals.count;
+  res.max = totals.max;
+  res.total_waiting = totals.total_waiting;
   const double denom = res.wall_time * static_cast<double>(res.ranks);
   res.wait_ratio = denom > 0 ? res.total_waiting / denom : 0.0;
 }
 
+// The time from the earliest to the latest event of any rank.
+double wall_time(const engine::Shard& shard, engine::Transport& transport) {
+  Time begin = std::numeric_limits<Time>::infinity(), end = -std::numeric_limits<Time>::infinity();
+  for (const trace::Location& l : shard.locations)
+    if (!l.events.empty()) {
+      begin = std::min(begin, l.events.front().time);
+      end = std::max(end, l.events.back().time);
+    }
+  begin = transport.min(begin);
+  end = transport.max(end);
+  return (end == -std::numeric_limits<Time>::infinity() ? 0 : end) -
+         (begin == std::numeric_limits<Time>::infinity() ? 0 : begin);
+}
+
 }  // namespace
 
-WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const WaitStateOptions& options) {
+WaitStateResult wait_states(const engine::Shard& shard, const Matching& m, engine::Transport& transport,
+                            const WaitStateOptions& options) {
   WaitStateResult res;
-  res.ranks = tr.ranks();
-  res.wall_time = tr.end_time() - tr.begin_time();
+  res.ranks = static_cast<std::size_t>(shard.ranks);
+  res.wall_time = wall_time(shard, transport);
   std::vector<std::pair<std::size_t, Pattern>> rebooked;  // instance index -> subset pattern
-  point_to_point_waits(p2p_candidates(tr, m), res.instances, rebooked);
-  collective_waits(m, options, res.instances);
-  tabulate(m, rebooked, res);
+  point_to_point_waits(p2p_candidates(shard, m, partner_times(shard, m, transport)), res.instances, rebooked);
+  collective_waits(shard, m, collective_summaries(shard, m, transport), options, res.instances);
+  tabulate(shard, m, rebooked, transport, res);
   return res;
+}
+
+WaitStateResult wait_states(const trace::Trace& tr, const Matching& m, const WaitStateOptions& options) {
+  engine::SerialTransport serial;
+  return wait_states(engine::Shard::whole(tr), m, serial, options);
 }
 
 }  // namespace waitlab::analysis

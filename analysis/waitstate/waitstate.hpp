@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
 
@@ -103,7 +105,18 @@ struct WaitStateOptions {
   bool alltoallv_nxn = false;
 };
 
+// The wait states of a trace: the replay engine's run below with one process holding every rank.
 WaitStateResult wait_states(const trace::Trace& trace, const trace::Matching& matching,
+                            const WaitStateOptions& options = {});
+
+// The replay engine's run (issue 32), called by every process with its shard and the shard's
+// matching (engine::match_shard): a forward exchange carries each message's partner times to the
+// side that waits (partners.hpp), collective instances combine their members' begins and ends
+// exactly, and every owned rank's instances are found locally by the rules above. The result holds
+// the owned ranks' instances (rank_first spans every rank; the others' ranges are empty) and their
+// table rows; wall_time, the totals, counts, maxima and ratios are those of the whole trace, the
+// serial bits for any number of processes (folded in rank order).
+WaitStateResult wait_states(const engine::Shard& shard, const trace::Matching& matching, engine::Transport& transport,
                             const WaitStateOptions& options = {});
 
 }  // namespace waitlab::analysis

@@ -2,7 +2,8 @@
 // delivery order, each shard's owned locations carry the same calls and call paths after every
 // event — with the same global call-path ids and names — as Matching::build on the whole trace,
 // each shard has the messages its locations send or receive in the serial order, and the
-// unmatched totals (but the collective instances') are the serial ones,
+// unmatched totals are the serial ones, each shard has every collective instance with the members
+// it owns,
 // for random traces (nested user regions, point-to-point and collective calls, regions and MPI
 // calls left open) and for the Score-P test traces. And Shard::of: the owned locations, their
 // threads and the global parts.
@@ -18,100 +19,10 @@
 #include "analysis/engine/shard_matching.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "processes.hpp"
+#include "random_trace.hpp"
 
 namespace waitlab::engine {
 namespace {
-
-using trace::EventKind;
-using trace::make_event;
-using trace::MpiOp;
-
-// One MPI call of `op` at time t: its Enter, the events inside, its Leave.
-void mpi_call(trace::Trace& tr, trace::Location& loc, double& t, MpiOp op, const std::vector<trace::Event>& inside) {
-  const trace::RegionId region = tr.defs.mpi_region(op);
-  loc.events.push_back(make_event(t += 1, EventKind::Enter, MpiOp::None, region));
-  for (trace::Event e : inside) {
-    e.time = t += 1;
-    loc.events.push_back(e);
-  }
-  loc.events.push_back(make_event(t += 1, EventKind::Leave, MpiOp::None, region));
-}
-
-// A trace of `locations` ranks whose regions, calls and messages come from `seed`: each
-// location meets the regions in its own order, so the call-path ids depend on location order.
-trace::Trace random_trace(trace::Rank locations, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-  trace::Trace tr;
-  std::vector<trace::Rank> world;
-  for (trace::Rank r = 0; r < locations; ++r) world.push_back(r);
-  tr.defs.comms = {{"MPI_COMM_WORLD", world}};
-  const std::vector<trace::RegionId> user = {tr.defs.region("main"), tr.defs.region("solve"),
-                                             tr.defs.region("halo"), tr.defs.region("pack")};
-  for (trace::Rank r = 0; r < locations; ++r) {
-    trace::Location loc;
-    loc.rank = r;
-    double t = 0;
-    std::vector<trace::RegionId> open;
-    if (pick(4) != 0) mpi_call(tr, loc, t, MpiOp::Init, {});
-    for (int step = 0, steps = 10 + pick(30); step < steps; ++step) {
-      const trace::Rank peer = static_cast<trace::Rank>(pick(static_cast<int>(locations) + 1));  // L: no location
-      const int tag = pick(2);
-      switch (pick(8)) {
-        case 0:
-        case 1:
-          if (open.size() < 4) {
-            open.push_back(user[static_cast<std::size_t>(pick(4))]);
-            loc.events.push_back(make_event(t += 1, EventKind::Enter, MpiOp::None, open.back()));
-          }
-          break;
-        case 2:
-          if (!open.empty()) {
-            loc.events.push_back(make_event(t += 1, EventKind::Leave, MpiOp::None, open.back()));
-            open.pop_back();
-          }
-          break;
-        case 3:
-          mpi_call(tr, loc, t, MpiOp::Send, {make_event(0, EventKind::Send, MpiOp::None, 0, peer, tag, 8)});
-          break;
-        case 4:
-          mpi_call(tr, loc, t, MpiOp::Recv, {make_event(0, EventKind::Recv, MpiOp::None, 0, peer, tag, 8)});
-          break;
-        case 5: {
-          const std::uint64_t request = static_cast<std::uint64_t>(step) + 1;
-          mpi_call(tr, loc, t, MpiOp::Isend,
-                   {make_event(0, EventKind::IsendStart, MpiOp::None, 0, peer, tag, 8, request)});
-          if (pick(3) != 0)
-            mpi_call(tr, loc, t, MpiOp::Wait,
-                     {make_event(0, EventKind::IsendComplete, MpiOp::None, 0, trace::kNoRank, 0, 0, request)});
-          break;
-        }
-        case 6: {
-          const std::uint64_t request = static_cast<std::uint64_t>(step) + 1000;
-          mpi_call(tr, loc, t, MpiOp::Irecv, {make_event(0, EventKind::IrecvPost, MpiOp::None, 0, peer, tag, 0, request)});
-          mpi_call(tr, loc, t, MpiOp::Wait,
-                   {make_event(0, EventKind::IrecvComplete, MpiOp::None, 0, peer, tag, 8, request)});
-          break;
-        }
-        default:
-          mpi_call(tr, loc, t, MpiOp::Allreduce,
-                   {make_event(0, EventKind::CollBegin, MpiOp::Allreduce, 0),
-                    make_event(0, EventKind::CollEnd, MpiOp::Allreduce, 0, trace::kNoRank, 0, 8, 8)});
-      }
-    }
-    if (pick(3) == 0) {  // an MPI call the trace ends inside
-      loc.events.push_back(make_event(t += 1, EventKind::Enter, MpiOp::None, tr.defs.mpi_region(MpiOp::Barrier)));
-    } else if (pick(2) == 0) {
-      mpi_call(tr, loc, t, MpiOp::Finalize, {});
-    }
-    while (!open.empty() && pick(2) == 0) {
-      loc.events.push_back(make_event(t += 1, EventKind::Leave, MpiOp::None, open.back()));
-      open.pop_back();
-    }
-    tr.locations.push_back(std::move(loc));
-  }
-  return tr;
-}
 
 // Each owned location of the matched shard against the serial matching of the whole trace.
 void expect_as_serial(const Shard& shard, const trace::Matching& serial, const std::string& where) {
@@ -153,6 +64,25 @@ void expect_as_serial(const Shard& shard, const trace::Matching& serial, const s
   EXPECT_EQ(m.unmatched.requests, serial.unmatched.requests) << where;
   EXPECT_EQ(m.unmatched.unbalanced_regions, serial.unmatched.unbalanced_regions) << where;
   EXPECT_EQ(m.unmatched.stray_events, serial.unmatched.stray_events) << where;
+  EXPECT_EQ(m.unmatched.collective_calls, serial.unmatched.collective_calls) << where;
+  // Every instance, with the members this shard owns, in communicator order.
+  ASSERT_EQ(m.collectives.size(), serial.collectives.size()) << where;
+  for (std::size_t k = 0; k < serial.collectives.size(); ++k) {
+    const trace::CollInstance& mine = m.collectives[k];
+    const trace::CollInstance& all = serial.collectives[k];
+    EXPECT_EQ(std::tuple(mine.comm, mine.op, mine.root), std::tuple(all.comm, all.op, all.root)) << where;
+    std::vector<trace::CollMember> owned;
+    for (std::uint32_t i = all.first; i < all.first + all.count; ++i)
+      if (shard.owned.holds(serial.members[i].rank)) owned.push_back(serial.members[i]);
+    ASSERT_EQ(mine.count, owned.size()) << where << ", instance " << k;
+    for (std::uint32_t i = 0; i < mine.count; ++i) {
+      const trace::CollMember& a = m.members[mine.first + i];
+      const trace::CollMember& b = owned[i];
+      EXPECT_EQ(std::tuple(a.rank, a.call, a.begin, a.end, a.begin_event, a.end_event),
+                std::tuple(b.rank, b.call, b.begin, b.end, b.begin_event, b.end_event))
+          << where << ", instance " << k;
+    }
+  }
 }
 
 // The trace matched on every number of processes and seed, each shard against the serial build;
@@ -178,16 +108,25 @@ std::size_t expect_sharded_as_serial(const trace::Trace& tr, const std::string& 
   return serial.messages.size();
 }
 
-TEST(ShardMatching, RandomTracesHaveTheSerialCallPathsCallsAndMessages) {
-  std::size_t messages = 0;
+TEST(ShardMatching, RandomTracesHaveTheSerialCallPathsCallsMessagesAndCollectives) {
+  std::size_t messages = 0, instances = 0, left_over = 0, on_evens = 0;
   for (std::uint64_t seed : {1u, 2u, 3u, 99u})
-    for (trace::Rank locations : {1, 5, 9})
-      messages += expect_sharded_as_serial(random_trace(locations, seed),
-                                           std::to_string(locations) + " locations, trace seed " + std::to_string(seed));
-  EXPECT_GT(messages, 40u);  // the traces do match messages (49)
+    for (trace::Rank locations : {1, 5, 9}) {
+      const trace::Trace tr = random_trace(locations, seed);
+      messages += expect_sharded_as_serial(tr, std::to_string(locations) + " locations, trace seed " + std::to_string(seed));
+      const trace::Matching serial = trace::Matching::build(tr);
+      instances += serial.collectives.size();
+      left_over += serial.unmatched.collective_calls;
+      for (const trace::CollInstance& inst : serial.collectives) on_evens += inst.comm == 1 ? 1 : 0;
+    }
+  // The traces do match messages and collectives, on both communicators, and leave calls over.
+  EXPECT_GT(messages, 40u);
+  EXPECT_GT(instances, 20u);
+  EXPECT_GT(on_evens, 0u);
+  EXPECT_GT(left_over, 0u);
 }
 
-TEST(ShardMatching, ScorePTracesHaveTheSerialCallPathsCallsAndMessages) {
+TEST(ShardMatching, ScorePTracesHaveTheSerialCallPathsCallsMessagesAndCollectives) {
   const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16"}) {
     const trace::Trace tr = trace::read_trace((data / name / "traces.otf2").string());
