@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 
@@ -66,6 +68,16 @@ struct DelayResult {
   std::uint64_t sync_points = 0;
 };
 
+// The delay costs of a trace: the replay engine's run below with one process holding every rank.
 DelayResult delay_costs(const trace::Trace& trace, const trace::Matching& matching, const WaitStateResult& waits);
+
+// The replay engine's run (issue 32), called by every process with its shard, the shard's
+// matching and its wait states (the sharded wait_states): each synchronisation point's waiting
+// side computes the interval and its profile, the delaying side the scale and the costs, γ_long
+// flows backwards in the serial order (replay.hpp). `classes` covers the shard's instances, the
+// table its delaying ranks' rows; every total is the whole trace's, the serial bits for any
+// number of processes.
+DelayResult delay_costs(const engine::Shard& shard, const trace::Matching& matching, const WaitStateResult& waits,
+                        engine::Transport& transport);
 
 }  // namespace waitlab::analysis

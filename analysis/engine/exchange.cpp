@@ -35,7 +35,14 @@ void Exchange::emit(Location source, Location target, std::uint64_t key, std::sp
       .put_raw(payload);
 }
 
+ByteWriter& Exchange::record(Location source, Location target, std::uint64_t key) {
+  return building_[{source, target, key}];
+}
+
 Inbox Exchange::deliver() {
+  for (const auto& [where, writer] : building_)
+    emit(std::get<0>(where), std::get<1>(where), std::get<2>(where), writer.bytes());
+  building_.clear();
   for (int d = 0; d < transport_.size(); ++d) {
     auto& writer = outgoing_[static_cast<std::size_t>(d)];
     transport_.post(d, channel_, writer.bytes());

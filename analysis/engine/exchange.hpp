@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <span>
 #include <vector>
 
@@ -45,6 +47,9 @@ class Exchange {
   // Queues a record from `source` (owned here) for `target` (any location); throws
   // std::out_of_range otherwise.
   void emit(Location source, Location target, std::uint64_t key, std::span<const std::byte> payload);
+  // The record from `source` for `target` under `key` that this round is building: what is put
+  // into it travels as one record (a pair's values in an order both sides know, say).
+  ByteWriter& record(Location source, Location target, std::uint64_t key);
   // The round: every process calls it; afterwards the exchange is empty for the next round.
   Inbox deliver();
 
@@ -53,6 +58,7 @@ class Exchange {
   const Partition& partition_;
   Channel channel_;
   std::vector<ByteWriter> outgoing_;  // per destination process
+  std::map<std::tuple<Location, Location, std::uint64_t>, ByteWriter> building_;  // record()'s
 };
 
 }  // namespace waitlab::engine
