@@ -68,6 +68,13 @@ Trace read_otf2_archive(const std::string& path, SkippedKinds* skipped, std::vec
   return t;
 }
 
+TracePart read_otf2_archive_part(const std::string& path, Rank first, Rank last) {
+  return read_otf2_part(otf2_anchor(path), first, last);
+}
+std::vector<std::uint64_t> otf2_archive_event_counts(const std::string& path) {
+  return otf2_record_counts(otf2_anchor(path));
+}
+
 std::vector<std::string> write_otf2_archive(const Trace& t, const std::string& path) {
   write_otf2(t, path);
   return otf2_losses(t);
@@ -98,6 +105,15 @@ Trace read_paraver_file(const std::string& path, SkippedKinds* skipped, std::vec
   return t;
 }
 
+// Paraver per location: the whole trace is read and cut (its regions and communicators are
+// defined while every task's records are read; a reading of the owned tasks alone is to come).
+TracePart read_paraver_part(const std::string& path, Rank first, Rank last) {
+  return part_of(read_paraver(path), first, last);
+}
+std::vector<std::uint64_t> paraver_event_counts(const std::string& path) {
+  return part_of(read_paraver(path), 0, 0).event_counts;
+}
+
 // ---------------------------------------------------------------- TI ----
 
 std::vector<std::string> ti_side_files(const std::string& out) { return {out + "_files"}; }
@@ -123,6 +139,8 @@ std::vector<FormatDescriptor> make_formats() {
                .side_files = no_side_files,
                .shown_path = shown_as_given,
                .read = read_wlt_file,
+               .read_part = read_wlt_part,
+               .event_counts = wlt_event_counts,
                .write = write_wlt_file});
   f.push_back({.id = TraceFormat::Otf2,
                .name = "OTF2",
@@ -137,6 +155,8 @@ std::vector<FormatDescriptor> make_formats() {
                .side_files = no_side_files,
                .shown_path = otf2_shown_path,
                .read = read_otf2_archive,
+               .read_part = read_otf2_archive_part,
+               .event_counts = otf2_archive_event_counts,
                .write = write_otf2_archive});
   f.push_back({.id = TraceFormat::Paraver,
                .name = "Paraver",
@@ -150,6 +170,8 @@ std::vector<FormatDescriptor> make_formats() {
                .side_files = paraver_side_files,
                .shown_path = shown_as_given,
                .read = read_paraver_file,
+               .read_part = read_paraver_part,
+               .event_counts = paraver_event_counts,
                .write = write_paraver});
   f.push_back({.id = TraceFormat::Ti,
                .name = "TI",

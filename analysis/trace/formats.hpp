@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
+#include "analysis/trace/trace_part.hpp"
 
 namespace waitlab::trace {
 
@@ -64,6 +65,10 @@ struct FormatDescriptor {
   // why_unreadable(path) is the InputError's message (what to do instead).
   Trace (*read)(const std::string& path, SkippedKinds* skipped, std::vector<std::string>* warnings) = nullptr;
   std::string (*why_unreadable)(const std::string& path) = nullptr;
+  // Reading per location (trace_part.hpp): the ranks [first, last) of the trace and their
+  // threads, and the weight of every rank; nullptr for a format without timed reader.
+  TracePart (*read_part)(const std::string& path, Rank first, Rank last) = nullptr;
+  std::vector<std::uint64_t> (*event_counts)(const std::string& path) = nullptr;
   // The timed writer: writes `path` (and its side files), returns what the output cannot
   // hold (one line each; empty if nothing). nullptr for a format not written from a Trace,
   // and then "<path>: " + why_unwritable is the InputError's message.

@@ -90,6 +90,7 @@
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
+#include "analysis/trace/trace_part.hpp"
 
 namespace waitlab::trace {
 
@@ -118,5 +119,16 @@ struct Otf2ReadStats {
   std::map<std::string, std::uint64_t> converted_records;
 };
 Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats = nullptr);
+// The ranks [first, last) and their threads (trace_part.hpp): only their locations are
+// selected, so only their local definitions and event files are opened; the checks and
+// messages are read_otf2's for them (read_otf2 is this reading with every rank). Two values
+// depend on the events read: `counters` holds the kinds of the samples the part's locations
+// hold (the whole trace's is the union over the parts), and a region read_otf2 makes up for a
+// ProgramBegin that names no program region (not in Score-P's archives) is defined by the
+// parts whose locations have one, in their order of appearance. `stats` counts what the part
+// read. otf2_record_counts: the records the global definitions announce for every rank's
+// location (the event files are not opened).
+TracePart read_otf2_part(const std::string& anchor, Rank first, Rank last, Otf2ReadStats* stats = nullptr);
+std::vector<std::uint64_t> otf2_record_counts(const std::string& anchor);
 
 }  // namespace waitlab::trace

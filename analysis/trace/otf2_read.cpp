@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -837,14 +838,16 @@ void read_global_definitions(OTF2_Reader* reader, Defs& d, const std::function<v
 // communicators, then read the local definitions and the events of every location read.
 class ArchiveReader {
  public:
-  explicit ArchiveReader(const std::string& anchor) : anchor_(anchor) {}
+  // Reads the ranks [first, last) and their threads (`whole`: every rank).
+  ArchiveReader(const std::string& anchor, std::size_t first, std::size_t last, bool whole)
+      : anchor_(anchor), first_(first), last_(last), whole_(whole) {}
   ~ArchiveReader() {
     if (reader_) OTF2_Reader_Close(reader_);
   }
   ArchiveReader(const ArchiveReader&) = delete;
   ArchiveReader& operator=(const ArchiveReader&) = delete;
 
-  Trace read_trace(Otf2ReadStats* stats) {
+  TracePart read_part(Otf2ReadStats* stats) {
     open_archive();
     read_global_defs();
     find_ranks();
@@ -861,14 +864,15 @@ class ArchiveReader {
     s_.trace_comms = &t_.defs.comms;
 
     // The locations read: the ranks', then the worker threads'.
-    for (std::size_t r = 0; r < n_; ++r) reading_.push_back(Reading{location_of_rank_[r], &t_.locations[r]});
+    for (std::size_t r = first_; r < last_; ++r)
+      reading_.push_back(Reading{location_of_rank_[r], &t_.locations[r - first_]});
     for (std::size_t i = 0; i < t_.threads.size(); ++i)
       reading_.push_back(Reading{location_of_thread_[i], &t_.threads[i]});
     read_local_defs();
     const std::uint64_t records = read_events();
     t_.counters = s_.counters;
     if (stats) fill_stats(*stats, records);
-    return std::move(t_);
+    return part();
   }
 
  private:
@@ -944,8 +948,12 @@ class ArchiveReader {
     if (n_ == 0) fail("no MPI process location in the archive");
     for (std::size_t r = 0; r < n_; ++r) rank_of_location_[location_of_rank_[r]] = static_cast<Rank>(r);
 
-    t_.locations.resize(n_);
-    for (std::size_t r = 0; r < n_; ++r) t_.locations[r].rank = static_cast<Rank>(r);
+    if (whole_) last_ = n_;
+    if (last_ > n_)
+      throw std::invalid_argument(anchor_ + ": ranks [" + std::to_string(first_) + ", " + std::to_string(last_) +
+                                  ") of an archive of " + std::to_string(n_) + " ranks");
+    t_.locations.resize(last_ - first_);
+    for (std::size_t r = first_; r < last_; ++r) t_.locations[r - first_].rank = static_cast<Rank>(r);
   }
 
   // Worker threads: the other CPU-thread locations of a rank's location group (Score-P:
@@ -962,9 +970,11 @@ class ArchiveReader {
     }
     std::sort(workers.begin(), workers.end());
     for (std::size_t i = 0; i < workers.size(); ++i) {
+      const Rank rank = workers[i].first;
+      if (static_cast<std::size_t>(rank) < first_ || static_cast<std::size_t>(rank) >= last_) continue;
       Location l;
-      l.rank = workers[i].first;
-      l.thread = i > 0 && t_.threads.back().rank == l.rank ? t_.threads.back().thread + 1 : 1;
+      l.rank = rank;
+      l.thread = !t_.threads.empty() && t_.threads.back().rank == l.rank ? t_.threads.back().thread + 1 : 1;
       t_.threads.push_back(std::move(l));
       location_of_thread_.push_back(workers[i].second);
     }
@@ -1261,7 +1271,29 @@ class ArchiveReader {
       if (count) stats.converted_records[kind] = count;
   }
 
+  // What was read, as a part (the event counts are the definitions' records per rank).
+  TracePart part() { return make_part(std::move(t_), n_, static_cast<Rank>(first_), record_counts()); }
+
+ public:
+  // The records the definitions announce for every rank's location (no event read).
+  std::vector<std::uint64_t> read_record_counts() {
+    open_archive();
+    read_global_defs();
+    find_ranks();
+    return record_counts();
+  }
+
+ private:
+  std::vector<std::uint64_t> record_counts() const {
+    std::vector<std::uint64_t> counts;
+    counts.reserve(n_);
+    for (const OTF2_LocationRef loc : location_of_rank_) counts.push_back(d_.locations.at(loc).events);
+    return counts;
+  }
+
   std::string anchor_;
+  std::size_t first_ = 0, last_ = 0;
+  bool whole_ = true;
   QuietErrors quiet_;          // restored after the reader is closed (the destructor's body)
   otf2_check::Layout layout_;  // the chunk sizes check_anchor found, for the other files' checks
   OTF2_Reader* reader_ = nullptr;
@@ -1280,8 +1312,20 @@ class ArchiveReader {
 }  // namespace
 
 Trace read_otf2(const std::string& anchor, Otf2ReadStats* stats) {
-  ArchiveReader reader(anchor);
-  return reader.read_trace(stats);
+  ArchiveReader reader(anchor, 0, 0, true);
+  return to_trace(reader.read_part(stats));
+}
+
+TracePart read_otf2_part(const std::string& anchor, Rank first, Rank last, Otf2ReadStats* stats) {
+  if (first < 0 || last < first)
+    throw std::invalid_argument(anchor + ": ranks [" + std::to_string(first) + ", " + std::to_string(last) + ")");
+  ArchiveReader reader(anchor, static_cast<std::size_t>(first), static_cast<std::size_t>(last), false);
+  return reader.read_part(stats);
+}
+
+std::vector<std::uint64_t> otf2_record_counts(const std::string& anchor) {
+  ArchiveReader reader(anchor, 0, 0, true);
+  return reader.read_record_counts();
 }
 
 }  // namespace waitlab::trace

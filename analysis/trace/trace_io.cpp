@@ -1,6 +1,7 @@
 #include "analysis/trace/trace_io.hpp"
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "util/error.hpp"
 
@@ -31,6 +32,14 @@ std::string directory_anchors() {
   for (const auto& f : formats())
     if (!f.directory_anchor.empty()) list += (list.empty() ? "" : " or ") + std::string(f.directory_anchor);
   return list;
+}
+
+// The descriptor of a format read per location; one without such a reader is refused as
+// read_trace refuses it.
+const FormatDescriptor& part_reader(const std::string& path) {
+  const FormatDescriptor& f = descriptor(format_of_input(path));
+  if (!f.read_part || !f.event_counts) throw InputError(f.why_unreadable(path));
+  return f;
 }
 
 }  // namespace
@@ -66,6 +75,17 @@ Trace read_trace(const std::string& path, SkippedKinds* skipped, std::vector<std
   const FormatDescriptor& f = descriptor(format_of_input(path));
   if (!f.read) throw InputError(f.why_unreadable(path));
   return f.read(path, skipped, warnings);
+}
+
+TracePart read_trace_part(const std::string& path, Rank first, Rank last) {
+  const FormatDescriptor& f = part_reader(path);
+  if (first < 0 || last < first)
+    throw std::invalid_argument(path + ": ranks [" + std::to_string(first) + ", " + std::to_string(last) + ")");
+  return f.read_part(path, first, last);
+}
+
+std::vector<std::uint64_t> location_event_counts(const std::string& path) {
+  return part_reader(path).event_counts(path);
 }
 
 std::vector<std::string> write_trace(const Trace& t, const std::string& path) {

@@ -16,6 +16,7 @@
 // written atomically (temporary names renamed when complete).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,11 @@ std::vector<std::string> input_files(const std::string& path);
 Trace read_trace(const std::string& path, SkippedKinds* skipped = nullptr,
                  std::vector<std::string>* warnings = nullptr);
 std::vector<std::string> write_trace(const Trace& trace, const std::string& path);
+
+// Reading per location (trace_part.hpp; FormatDescriptor::read_part and event_counts): the
+// ranks [first, last) of the trace and their threads, and every rank's weight for
+// Partition::balanced. A format without them (TI) is refused as read_trace refuses it.
+TracePart read_trace_part(const std::string& path, Rank first, Rank last);
+std::vector<std::uint64_t> location_event_counts(const std::string& path);
 
 }  // namespace waitlab::trace

@@ -18,6 +18,11 @@
 // before it (earlier checksums included), so each one vouches for everything read so far and
 // a mismatch names the bytes since the previous one: the header, the definitions, one block
 // of a location's records, a location's counts, or the run section.
+// A part of the file (read_wlt_part: ranks [first, last) and their threads) is read by seeking
+// over the other locations from their counts, and each of its checksums is verified from the
+// byte after the previous one with the crc32 seeded with kCrcResidue: the crc32 of any bytes
+// followed by their own crc32 is that constant, so the segment is verified on its own and a
+// damaged byte before it is no concern of this part (read_wlt is the same reading, owning all).
 // string = u32 length + bytes. Event record (40 bytes): f64 time, u64 bytes, u64 aux, u8 kind,
 // u8 op, u16 flags, u32 ref, i32 peer, i32 tag. Truth record (56): f64 start, f64 end,
 // f64 nominal, 3 × f64 injected, u32 region, i32 iteration. State interval (20): f64 begin,
@@ -81,6 +86,7 @@ constexpr std::uint32_t kFlagTruth = 1u;
 constexpr std::uint32_t kMaxString = 1u << 24;  // 16 MiB: longer means corrupt
 constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read, and per checksummed block
 constexpr std::uint32_t kFirstChecksumVersion = 3;
+constexpr std::uint32_t kCrcResidue = 0x2144df1cu;  // crc32(bytes + their crc32, little-endian)
 
 std::uint32_t crc(std::uint32_t c, const void* p, std::size_t n) {
   return static_cast<std::uint32_t>(crc32_z(c, static_cast<const Bytef*>(p), n));
@@ -360,6 +366,38 @@ class Reader {
   std::uint64_t pos() const { return pos_; }
   bool at_eof() { return in_.peek() == std::char_traits<char>::eof(); }
 
+  // Reading part of a file: the size of the file, a jump to byte `at` (past bytes not read),
+  // and the 4 bytes at the current offset without reading them (false if fewer remain).
+  std::uint64_t size() {
+    const auto here = in_.tellg();
+    in_.seekg(0, std::ios::end);
+    const auto end = in_.tellg();
+    in_.seekg(here);
+    if (here < 0 || end < 0) throw InputError(name_ + ": cannot seek (a part of a .wlt file is read from a file)");
+    return static_cast<std::uint64_t>(end);
+  }
+  void seek(std::uint64_t at) {
+    in_.clear();
+    in_.seekg(static_cast<std::streamoff>(at));
+    pos_ = at;
+  }
+  bool peek_i32(std::int32_t& v) {
+    std::array<unsigned char, 4> b{};
+    in_.read(reinterpret_cast<char*>(b.data()), 4);
+    const bool whole = in_.gcount() == 4;
+    seek(pos_);
+    v = static_cast<std::int32_t>(le<std::uint32_t>(b.data()));
+    return whole;
+  }
+  // After bytes that were skipped, not read: the next checksum vouches for the bytes from here
+  // on. The crc32 of any bytes followed by their own crc32 (little-endian) is the constant
+  // kCrcResidue, so seeding with it verifies the next segment on its own, whatever precedes
+  // it; for an undamaged file the crc is the one a reading from the start computes.
+  void resume_checksums() {
+    crc_ = kCrcResidue;
+    since_ = pos_;
+  }
+
   // Reads a stored checksum and compares it with the crc32 of every byte before it; `what`
   // names what the bytes since the previous checksum hold. A no-op before version 3.
   void checksum(const Where& w, const std::string& what) {
@@ -480,10 +518,12 @@ Location read_location(Reader& r, bool thread, bool full, LocationOffsets& at) {
 }
 
 // What a well-formed location may still get wrong: values, references and orders.
-void check_location(const Trace& t, const Location& l, const LocationOffsets& at, const Reader& r, bool checked) {
+// `ranks`: the trace's ranks (L), which peers name.
+void check_location(const Trace& t, std::size_t ranks, const Location& l, const LocationOffsets& at, const Reader& r,
+                    bool checked) {
   const std::size_t n_regions = t.defs.regions.size();
   const std::size_t n_comms = t.defs.comms.size();
-  const auto n_ranks = static_cast<std::int64_t>(t.locations.size());
+  const auto n_ranks = static_cast<std::int64_t>(ranks);
   const std::string who = location_name(l.rank, l.thread);
   Time previous = 0;
   std::vector<RegionId> open;  // regions entered and not left, innermost last
@@ -523,7 +563,7 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
           number(previous) + " (events are ordered by time)");
     if (!valid_peer)
       bad(what + " names peer " + std::to_string(ev.peer) + ", but the trace has " +
-          count_of(t.locations.size(), "rank") + " (a peer is a rank, or -1 for none)");
+          count_of(ranks, "rank") + " (a peer is a rank, or -1 for none)");
     const RefKind rk = ref_kind(ev.kind);
     const std::string table(ref_kind_name(rk));
     if (!t.defs.defines_ref(ev))
@@ -577,49 +617,64 @@ void check_location(const Trace& t, const Location& l, const LocationOffsets& at
   }
 }
 
+// A thread location's numbers and where they lie, kept for every thread of the file (the
+// order check compares neighbours, owned or not); `owned` indexes the threads read, or -1.
+struct ThreadHead {
+  Rank rank = 0;
+  std::int32_t thread = 0;
+  std::uint64_t rank_at = 0;
+  std::uint64_t thread_at = 0;
+  std::int64_t owned = -1;
+};
+
 // What a well-formed file may still get wrong: values, references and orders. Run after the
 // structure has been read whole (so a truncated file is reported as truncated), before anyone
-// indexes the definitions with an event's ref.
-void check_references(const Trace& t, const Reader& r, std::uint64_t comms_at, const std::vector<std::uint64_t>& members_at,
-                      const std::vector<LocationOffsets>& ranks, const std::vector<LocationOffsets>& threads,
+// indexes the definitions with an event's ref. `t` holds the locations read: ranks from
+// `first` on (their offsets in `ranks`), and the threads `heads` marks owned (offsets in
+// `threads`); `n_ranks` is the file's rank count (L).
+void check_references(const Trace& t, std::size_t n_ranks, std::size_t first, const Reader& r, std::uint64_t comms_at,
+                      const std::vector<std::uint64_t>& members_at, const std::vector<LocationOffsets>& ranks,
+                      const std::vector<ThreadHead>& heads, const std::vector<LocationOffsets>& threads,
                       bool checked) {
-  if (!t.locations.empty() && t.defs.comms.empty())
-    r.corrupt(comms_at, count_of(t.locations.size(), "rank") +
-                            " but no communicator (communicator 0 must be MPI_COMM_WORLD)");
-  const auto n_ranks = static_cast<std::int64_t>(t.locations.size());
+  if (n_ranks > 0 && t.defs.comms.empty())
+    r.corrupt(comms_at, count_of(n_ranks, "rank") + " but no communicator (communicator 0 must be MPI_COMM_WORLD)");
+  const auto ranks_i64 = static_cast<std::int64_t>(n_ranks);
   for (std::size_t c = 0; c < t.defs.comms.size(); ++c) {
     const auto& m = t.defs.comms[c].members;
     for (std::size_t k = 0; k < m.size(); ++k)
-      if (m[k] < kNoRank || m[k] >= n_ranks)
+      if (m[k] < kNoRank || m[k] >= ranks_i64)
         r.corrupt(members_at[c] + 4 * k, "communicator " + std::to_string(c) + ", member " + std::to_string(k) +
                                              " is rank " + std::to_string(m[k]) + ", but the trace has " +
-                                             count_of(t.locations.size(), "rank"));
+                                             count_of(n_ranks, "rank"));
   }
-  for (std::size_t i = 0; i < t.locations.size(); ++i) {
-    const Location& l = t.locations[i];
+  for (std::size_t k = 0; k < t.locations.size(); ++k) {
+    const Location& l = t.locations[k];
+    const std::size_t i = first + k;
     if (l.rank != static_cast<Rank>(i))
-      r.corrupt(ranks[i].rank, "location " + std::to_string(i) + " is rank " + std::to_string(l.rank) +
+      r.corrupt(ranks[k].rank, "location " + std::to_string(i) + " is rank " + std::to_string(l.rank) +
                                    " (location i must be rank i)");
-    check_location(t, l, ranks[i], r, checked);
+    check_location(t, n_ranks, l, ranks[k], r, checked);
   }
-  for (std::size_t i = 0; i < t.threads.size(); ++i) {
-    const Location& l = t.threads[i];
-    if (l.rank < 0 || static_cast<std::size_t>(l.rank) >= t.locations.size())
-      r.corrupt(threads[i].rank, "thread location " + std::to_string(i) + " belongs to rank " +
-                                     std::to_string(l.rank) + ", but the trace has " +
-                                     count_of(t.locations.size(), "rank"));
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    const ThreadHead& l = heads[i];
+    if (l.rank < 0 || static_cast<std::size_t>(l.rank) >= n_ranks)
+      r.corrupt(l.rank_at, "thread location " + std::to_string(i) + " belongs to rank " + std::to_string(l.rank) +
+                               ", but the trace has " + count_of(n_ranks, "rank"));
     if (l.thread < 1)
-      r.corrupt(threads[i].thread, "thread location " + std::to_string(i) + " (rank " + std::to_string(l.rank) +
-                                       ") has thread number " + std::to_string(l.thread) +
-                                       " (worker threads are numbered from 1)");
+      r.corrupt(l.thread_at, "thread location " + std::to_string(i) + " (rank " + std::to_string(l.rank) +
+                                 ") has thread number " + std::to_string(l.thread) +
+                                 " (worker threads are numbered from 1)");
     if (i > 0) {
-      const Location& p = t.threads[i - 1];
+      const ThreadHead& p = heads[i - 1];
       if (l.rank < p.rank || (l.rank == p.rank && l.thread <= p.thread))
-        r.corrupt(threads[i].rank, "thread location " + std::to_string(i) + " (" +
-                                       location_name(l.rank, l.thread) + ") does not come after " +
-                                       location_name(p.rank, p.thread) + " (threads are ordered by rank, thread)");
+        r.corrupt(l.rank_at, "thread location " + std::to_string(i) + " (" + location_name(l.rank, l.thread) +
+                                 ") does not come after " + location_name(p.rank, p.thread) +
+                                 " (threads are ordered by rank, thread)");
     }
-    check_location(t, l, threads[i], r, checked);
+    if (l.owned >= 0) {
+      const auto k = static_cast<std::size_t>(l.owned);
+      check_location(t, n_ranks, t.threads[k], threads[k], r, checked);
+    }
   }
 }
 
@@ -690,41 +745,18 @@ void write_records(const Trace& t, std::ostream& out) {
   write_tail(w, t);
 }
 
-}  // namespace
+// ---- reading a file, whole or in part ----
 
-void write_wlt(const Trace& t, std::ostream& out) {
-  write_records(t, out);
-  if (!out) throw std::runtime_error("wlt: write failed");
-}
+struct Head {
+  bool v2 = false;       // version 2 on: threads, states, counter samples and the run section
+  bool checked = false;  // version 3 on: checksums
+  std::uint64_t comms_at = 0;
+  std::vector<std::uint64_t> members_at;
+};
 
-void write_wlt(const Trace& t, const std::string& path) {
-  write_file_atomic(path, [&t](std::ostream& out) { write_records(t, out); });
-}
-
-void write_wlt(const Trace& head, std::size_t ranks, const std::function<LocationSource(Rank)>& location,
-               std::ostream& out) {
-  Writer w(out);
-  write_head(w, head);
-  w.uint(static_cast<std::uint64_t>(ranks));
-  for (std::size_t r = 0; r < ranks; ++r) {
-    const auto rank = static_cast<Rank>(r);
-    const LocationSource l = location(rank);
-    w.i32(rank);
-    w.records(l.events, l.read_events);
-    w.records(l.truth, l.read_truth);
-    w.records(std::vector<StateInterval>{});
-    w.records(std::vector<CounterSample>{});
-    w.checksum();
-  }
-  w.uint(std::uint64_t{0});  // no threads
-  write_tail(w, head);
-  if (!out) throw std::runtime_error("wlt: write failed");
-}
-
-Trace read_wlt(std::istream& in, const std::string& name) {
-  Reader r(in, name);
-  Trace t;
-
+// The header, definitions and attributes of `t` (structure only; values are checked with the
+// locations by check_references).
+Head read_head(Reader& r, Trace& t, const std::string& name) {
   std::array<char, 8> magic{};
   r.bytes(magic.data(), magic.size());
   if (magic != kMagic) throw InputError(name + ": not a waitlab trace (bad magic; expected \"WLTRACE\")");
@@ -734,8 +766,10 @@ Trace read_wlt(std::istream& in, const std::string& name) {
                      " is newer than this waitlab reads (version " + std::to_string(kWltVersion) +
                      "); upgrade waitlab");
   if (version == 0) throw InputError(name + ": corrupt .wlt file: format version 0");
-  const bool v2 = version >= 2;
-  const bool checked = version >= kFirstChecksumVersion;
+  Head h;
+  h.v2 = version >= 2;
+  h.checked = version >= kFirstChecksumVersion;
+  const bool checked = h.checked;
   if (!checked) r.no_checksums();
   const auto bom = r.uint<std::uint32_t>();
   if (bom != kByteOrderMark)
@@ -769,14 +803,13 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     reg.file = r.str("region file");
     t.defs.regions.push_back(std::move(reg));
   }
-  const auto comms_at = r.pos();
+  h.comms_at = r.pos();
   const auto n_comms = r.uint<std::uint64_t>();
-  std::vector<std::uint64_t> members_at;
   for (std::uint64_t i = 0; i < n_comms; ++i) {
     Communicator c;
     c.name = r.str("communicator name");
     const auto m = r.uint<std::uint64_t>();
-    members_at.push_back(r.pos());
+    h.members_at.push_back(r.pos());
     for (std::uint64_t k = 0; k < m; ++k) c.members.push_back(r.i32());
     t.defs.comms.push_back(std::move(c));
   }
@@ -788,45 +821,221 @@ Trace read_wlt(std::istream& in, const std::string& name) {
     t.attributes.push_back(std::move(a));
   }
   r.checksum({}, "the definitions and attributes");
-  const auto n_ranks = r.uint<std::uint64_t>();
-  std::vector<LocationOffsets> rank_offsets, thread_offsets;
-  for (std::uint64_t i = 0; i < n_ranks; ++i) {
-    LocationOffsets at;
-    t.locations.push_back(read_location(r, false, v2, at));
-    rank_offsets.push_back(at);
-  }
-  if (v2) {
-    const auto n_threads = r.uint<std::uint64_t>();
-    for (std::uint64_t i = 0; i < n_threads; ++i) {
-      LocationOffsets at;
-      t.threads.push_back(read_location(r, true, true, at));
-      thread_offsets.push_back(at);
-    }
-    const auto origin_at = r.pos();
-    const auto origin = r.uint<std::uint8_t>();
-    const auto counters = r.uint<std::uint8_t>();
-    (void)r.uint<std::uint16_t>();  // reserved
-    (void)r.uint<std::uint32_t>();
-    const auto span_at = r.pos();
-    t.span_begin = r.f64();
-    t.span_end = r.f64();
-    r.checksum({}, "the thread count and the run section");
-    if (origin > static_cast<std::uint8_t>(Origin::Unknown))
-      r.corrupt(origin_at, "unknown trace origin " + std::to_string(origin));
-    if ((counters & ~(kHasInstructions | kHasCycles)) != 0)
-      r.corrupt(origin_at + 1, "unknown counters bits " + std::to_string(counters));
-    if (!std::isfinite(t.span_begin) || !std::isfinite(t.span_end))
-      r.corrupt(span_at, "declared span [" + number(t.span_begin) + ", " + number(t.span_end) + "] is not finite");
-    t.origin = static_cast<Origin>(origin);
-    t.counters = counters;
-  }
+  return h;
+}
+
+// The run section (after the threads).
+void read_run(Reader& r, Trace& t) {
+  const auto origin_at = r.pos();
+  const auto origin = r.uint<std::uint8_t>();
+  const auto counters = r.uint<std::uint8_t>();
+  (void)r.uint<std::uint16_t>();  // reserved
+  (void)r.uint<std::uint32_t>();
+  const auto span_at = r.pos();
+  t.span_begin = r.f64();
+  t.span_end = r.f64();
+  r.checksum({}, "the thread count and the run section");
+  if (origin > static_cast<std::uint8_t>(Origin::Unknown))
+    r.corrupt(origin_at, "unknown trace origin " + std::to_string(origin));
+  if ((counters & ~(kHasInstructions | kHasCycles)) != 0)
+    r.corrupt(origin_at + 1, "unknown counters bits " + std::to_string(counters));
+  if (!std::isfinite(t.span_begin) || !std::isfinite(t.span_end))
+    r.corrupt(span_at, "declared span [" + number(t.span_begin) + ", " + number(t.span_end) + "] is not finite");
+  t.origin = static_cast<Origin>(origin);
+  t.counters = counters;
+}
+
+// The trailer, the last bytes of the file.
+void read_trailer(Reader& r) {
   std::array<char, 8> end{};
   const auto end_at = r.pos();
   r.bytes(end.data(), end.size());
   if (end != kEndMagic) r.corrupt(end_at, "missing end marker \"WLTEND\"");
   if (!r.at_eof()) r.corrupt(r.pos(), "unexpected data after the end marker");
-  check_references(t, r, comms_at, members_at, rank_offsets, thread_offsets, checked);
-  return t;
+}
+
+// Seeks over one location not read, from its rank field on: `thread` and `full` as for
+// read_location. Returns false when its arrays run past the end of the file (`size`).
+bool skim_location(Reader& r, bool thread, bool full, bool checked, std::uint64_t size, std::uint64_t& events) {
+  const auto fits = [&](std::uint64_t n) { return r.pos() <= size && n <= size - r.pos(); };
+  if (!fits(thread ? 8 : 4)) return false;
+  r.seek(r.pos() + (thread ? 8 : 4));
+  const auto array = [&](std::size_t record_bytes, std::uint64_t* count) {
+    if (!fits(8)) return false;
+    const auto n = r.uint<std::uint64_t>();
+    if (count) *count = n;
+    const std::uint64_t blocks = n / kChunkRecords + (n % kChunkRecords != 0 ? 1 : 0);
+    if (n > size / record_bytes || !fits(n * record_bytes + (checked ? 4 * blocks : 0))) return false;
+    r.seek(r.pos() + n * record_bytes + (checked ? 4 * blocks : 0));
+    return true;
+  };
+  if (!array(Rec<Event>::kBytes, &events) || !array(Rec<ComputeTruth>::kBytes, nullptr)) return false;
+  if (full && (!array(Rec<StateInterval>::kBytes, nullptr) || !array(Rec<CounterSample>::kBytes, nullptr)))
+    return false;
+  if (!checked) return true;
+  if (!fits(4)) return false;
+  r.seek(r.pos() + 4);
+  return true;
+}
+
+// One reading of a .wlt file: every location (the serial reader) or the ranks [first, last)
+// and their threads, the others seeked over (their counts read, their checksums not).
+class PartReader {
+ public:
+  PartReader(std::istream& in, const std::string& name, std::uint64_t first, std::uint64_t last, bool whole)
+      : in_(in), name_(name), r_(in, name), first_(first), last_(last), whole_(whole) {}
+
+  TracePart read() {
+    const Head h = read_head(r_, t_, name_);
+    checked_ = h.checked;
+    if (!whole_) size_ = r_.size();
+    const auto n_ranks = r_.uint<std::uint64_t>();
+    if (!whole_ && last_ > n_ranks)
+      throw std::invalid_argument(name_ + ": ranks [" + std::to_string(first_) + ", " + std::to_string(last_) +
+                                  ") of a trace of " + count_of(n_ranks, "rank"));
+    for (std::uint64_t i = 0; i < n_ranks; ++i) {
+      if (owns(i)) {
+        resume();
+        LocationOffsets at;
+        t_.locations.push_back(read_location(r_, false, h.v2, at));
+        rank_offsets_.push_back(at);
+        counts_.push_back(t_.locations.back().events.size());
+      } else {
+        std::uint64_t events = 0;
+        if (!skim_location(r_, false, h.v2, checked_, size_, events)) serial_verdict();
+        skipped_ = true;
+        counts_.push_back(events);
+      }
+    }
+    resume();
+    if (h.v2) {
+      read_threads();
+      resume();
+      read_run(r_, t_);
+    }
+    read_trailer(r_);
+    check_references(t_, static_cast<std::size_t>(n_ranks), static_cast<std::size_t>(first_), r_, h.comms_at,
+                     h.members_at, rank_offsets_, heads_, thread_offsets_, checked_);
+    return part(n_ranks);
+  }
+
+ private:
+  bool owns(std::uint64_t rank) const { return whole_ || (rank >= first_ && rank < last_); }
+  // After a location seeked over, the next checksum covers the bytes from here on only.
+  void resume() {
+    if (skipped_ && checked_) r_.resume_checksums();
+    skipped_ = false;
+  }
+
+  void read_threads() {
+    const auto n_threads = r_.uint<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n_threads; ++i) {
+      ThreadHead head;
+      head.rank_at = r_.pos();
+      head.thread_at = r_.pos() + 4;
+      bool owned = whole_;
+      if (!owned) {
+        if (!r_.peek_i32(head.rank)) serial_verdict();
+        owned = head.rank >= 0 && owns(static_cast<std::uint64_t>(head.rank));
+      }
+      if (owned) {
+        resume();
+        LocationOffsets at;
+        t_.threads.push_back(read_location(r_, true, true, at));
+        thread_offsets_.push_back(at);
+        head.rank = t_.threads.back().rank;
+        head.thread = t_.threads.back().thread;
+        head.owned = static_cast<std::int64_t>(t_.threads.size() - 1);
+      } else {
+        r_.seek(head.thread_at);
+        if (!r_.peek_i32(head.thread)) serial_verdict();
+        r_.seek(head.rank_at);
+        std::uint64_t events = 0;
+        if (!skim_location(r_, true, true, checked_, size_, events)) serial_verdict();
+        skipped_ = true;
+      }
+      heads_.push_back(head);
+    }
+  }
+
+  // A location seeked over runs past the end of the file: the file is truncated or damaged
+  // before the part, and the serial reading says where (it reads the file up to the defect).
+  [[noreturn]] void serial_verdict() {
+    in_.clear();
+    in_.seekg(0);
+    PartReader whole(in_, name_, 0, 0, true);
+    whole.read();
+    throw InputError(name_ + ": corrupt .wlt file: a location's arrays run past the end of the file");
+  }
+
+  TracePart part(std::uint64_t n_ranks) {
+    return make_part(std::move(t_), static_cast<std::size_t>(n_ranks), static_cast<Rank>(whole_ ? 0 : first_),
+                     std::move(counts_));
+  }
+
+  std::istream& in_;
+  const std::string& name_;
+  Reader r_;
+  std::uint64_t first_, last_;
+  bool whole_;
+  bool checked_ = false;
+  bool skipped_ = false;  // the bytes just before the reader's offset were seeked over
+  std::uint64_t size_ = 0;
+  Trace t_;
+  std::vector<std::uint64_t> counts_;
+  std::vector<LocationOffsets> rank_offsets_, thread_offsets_;
+  std::vector<ThreadHead> heads_;
+};
+
+}  // namespace
+
+void write_wlt(const Trace& t, std::ostream& out) {
+  write_records(t, out);
+  if (!out) throw std::runtime_error("wlt: write failed");
+}
+
+void write_wlt(const Trace& t, const std::string& path) {
+  write_file_atomic(path, [&t](std::ostream& out) { write_records(t, out); });
+}
+
+void write_wlt(const Trace& head, std::size_t ranks, const std::function<LocationSource(Rank)>& location,
+               std::ostream& out) {
+  Writer w(out);
+  write_head(w, head);
+  w.uint(static_cast<std::uint64_t>(ranks));
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const auto rank = static_cast<Rank>(r);
+    const LocationSource l = location(rank);
+    w.i32(rank);
+    w.records(l.events, l.read_events);
+    w.records(l.truth, l.read_truth);
+    w.records(std::vector<StateInterval>{});
+    w.records(std::vector<CounterSample>{});
+    w.checksum();
+  }
+  w.uint(std::uint64_t{0});  // no threads
+  write_tail(w, head);
+  if (!out) throw std::runtime_error("wlt: write failed");
+}
+
+Trace read_wlt(std::istream& in, const std::string& name) {
+  return to_trace(PartReader(in, name, 0, 0, true).read());
+}
+
+TracePart read_wlt_part(std::istream& in, const std::string& name, Rank first, Rank last) {
+  if (first < 0 || last < first)
+    throw std::invalid_argument(name + ": ranks [" + std::to_string(first) + ", " + std::to_string(last) + ")");
+  return PartReader(in, name, static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last), false).read();
+}
+
+TracePart read_wlt_part(const std::string& path, Rank first, Rank last) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  return read_wlt_part(in, path, first, last);
+}
+
+std::vector<std::uint64_t> wlt_event_counts(const std::string& path) {
+  return read_wlt_part(path, 0, 0).event_counts;
 }
 
 Trace read_wlt(const std::string& path) {

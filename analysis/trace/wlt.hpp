@@ -29,8 +29,10 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "analysis/trace/trace.hpp"
+#include "analysis/trace/trace_part.hpp"
 
 namespace waitlab::trace {
 
@@ -58,5 +60,16 @@ void write_wlt(const Trace& head, std::size_t ranks, const std::function<Locatio
 // `name` is used in error messages.
 Trace read_wlt(std::istream& in, const std::string& name);
 Trace read_wlt(const std::string& path);
+
+// The ranks [first, last) of a .wlt file and their threads (trace_part.hpp): the other
+// locations' arrays are seeked over (their counts read), every checksum of the owned ones is
+// verified on its own (seeded with the crc32 residue: a damaged byte elsewhere is not this
+// part's error), and the owned locations' values are checked as read_wlt checks them, with its
+// messages. A location seeked over that runs past the end of the file is reported as read_wlt
+// reports the file. read_wlt is this reading with every location owned. `in` must be seekable.
+TracePart read_wlt_part(std::istream& in, const std::string& name, Rank first, Rank last);
+TracePart read_wlt_part(const std::string& path, Rank first, Rank last);
+// The events of every rank, from the counts alone (read_wlt_part(path, 0, 0).event_counts).
+std::vector<std::uint64_t> wlt_event_counts(const std::string& path);
 
 }  // namespace waitlab::trace
