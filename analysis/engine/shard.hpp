@@ -17,6 +17,7 @@
 #include "analysis/engine/partition.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
+#include "analysis/trace/trace_part.hpp"
 
 namespace waitlab::engine {
 
@@ -39,6 +40,10 @@ struct Shard {
   static Shard of(const trace::Trace& trace, const Partition& partition, int process);
   // Every location of `trace`, by reference.
   static Shard whole(const trace::Trace& trace);
+  // The shard of `process` from what it read of the trace (trace::read_trace_part over its range
+  // of `partition`, which must be the part's ranks; std::invalid_argument otherwise), by
+  // reference: the part must outlive the shard.
+  static Shard of_part(const trace::TracePart& part, const Partition& partition, int process);
   Shard(Shard&&) = default;
   Shard(const Shard&) = delete;
   // The location `l` (owned; throws std::out_of_range otherwise).
@@ -47,7 +52,7 @@ struct Shard {
   trace::Time time(Location l, std::uint32_t event) const { return location(l).events[event].time; }
 
  private:
-  Shard(const trace::Trace& trace, const Partition& partition_, LocationRange owned_);
+  Shard(const trace::Definitions& defs_, const Partition& partition_, LocationRange owned_);
   std::vector<trace::Location> held_locations_, held_threads_;  // what `of` copied
 };
 
