@@ -4,7 +4,8 @@
 // shard_checks.hpp); parcels of a megabyte and more flushed by every process at once and then
 // received (no deadlock, bytes intact); the native collectives bit for bit equal to the default
 // forms (NaN, signed zeros, infinities, wrap-around); the traffic counters exact; and the
-// sharded matching of the random and Score-P test traces equal to Matching::build. Every
+// sharded matching of the random and Score-P test traces equal to Matching::build; and
+// abort() (a disabled test ctest runs alone: it ends the job). Every
 // process runs every test, in the same order (they are collective); a process other than 0
 // prints its failures only.
 #include <gtest/gtest.h>
@@ -208,6 +209,15 @@ TEST(MpiShardMatching, ScorePTracesMatchAsSerial) {
   const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16"})
     expect_sharded_as_serial(t, trace::read_trace((data / name / "traces.otf2").string()), name);
+}
+
+// abort() ends every process, the others waiting for a parcel that never comes, and the job
+// exits with the code. Disabled: it ends the program; ctest's engine_mpi.abort runs it alone.
+TEST(MpiAbort, DISABLED_EndsEveryProcessWithItsCode) {
+  MpiTransport t;
+  if (t.self() == t.size() - 1) t.abort(3);
+  (void)t.receive(5);
+  ADD_FAILURE() << "process " << t.self() << " received a parcel nobody sent";
 }
 
 // On processes other than 0: each failure, named by process (process 0 prints as usual).
