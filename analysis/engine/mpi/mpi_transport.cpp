@@ -43,6 +43,10 @@ void combine_maxlocs(void* in, void* inout, int* len, MPI_Datatype* /*the MaxLoc
 }  // namespace
 
 MpiTransport::MpiTransport(MPI_Comm communicator) {
+  int initialised = 0, finalised = 0;
+  MPI_Initialized(&initialised);
+  MPI_Finalized(&finalised);
+  if (!initialised || finalised) throw std::logic_error("mpi transport: MPI is not running (MPI_Init first)");
   MPI_Comm_dup(communicator, &comm_);
   MPI_Comm_size(comm_, &size_);
   MPI_Comm_rank(comm_, &self_);
@@ -64,8 +68,7 @@ MpiTransport::~MpiTransport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;  // too late to tidy: MPI's own end took everything with it
-  if (!sending_.empty())
-    MPI_Waitall(static_cast<int>(sending_.size()), sending_.data(), MPI_STATUSES_IGNORE);
+  if (!sending_.empty()) MPI_Waitall(static_cast<int>(sending_.size()), sending_.data(), MPI_STATUSES_IGNORE);
   MPI_Type_free(&maxloc_type_);
   MPI_Op_free(&maxloc_);
   MPI_Op_free(&max_);
@@ -98,7 +101,8 @@ void MpiTransport::reap_completed_sends() {
   if (sending_.empty()) return;
   int done = 0;
   std::vector<int> indices(sending_.size());
-  MPI_Testsome(static_cast<int>(sending_.size()), sending_.data(), &done, indices.data(), MPI_STATUSES_IGNORE);
+  MPI_Testsome(static_cast<int>(sending_.size()), sending_.data(), &done, indices.data(),
+               MPI_STATUSES_IGNORE);
   if (done == 0 || done == MPI_UNDEFINED) return;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < sending_.size(); ++i) {
@@ -128,11 +132,14 @@ Parcel MpiTransport::take(Channel channel, int source) {
   return parcel;
 }
 
-Parcel MpiTransport::receive(Channel channel) { return take(channel, MPI_ANY_SOURCE); }
+Parcel MpiTransport::receive(Channel channel) {
+  return take(channel, MPI_ANY_SOURCE);
+}
 
 Parcel MpiTransport::receive(Channel channel, int source) {
   if (source < 0 || source >= size_)
-    throw std::invalid_argument("mpi transport: source " + std::to_string(source) + " of " + std::to_string(size_));
+    throw std::invalid_argument("mpi transport: source " + std::to_string(source) + " of " +
+                                std::to_string(size_));
   return take(channel, source);
 }
 
@@ -157,8 +164,12 @@ double MpiTransport::allreduce_double(double value, MPI_Op op) {
   return result;
 }
 
-double MpiTransport::min(double value) { return allreduce_double(value, min_); }
-double MpiTransport::max(double value) { return allreduce_double(value, max_); }
+double MpiTransport::min(double value) {
+  return allreduce_double(value, min_);
+}
+double MpiTransport::max(double value) {
+  return allreduce_double(value, max_);
+}
 
 MaxLoc MpiTransport::maxloc(const MaxLoc& value) {
   MaxLoc result;
@@ -178,7 +189,8 @@ std::vector<Bytes> MpiTransport::gather(std::span<const std::byte> bytes) {
   std::vector<int> displacements(counts.size());
   for (std::size_t p = 1; p < counts.size(); ++p) displacements[p] = displacements[p - 1] + counts[p - 1];
   Bytes all(self_ == 0 ? static_cast<std::size_t>(total) : 0);
-  MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displacements.data(), MPI_BYTE, 0, comm_);
+  MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displacements.data(), MPI_BYTE, 0,
+              comm_);
   traffic_.collectives += 2;
   traffic_.collective_bytes += sizeof mine + bytes.size();
   if (self_ != 0) return {};

@@ -1,9 +1,10 @@
 // waitlab::engine — the transport of one MPI process (plan §6.2, "MPI realisation").
 //
 // Promise: MpiTransport is this process's end of a run over the processes of a communicator
-// (MPI_COMM_WORLD unless another is given; MPI must be initialised and outlive the transport):
-// size() and self() are the communicator's. It talks on a private duplicate of the communicator,
-// so no other traffic of the program can meet its parcels. post() appends to a buffer per
+// (MPI_COMM_WORLD unless another is given; MPI must be running — the constructor throws
+// std::logic_error otherwise — and outlive the transport): size() and self() are the
+// communicator's. It talks on a private duplicate of the communicator, so no other traffic of
+// the program can meet its parcels. post() appends to a buffer per
 // (destination, channel); flush() sends each buffer as one parcel (also an empty one) with a
 // nonblocking send whose tag is the channel and keeps the bytes until the send completes, so a
 // flush never waits for a receiver and every process may flush and then receive; receive()
@@ -35,13 +36,13 @@ namespace waitlab::engine {
 // What this process sent and received. Parcels to itself go through MPI too (its loopback) but
 // cross no network: they are counted apart.
 struct MpiTraffic {
-  std::uint64_t parcels_sent = 0;  // to other processes
-  std::uint64_t bytes_sent = 0;    // the parcels' bytes (MPI's envelopes not counted)
+  std::uint64_t parcels_sent = 0;      // to other processes
+  std::uint64_t bytes_sent = 0;        // the parcels' bytes (MPI's envelopes not counted)
   std::uint64_t parcels_received = 0;  // from other processes
   std::uint64_t bytes_received = 0;
   std::uint64_t parcels_to_self = 0;
   std::uint64_t bytes_to_self = 0;
-  std::uint64_t collectives = 0;       // native collectives called
+  std::uint64_t collectives = 0;       // MPI collective calls (a gather makes three, a broadcast two)
   std::uint64_t collective_bytes = 0;  // the bytes this process contributed to them
 };
 

@@ -34,10 +34,13 @@ namespace {
 // Parcel bytes that name their sender, receiver and position (so a mix-up or a torn parcel shows).
 Bytes pattern(int from, int to, std::size_t n) {
   Bytes b(n);
-  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::byte>((i * 31 + static_cast<std::size_t>(from * 7 + to)) % 251);
+  for (std::size_t i = 0; i < n; ++i)
+    b[i] = static_cast<std::byte>((i * 31 + static_cast<std::size_t>(from * 7 + to)) % 251);
   return b;
 }
-std::size_t big(int from) { return (std::size_t{1} << 20) + static_cast<std::size_t>(from) * 4099; }
+std::size_t big(int from) {
+  return (std::size_t{1} << 20) + static_cast<std::size_t>(from) * 4099;
+}
 
 TEST(MpiTransport, IsTheCommunicatorsProcess) {
   MpiTransport t;
@@ -61,30 +64,33 @@ TEST(MpiTransport, KeepsEachSourcesOrder) {
 
 // Every process posts a parcel of over a megabyte (in two posts) to every process, itself
 // included, and an empty one on another channel, flushes, and only then receives: nothing
-// waits for a receiver, so nothing deadlocks, and every parcel arrives whole.
+// waits for a receiver, so nothing deadlocks, and every parcel arrives whole. Two rounds, on
+// channels of their own: a process done with round 0 already sends round 1's parcels, which a
+// receive from any source on round 0's channel must not take.
 TEST(MpiTransport, EveryProcessFlushesThenReceivesLargeAndEmptyParcels) {
   MpiTransport t;
   const int me = t.self();
   for (int round = 0; round < 2; ++round) {
+    const auto data = static_cast<Channel>(5 + 2 * round), empty = static_cast<Channel>(6 + 2 * round);
     for (int d = 0; d < t.size(); ++d) {
-      const Bytes all = pattern(me, d, big(me));
-      t.post(d, 5, std::span(all).first(1000));
-      t.post(d, 5, std::span(all).subspan(1000));
-      t.post(d, 6, {});
+      const Bytes all = pattern(me, d + 100 * round, big(me));
+      t.post(d, data, std::span(all).first(1000));
+      t.post(d, data, std::span(all).subspan(1000));
+      t.post(d, empty, {});
     }
     t.flush();
     std::vector<int> seen(static_cast<std::size_t>(t.size()), 0);
     for (int n = 0; n < t.size(); ++n) {
       // Round 0 takes them as they come, round 1 source by source.
-      const Parcel p = round == 0 ? t.receive(5) : t.receive(5, n);
+      const Parcel p = round == 0 ? t.receive(data) : t.receive(data, n);
       ASSERT_GE(p.source, 0);
       ASSERT_LT(p.source, t.size());
       ++seen[static_cast<std::size_t>(p.source)];
-      EXPECT_EQ(p.bytes, pattern(p.source, me, big(p.source))) << "from " << p.source;
+      EXPECT_EQ(p.bytes, pattern(p.source, me + 100 * round, big(p.source))) << "from " << p.source;
     }
     for (int s = 0; s < t.size(); ++s) {
       EXPECT_EQ(seen[static_cast<std::size_t>(s)], 1) << "parcels from " << s;
-      const Parcel p = t.receive(6, s);
+      const Parcel p = t.receive(empty, s);
       EXPECT_EQ(p.source, s);
       EXPECT_TRUE(p.bytes.empty());
     }
@@ -109,7 +115,8 @@ TEST(MpiTransport, NativeCollectivesEqualTheDefaultForms) {
   const double payload_nan = -std::bit_cast<double>(std::uint64_t{0x7FF8'0000'0000'0123});
   const double denormal = std::numeric_limits<double>::denorm_min();
   const std::vector<std::vector<double>> rounds = {
-      {0.0, -0.0}, {-0.0, 0.0}, {1.0, payload_nan, 2.0}, {inf, -inf}, {denormal, -denormal, 0.0}, {3.0, 3.0, -1.0}};
+      {0.0, -0.0},     {-0.0, 0.0}, {1.0, payload_nan, 2.0}, {inf, -inf}, {denormal, -denormal, 0.0},
+      {3.0, 3.0, -1.0}};
   for (std::size_t r = 0; r < rounds.size(); ++r) {
     const double v = rounds[r][static_cast<std::size_t>(me) % rounds[r].size()];
     const double native_min = t.min(v), native_max = t.max(v);
@@ -120,7 +127,8 @@ TEST(MpiTransport, NativeCollectivesEqualTheDefaultForms) {
     EXPECT_EQ(bits(native.value), bits(fallback.value)) << "round " << r;
     EXPECT_EQ(native.location, fallback.location) << "round " << r;
   }
-  const std::uint64_t near_wrap = std::numeric_limits<std::uint64_t>::max() - 2 + static_cast<std::uint64_t>(me);
+  const std::uint64_t near_wrap =
+      std::numeric_limits<std::uint64_t>::max() - 2 + static_cast<std::uint64_t>(me);
   EXPECT_EQ(t.sum(near_wrap), t.Transport::sum(near_wrap));
   const Bytes mine = pattern(me, 0, static_cast<std::size_t>(me) * 1000);
   EXPECT_EQ(t.gather(mine), t.Transport::gather(mine));
@@ -153,7 +161,8 @@ TEST(MpiTransport, CountsWhatItSendsAndReceives) {
 TEST(MpiExchange, LocationsReceiveTheSerialBytes) {
   MpiTransport t;
   for (Location locations : {7, 3}) {
-    const Bytes serial = on_serial([&](Transport& s) { return exchange_checks::exchange_round(s, locations); })[0];
+    const Bytes serial =
+        on_serial([&](Transport& s) { return exchange_checks::exchange_round(s, locations); })[0];
     const Bytes mine = exchange_checks::exchange_round(t, locations);
     if (t.self() == 0) {
       EXPECT_EQ(mine, serial) << locations << " locations";
@@ -181,8 +190,10 @@ TEST(MpiExchange, RoundsOnOneChannelDoNotMix) {
 TEST(MpiFold, SumsGiveTheSerialBits) {
   MpiTransport t;
   for (Location locations : {7, 5, 3})
-    for (const fold_checks::Fold& fold : {fold_checks::Fold(fold_checks::chained_sum), fold_checks::Fold(fold_checks::location_order_sum_of)})
-      EXPECT_EQ(bits(decode<double>(fold_checks::fold_of(t, locations, fold))), bits(fold_checks::serial_sum(locations)))
+    for (const fold_checks::Fold& fold :
+         {fold_checks::Fold(fold_checks::chained_sum), fold_checks::Fold(fold_checks::location_order_sum_of)})
+      EXPECT_EQ(bits(decode<double>(fold_checks::fold_of(t, locations, fold))),
+                bits(fold_checks::serial_sum(locations)))
           << locations << " locations";
   EXPECT_EQ(fold_checks::chained_vector_fold(t), encode(fold_checks::serial_vector_fold()));
   fold_checks::expect_gathered_in_location_order(t);
@@ -192,7 +203,8 @@ TEST(MpiFold, SumsGiveTheSerialBits) {
 // the owned locations, summed over the processes, are every location once.
 void expect_sharded_as_serial(Transport& t, const trace::Trace& tr, const std::string& name) {
   const trace::Matching serial = trace::Matching::build(tr);
-  const Location owned = shard_checks::expect_shard_as_serial(t, tr, serial, name + ", " + std::to_string(t.size()) + " processes");
+  const Location owned = shard_checks::expect_shard_as_serial(
+      t, tr, serial, name + ", " + std::to_string(t.size()) + " processes");
   EXPECT_EQ(t.sum(static_cast<std::uint64_t>(owned)), tr.ranks()) << name;
 }
 
