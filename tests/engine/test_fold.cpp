@@ -9,18 +9,13 @@
 #include <vector>
 
 #include "analysis/engine/fold.hpp"
+#include "fold_checks.hpp"
 #include "processes.hpp"
 
 namespace waitlab::engine {
 namespace {
 
-const std::vector<std::uint64_t> kEvents = {1, 1, 1, 1, 1, 1, 1};  // a partition by location counts
-
-double serial_sum(Location locations) {
-  double sum = 0;
-  for (Location l = 0; l < locations; ++l) sum += kValues[static_cast<std::size_t>(l)];
-  return sum;
-}
+using namespace fold_checks;
 
 // What an MPI_Allreduce(MPI_SUM) of per-process partial sums would give: the order-dependent
 // result the engine must not produce.
@@ -42,12 +37,9 @@ TEST(Fold, PartialSumsPerProcessWouldDependOnP) {
 }
 
 // Runs `fold` on every process count and seed; every process's result must carry the serial bits.
-void expect_serial_bits(Location locations, const std::function<double(Transport&, LocationRange)>& fold) {
+void expect_serial_bits(Location locations, const Fold& fold) {
   const double expected = serial_sum(locations);
-  const auto run = [&](Transport& t) {
-    const auto events = std::span(kEvents).first(static_cast<std::size_t>(locations));
-    return encode(fold(t, Partition::balanced(events, t.size()).range(t.self())));
-  };
+  const auto run = [&](Transport& t) { return fold_of(t, locations, fold); };
   EXPECT_EQ(bits(decode<double>(on_serial(run)[0])), bits(expected));
   for (int p : kProcessCounts)
     for (std::uint64_t seed : kSeeds)
@@ -56,55 +48,25 @@ void expect_serial_bits(Location locations, const std::function<double(Transport
 }
 
 TEST(Fold, ChainedFoldGivesTheSerialSumForEveryProcessCount) {
-  for (Location locations : {7, 5, 3})
-    expect_serial_bits(locations, [](Transport& t, LocationRange owned) {
-      return chained_fold(t, owned, 0.0, [](Location l, double& acc) { acc += kValues[static_cast<std::size_t>(l)]; });
-    });
+  for (Location locations : {7, 5, 3}) expect_serial_bits(locations, chained_sum);
 }
 
 TEST(Fold, LocationOrderSumGivesTheSerialSumForEveryProcessCount) {
-  for (Location locations : {7, 5, 3})
-    expect_serial_bits(locations, [](Transport& t, LocationRange owned) {
-      std::vector<double> mine;
-      for (Location l = owned.first; l < owned.last; ++l) mine.push_back(kValues[static_cast<std::size_t>(l)]);
-      return location_order_sum(t, owned, mine);
-    });
+  for (Location locations : {7, 5, 3}) expect_serial_bits(locations, location_order_sum_of);
 }
 
-// A vector accumulator continued term by term (as the critical path's time per call path is):
-// location l adds its terms to cells l % 3 and (l + 1) % 3, so every cell sees a 1e16 and a −1e16.
 TEST(Fold, ChainedFoldContinuesAVectorTermByTerm) {
-  const auto serial = [] {
-    std::vector<double> acc(3, 0.0);
-    for (std::size_t l = 0; l < kValues.size(); ++l) {
-      acc[l % 3] += kValues[l];
-      acc[(l + 1) % 3] += 0.5 * kValues[l];
-    }
-    return acc;
-  }();
-  const auto run = [](Transport& t) {
-    const LocationRange owned = Partition::balanced(kEvents, t.size()).range(t.self());
-    return encode(chained_fold(t, owned, std::vector<double>(3, 0.0), [](Location l, std::vector<double>& acc) {
-      const auto i = static_cast<std::size_t>(l);
-      acc[i % 3] += kValues[i];
-      acc[(i + 1) % 3] += 0.5 * kValues[i];
-    }));
-  };
-  EXPECT_EQ(on_serial(run)[0], encode(serial));
+  const std::vector<double> serial = serial_vector_fold();
+  EXPECT_EQ(on_serial(chained_vector_fold)[0], encode(serial));
   for (int p : kProcessCounts)
     for (std::uint64_t seed : kSeeds)
-      for (const Bytes& result : on_virtual(p, seed, run)) EXPECT_EQ(result, encode(serial)) << p << " processes, seed " << seed;
+      for (const Bytes& result : on_virtual(p, seed, chained_vector_fold)) EXPECT_EQ(result, encode(serial)) << p << " processes, seed " << seed;
 }
 
 TEST(Fold, GatherInLocationOrderHandsProcessZeroEveryLocation) {
   for (int p : kProcessCounts) {
     on_virtual(p, 3, [&](Transport& t) {
-      const LocationRange owned = Partition::balanced(kEvents, t.size()).range(t.self());
-      std::vector<Location> mine;
-      for (Location l = owned.first; l < owned.last; ++l) mine.push_back(l * 10);
-      const auto all = gather_in_location_order(t, owned, std::span<const Location>(mine));
-      if (t.self() == 0) EXPECT_EQ(all, (std::vector<Location>{0, 10, 20, 30, 40, 50, 60})) << p;
-      else EXPECT_TRUE(all.empty());
+      expect_gathered_in_location_order(t);
       return Bytes{};
     });
   }

@@ -12,20 +12,10 @@
 
 #include "analysis/engine/bytes.hpp"
 #include "processes.hpp"
+#include "transport_checks.hpp"
 
 namespace waitlab::engine {
 namespace {
-
-Bytes text(const std::string& s) {
-  Bytes b;
-  for (char c : s) b.push_back(static_cast<std::byte>(c));
-  return b;
-}
-std::string as_text(const Bytes& b) {
-  std::string s;
-  for (std::byte c : b) s.push_back(static_cast<char>(c));
-  return s;
-}
 
 TEST(Transport, SerialBuffersUntilFlushAndKeepsOrder) {
   SerialTransport t;
@@ -81,32 +71,8 @@ TEST(Transport, VirtualCollectivesAreExactForOneToSevenProcesses) {
   for (int p = 1; p <= 7; ++p) {
     for (std::uint64_t seed : kSeeds) {
       on_virtual(p, seed, [&](Transport& t) {
-        const int me = t.self();
         EXPECT_EQ(t.size(), p);
-        // Σ (me + 1)·2^40: beyond 32 bits, exactly.
-        const std::uint64_t expected_sum = (static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(p + 1) / 2) << 40;
-        EXPECT_EQ(t.sum(static_cast<std::uint64_t>(me + 1) << 40), expected_sum);
-        // Zeros of both signs: min is −0.0 and max +0.0 whichever process holds which.
-        const double zero = me % 2 == 0 ? 0.0 : -0.0;
-        EXPECT_EQ(bits(t.min(zero)), bits(p == 1 ? 0.0 : -0.0));
-        EXPECT_EQ(bits(t.max(-zero)), bits(p == 1 ? -0.0 : 0.0));
-        EXPECT_EQ(t.min(10.0 - me), 11.0 - p);
-        // The largest value is held by the two last processes: the lower location wins.
-        const double v = me >= p - 2 ? 9.5 : me * 0.25;
-        EXPECT_EQ(t.maxloc({v, 100 + me}), (MaxLoc{9.5, 100 + std::max(0, p - 2)}));
-        const auto all = t.gather(text(std::string(static_cast<std::size_t>(me), 'g')));
-        if (me == 0) {
-          EXPECT_EQ(all.size(), static_cast<std::size_t>(p));
-          for (int q = 0; q < p && q < static_cast<int>(all.size()); ++q) EXPECT_EQ(all[static_cast<std::size_t>(q)].size(), static_cast<std::size_t>(q));
-        } else {
-          EXPECT_TRUE(all.empty());
-        }
-        EXPECT_EQ(as_text(t.broadcast(text(me == 0 ? "from 0" : "ignored"))), "from 0");
-        const Bytes chained = t.chain(text(me == 0 ? "<" : "ignored"), [&](Bytes b) {
-          b.push_back(static_cast<std::byte>('0' + me));
-          return b;
-        });
-        EXPECT_EQ(as_text(chained), "<" + std::string("0123456").substr(0, static_cast<std::size_t>(p)));
+        expect_exact_collectives(t);
         return Bytes{};
       });
     }
@@ -117,21 +83,8 @@ TEST(Transport, VirtualCollectivesAreExactForOneToSevenProcesses) {
 std::vector<int> arrival_order(int processes, std::uint64_t seed) {
   std::vector<int> order;
   on_virtual(processes, seed, [&](Transport& t) {
-    constexpr int kEach = 3;
-    if (t.self() != 0) {
-      for (int k = 0; k < kEach; ++k) {
-        t.post(0, 1, encode(k));
-        t.flush();
-      }
-      return Bytes{};
-    }
-    std::vector<int> next(static_cast<std::size_t>(t.size()), 0);
-    for (int n = 0; n < kEach * (t.size() - 1); ++n) {
-      const Parcel parcel = t.receive(1);
-      EXPECT_EQ(decode<int>(parcel.bytes), next[static_cast<std::size_t>(parcel.source)]++)
-          << "parcels from source " << parcel.source << " out of order";
-      order.push_back(parcel.source);
-    }
+    const std::vector<int> mine = arrivals_in_source_order(t);
+    if (t.self() == 0) order = mine;
     return Bytes{};
   });
   return order;
