@@ -147,6 +147,11 @@ void Replay::mark_waited_collectives() {
       nxn_[static_cast<std::size_t>(m_.members[k].rank - owned.first)].emplace_back(m_.members[k].call, i);
   }
   for (auto& v : nxn_) std::sort(v.begin(), v.end());
+  nxn_by_instance_.resize(nxn_.size());
+  for (std::size_t k = 0; k < nxn_.size(); ++k) {
+    for (const auto& [call, instance] : nxn_[k]) nxn_by_instance_[k].emplace_back(instance, call);
+    std::sort(nxn_by_instance_[k].begin(), nxn_by_instance_[k].end());
+  }
   comm_members_.resize(shard_.defs.comms.size());
   for (std::size_t c = 0; c < comm_members_.size(); ++c) {
     comm_members_[c] = shard_.defs.comms[c].members;
@@ -202,15 +207,16 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
   }
   engine::Inbox questions = ex.deliver();
   for (Location d = shard_.owned.first; d < shard_.owned.last; ++d) {
-    const auto& mine = nxn_[static_cast<std::size_t>(d - shard_.owned.first)];
+    const auto& mine = nxn_by_instance_[static_cast<std::size_t>(d - shard_.owned.first)];
     for (const engine::ExchangeRecord& rec : questions.of(d)) {
       ByteReader in(rec.payload);
       auto& answer = ex.record(d, rec.source, kPreviousAnswer);
       while (!in.done()) {
         const auto instance = in.get<std::uint32_t>();
-        const auto it = std::find_if(mine.begin(), mine.end(), [&](const auto& e) { return e.second == instance; });
-        if (it == mine.end()) throw std::logic_error("delay: a rank asked for a collective it did not take part in");
-        answer.put(it->first).put(leave(d, it->first));
+        const auto it = std::lower_bound(mine.begin(), mine.end(), std::pair<std::uint32_t, std::uint32_t>{instance, 0});
+        if (it == mine.end() || it->first != instance)
+          throw std::logic_error("delay: a rank asked for a collective it did not take part in");
+        answer.put(it->second).put(leave(d, it->second));
       }
     }
   }

@@ -125,6 +125,7 @@ class Replay {
   std::vector<std::vector<PeerCall>> peers_;
   std::vector<std::vector<std::uint32_t>> instance_of_;  // per owned rank, per call: its collective instance
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nxn_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nxn_by_instance_;  // (instance, call)
   std::vector<std::vector<Rank>> comm_members_;  // per communicator, sorted
   std::vector<WaiterPoint> pts_;        // in instance order
   std::vector<DelayerPoint> dpts_;      // sorted by (d, cause_call, r, call)

@@ -94,19 +94,20 @@ MemberMark later_begin(const MemberMark& a, const MemberMark& b) {
   return a.position < b.position ? a : b;
 }
 
-CommPositions::CommPositions(const engine::Shard& shard) : owned_(shard.owned) {
+CommPositions::CommPositions(const engine::Shard& shard) {
   const auto& comms = shard.defs.comms;
   position_.resize(comms.size());
   for (std::size_t c = 0; c < comms.size(); ++c) {
-    position_[c].assign(static_cast<std::size_t>(owned_.size()), MemberMark::kNowhere);
     for (std::size_t p = 0; p < comms[c].members.size(); ++p)
-      if (owned_.holds(comms[c].members[p]))
-        position_[c][static_cast<std::size_t>(comms[c].members[p] - owned_.first)] = static_cast<std::uint32_t>(p);
+      if (shard.owned.holds(comms[c].members[p])) position_[c].emplace_back(comms[c].members[p], static_cast<std::uint32_t>(p));
+    std::sort(position_[c].begin(), position_[c].end());
   }
 }
 
 std::uint32_t CommPositions::of(trace::CommId comm, trace::Rank rank) const {
-  return position_.at(comm).at(static_cast<std::size_t>(rank - owned_.first));
+  const auto& list = position_.at(comm);
+  const auto it = std::lower_bound(list.begin(), list.end(), std::pair<trace::Rank, std::uint32_t>{rank, 0});
+  return it != list.end() && it->first == rank ? it->second : MemberMark::kNowhere;
 }
 
 CollectiveSummaries collective_summaries(const engine::Shard& shard, const trace::Matching& m,

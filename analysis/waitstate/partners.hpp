@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "analysis/engine/shard.hpp"
@@ -64,15 +65,14 @@ struct CollectiveSummaries {
 CollectiveSummaries collective_summaries(const engine::Shard& shard, const trace::Matching& m,
                                          engine::Transport& transport);
 
-// Each owned member's position in its communicator (a view built once per shard).
+// Each owned member's position in its communicator (memory: the owned memberships).
 class CommPositions {
  public:
-  CommPositions(const engine::Shard& shard);
-  std::uint32_t of(trace::CommId comm, trace::Rank rank) const;
+  explicit CommPositions(const engine::Shard& shard);
+  std::uint32_t of(trace::CommId comm, trace::Rank rank) const;  // MemberMark::kNowhere: no member
 
  private:
-  engine::LocationRange owned_;
-  std::vector<std::vector<std::uint32_t>> position_;  // per communicator, per owned rank
+  std::vector<std::vector<std::pair<trace::Rank, std::uint32_t>>> position_;  // per communicator, sorted
 };
 
 }  // namespace waitlab::analysis
