@@ -8,7 +8,7 @@
 // can always be applied — its γ needs only larger keys — so the replay never deadlocks, and every
 // addition happens in the serial order: the serial bits, anomalies included.
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 #include "analysis/delay/replay.hpp"
 #include "analysis/engine/bytes.hpp"
@@ -45,12 +45,13 @@ void Replay::propagate_gamma(std::vector<std::pair<GammaKey, double>>& unattribu
     if (a.key.tie() != b.key.tie()) return a.key.later_than(b.key);
     return a.send && !b.send;
   });
-  std::map<std::pair<Rank, std::uint32_t>, Kinds> arrived;  // γ of the points to apply here
+  std::unordered_map<std::uint64_t, Kinds> arrived;  // γ of the points to apply here, by (rank, call)
+  const auto id = [](Rank r, std::uint32_t call) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) << 32) | call; };
   const auto take = [&](const engine::Parcel& parcel) {
     engine::ByteReader in(parcel.bytes);
     while (!in.done()) {
       const auto rec = in.get<GammaParcelRecord>();
-      arrived[{rec.r, rec.call}] = rec.gamma;
+      arrived[id(rec.r, rec.call)] = rec.gamma;
     }
   };
   for (const Step& step : steps) {
@@ -59,16 +60,16 @@ void Replay::propagate_gamma(std::vector<std::pair<GammaKey, double>>& unattribu
       const WaitState& x = inst[pt.instance];
       const GammaParcelRecord rec{x.rank, x.call, gamma_[pt.instance]};
       const int owner = shard_.partition.owner(x.cause_rank);
-      if (owner == transport_.self()) arrived[{x.rank, x.call}] = rec.gamma;
+      if (owner == transport_.self()) arrived[id(x.rank, x.call)] = rec.gamma;
       else transport_.post(owner, kGammaChannel, engine::encode(rec));
       continue;
     }
     const DelayerPoint& dp = dpts_[step.index];
-    auto it = arrived.find({dp.r, dp.call});
+    auto it = arrived.find(id(dp.r, dp.call));
     while (it == arrived.end()) {
       transport_.flush();
       take(transport_.receive(kGammaChannel));
-      it = arrived.find({dp.r, dp.call});
+      it = arrived.find(id(dp.r, dp.call));
     }
     const Kinds g = it->second;
     arrived.erase(it);

@@ -25,13 +25,20 @@ constexpr std::uint64_t kCauses = 0, kCausesAnswer = 1, kPrevious = 2, kPrevious
 
 // A cause record: the waiting call, the cause's call, the waiting call's Leave, pairwise or not.
 struct CauseRecord {
+  std::uint32_t instance;  // the waiter's, echoed in the answer
   std::uint32_t call;
   std::uint32_t cause_call;
   trace::Time leave;
   std::uint8_t pairwise;
 };
 struct CauseAnswer {
+  std::uint32_t instance;
   trace::Time enter, leave;
+};
+struct PreviousAnswer {
+  std::uint32_t point;  // the waiter's, echoed
+  std::uint32_t call;
+  trace::Time leave;
 };
 struct PointHead {
   std::uint32_t call, cause_call, d_prev;
@@ -73,13 +80,11 @@ void Replay::find_sync_points() {
 void Replay::exchange_causes(engine::Exchange& ex) {
   const auto& inst = w_.instances;
   const engine::LocationRange owned = shard_.owned;
-  std::map<std::pair<Rank, Rank>, std::vector<std::uint32_t>> asked;  // (r, d) -> instances, in order
   for (std::uint32_t i = 0; i < inst.size(); ++i) {
     const WaitState& x = inst[i];
     if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank) continue;
     const bool nxn = collective_of(x.rank, x.call) != kNone && is_nxn_sync(x.pattern);
-    ex.record(x.rank, x.cause_rank, kCauses).put(CauseRecord{x.call, x.cause_call, leave(x.rank, x.call), !nxn});
-    asked[{x.rank, x.cause_rank}].push_back(i);
+    ex.record(x.rank, x.cause_rank, kCauses).put(CauseRecord{i, x.call, x.cause_call, leave(x.rank, x.call), !nxn});
   }
   engine::Inbox causes = ex.deliver();
   // Per owned rank: (instance rank, instance call, 0 waiting / 1 delaying side, entry).
@@ -90,18 +95,21 @@ void Replay::exchange_causes(engine::Exchange& ex) {
       auto& answer = ex.record(d, rec.source, kCausesAnswer);
       while (!in.done()) {
         const auto c = in.get<CauseRecord>();
-        answer.put(CauseAnswer{enter(d, c.cause_call), leave(d, c.cause_call)});
+        answer.put(CauseAnswer{c.instance, enter(d, c.cause_call), leave(d, c.cause_call)});
         if (c.pairwise)
           sequence[static_cast<std::size_t>(d - owned.first)].emplace_back(rec.source, c.call, 1,
                                                                             PeerCall{rec.source, c.cause_call, c.call, c.leave});
       }
     }
   engine::Inbox answers = ex.deliver();
-  std::vector<CauseAnswer> of_instance(inst.size(), CauseAnswer{0, 0});
+  std::vector<CauseAnswer> of_instance(inst.size(), CauseAnswer{0, 0, 0});
   for (Location r = owned.first; r < owned.last; ++r)
     for (const engine::ExchangeRecord& rec : answers.of(r)) {
       ByteReader in(rec.payload);
-      for (std::uint32_t i : asked.at({r, rec.source})) of_instance[i] = in.get<CauseAnswer>();
+      while (!in.done()) {
+        const auto a = in.get<CauseAnswer>();
+        of_instance.at(a.instance) = a;
+      }
     }
   for (std::uint32_t i = 0; i < inst.size(); ++i) {
     const WaitState& x = inst[i];
@@ -192,7 +200,6 @@ std::pair<std::uint32_t, std::uint32_t> Replay::previous_sync(const WaitState& x
 // Round "previous": each point's interval; d's call and Leave at a waited collective asked of d.
 void Replay::find_previous_syncs(engine::Exchange& ex) {
   const auto& inst = w_.instances;
-  std::map<std::pair<Rank, Rank>, std::vector<std::size_t>> asked;  // (r, d) -> points, in order
   std::vector<trace::Time> d_leave(pts_.size(), 0);
   for (std::size_t j = 0; j < pts_.size(); ++j) {
     WaiterPoint& pt = pts_[j];
@@ -201,8 +208,7 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
     pt.r_prev = r_prev;
     pt.d_prev = d_prev;
     if (pt.nxn_instance != kNone) {
-      ex.record(x.rank, x.cause_rank, kPrevious).put(pt.nxn_instance);
-      asked[{x.rank, x.cause_rank}].push_back(j);
+      ex.record(x.rank, x.cause_rank, kPrevious).put(static_cast<std::uint32_t>(j)).put(pt.nxn_instance);
     }
   }
   engine::Inbox questions = ex.deliver();
@@ -212,11 +218,12 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
       ByteReader in(rec.payload);
       auto& answer = ex.record(d, rec.source, kPreviousAnswer);
       while (!in.done()) {
+        const auto point = in.get<std::uint32_t>();
         const auto instance = in.get<std::uint32_t>();
         const auto it = std::lower_bound(mine.begin(), mine.end(), std::pair<std::uint32_t, std::uint32_t>{instance, 0});
         if (it == mine.end() || it->first != instance)
           throw std::logic_error("delay: a rank asked for a collective it did not take part in");
-        answer.put(it->second).put(leave(d, it->second));
+        answer.put(PreviousAnswer{point, it->second, leave(d, it->second)});
       }
     }
   }
@@ -224,9 +231,10 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
   for (Location r = shard_.owned.first; r < shard_.owned.last; ++r)
     for (const engine::ExchangeRecord& rec : answers.of(r)) {
       ByteReader in(rec.payload);
-      for (std::size_t j : asked.at({r, rec.source})) {
-        pts_[j].d_prev = in.get<std::uint32_t>();
-        d_leave[j] = in.get<trace::Time>();
+      while (!in.done()) {
+        const auto a = in.get<PreviousAnswer>();
+        pts_.at(a.point).d_prev = a.call;
+        d_leave[a.point] = a.leave;
       }
     }
   for (std::size_t j = 0; j < pts_.size(); ++j) {
@@ -277,7 +285,9 @@ void Replay::send_to_delayers(engine::Exchange& ex) {
         dp.t0 = h.t0;
         dp.wait_enter = h.wait_enter;
         dp.cause_enter = h.cause_enter;
-        for (std::uint32_t k = 0; k < h.profile_size; ++k) dp.p_r.push_back(in.get<PathValue>());
+        dp.p_first = static_cast<std::uint32_t>(pbuf_.size());
+        dp.p_count = h.profile_size;
+        for (std::uint32_t k = 0; k < h.profile_size; ++k) pbuf_.push_back(in.get<PathValue>());
         dpts_.push_back(std::move(dp));
       }
     }

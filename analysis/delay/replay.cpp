@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <tuple>
 
 #include "analysis/delay/replay.hpp"
@@ -95,17 +96,19 @@ DelayResult Replay::run() {
   delaying_side();
   return_classes(ex);
   std::vector<std::pair<GammaKey, double>> unattributed;  // pass 3's terms, keyed by point
+  pbuf_ = {};
   propagate_gamma(unattributed);
   long_term_costs(ex);
   totals(res);
   // Unattributed: pass 2's terms folded by delaying rank, then pass 3's in the backward order.
+  std::size_t next = 0;  // dpts_ are sorted by delaying rank
   const Pass2Sums pass2 = engine::chained_fold(transport_, shard_.owned, Pass2Sums{}, [&](engine::Location l, Pass2Sums& a) {
-    for (const DelayerPoint& dp : dpts_)
-      if (dp.d == l) {
-        a.sync_waiting += dp.w;
-        if (!(dp.denom > 0)) a.unattributed += dp.w;
-        else if (dp.w > dp.denom) a.unattributed += dp.w - dp.denom;
-      }
+    for (; next < dpts_.size() && dpts_[next].d == l; ++next) {
+      const DelayerPoint& dp = dpts_[next];
+      a.sync_waiting += dp.w;
+      if (!(dp.denom > 0)) a.unattributed += dp.w;
+      else if (dp.w > dp.denom) a.unattributed += dp.w - dp.denom;
+    }
   });
   res.sync_waiting = pass2.sync_waiting;
   engine::ByteWriter mine;
@@ -139,15 +142,15 @@ void Replay::delaying_side() {
     const auto [lo, hi] = profile(dp.d, dp.d_prev, dp.t0, dp.cause_call, &dp.w_d);
     dp.waits_first = lo;
     dp.waits_end = hi;
-    for (const PathValue& v : dp.p_r) remote[v.path] = v.value;
+    const std::span<const PathValue> p_r(pbuf_.data() + dp.p_first, dp.p_count);
+    for (const PathValue& v : p_r) remote[v.path] = v.value;
     double sum_delta = 0;
     for (CallPathId c : touched_) {
       const double diff = prof_[c] - remote[c];
       prof_[c] = diff > kTimeResolution ? diff : 0.0;
       sum_delta += prof_[c];
     }
-    for (const PathValue& v : dp.p_r) remote[v.path] = 0.0;
-    dp.p_r = {};
+    for (const PathValue& v : p_r) remote[v.path] = 0.0;
     dp.denom = sum_delta + dp.w_d;
     if (!(dp.denom > 0)) {
       dp.s = 0;

@@ -68,7 +68,7 @@ struct DelayerPoint {
   Pattern pattern = Pattern::LateSender;
   std::uint32_t d_prev = kNone;
   trace::Time t0 = 0, wait_enter = 0, cause_enter = 0;
-  std::vector<PathValue> p_r;  // the waiting rank's profile
+  std::uint32_t p_first = 0, p_count = 0;  // the waiting rank's profile in Replay::pbuf_
   double s = 0, denom = 0, w_d = 0;
   std::uint32_t waits_first = 0, waits_end = 0;  // d's instances in I_S
   std::uint32_t d_first = 0, d_count = 0;        // s·Δ[c] in Replay::dbuf_
@@ -129,7 +129,7 @@ class Replay {
   std::vector<std::vector<Rank>> comm_members_;  // per communicator, sorted
   std::vector<WaiterPoint> pts_;        // in instance order
   std::vector<DelayerPoint> dpts_;      // sorted by (d, cause_call, r, call)
-  std::vector<PathValue> rbuf_, dbuf_;
+  std::vector<PathValue> rbuf_, dbuf_, pbuf_;
   std::vector<Kinds> gamma_;            // per owned instance
   std::vector<double> propagated_;
   double sync_waiting_ = 0, unattributed_pass2_ = 0;

@@ -36,13 +36,19 @@ void Exchange::emit(Location source, Location target, std::uint64_t key, std::sp
 }
 
 ByteWriter& Exchange::record(Location source, Location target, std::uint64_t key) {
-  return building_[{source, target, key}];
+  const std::tuple<Location, Location, std::uint64_t> where{source, target, key};
+  if (last_ == nullptr || last_where_ != where) {  // most records continue the one before
+    last_ = &building_[where];
+    last_where_ = where;
+  }
+  return *last_;
 }
 
 Inbox Exchange::deliver() {
   for (const auto& [where, writer] : building_)
     emit(std::get<0>(where), std::get<1>(where), std::get<2>(where), writer.bytes());
   building_.clear();
+  last_ = nullptr;
   for (int d = 0; d < transport_.size(); ++d) {
     auto& writer = outgoing_[static_cast<std::size_t>(d)];
     transport_.post(d, channel_, writer.bytes());

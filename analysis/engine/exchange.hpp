@@ -59,6 +59,8 @@ class Exchange {
   Channel channel_;
   std::vector<ByteWriter> outgoing_;  // per destination process
   std::map<std::tuple<Location, Location, std::uint64_t>, ByteWriter> building_;  // record()'s
+  ByteWriter* last_ = nullptr;  // the record record() gave last (a map's elements stay put)
+  std::tuple<Location, Location, std::uint64_t> last_where_{};
 };
 
 }  // namespace waitlab::engine

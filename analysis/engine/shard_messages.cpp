@@ -78,13 +78,12 @@ std::vector<MessageSide> remote_sides(const Inbox& inbox, Location location, std
   return sides;
 }
 
-// The sides of `all` (sorted by owner) that `location` owns.
-std::vector<MessageSide> own_sides(const std::vector<MessageSide>& all, Location location, bool send) {
-  std::vector<MessageSide> mine;
-  for (const MessageSide& s : all)
-    if (owner(s, send) == location) mine.push_back(s);
-  std::sort(mine.begin(), mine.end(), [](const MessageSide& a, const MessageSide& b) { return a.key() < b.key(); });
-  return mine;
+// The sides of `all` (sorted by emit_sides: by owner, then in key() order for one owner) that
+// `location` owns, in key() order.
+std::span<const MessageSide> own_sides(const std::vector<MessageSide>& all, Location location, bool send) {
+  const auto lo = std::partition_point(all.begin(), all.end(), [&](const MessageSide& s) { return owner(s, send) < location; });
+  const auto hi = std::partition_point(lo, all.end(), [&](const MessageSide& s) { return owner(s, send) <= location; });
+  return {lo, hi};
 }
 
 }  // namespace
@@ -101,6 +100,7 @@ void match_messages(Shard& shard, Transport& transport, const trace::MatchWalk& 
   for (const MessageSide& s : sends)  // sent to no location: no receiver counts them
     if (s.dst < 0 || s.dst >= shard.ranks) ++m.unmatched.sends;
   std::vector<std::pair<MessageSide, trace::Message>> found;
+  found.reserve(std::max(sends.size(), receives.size()));
   const auto keep = [&](const MessageSide& s, const MessageSide& rv) {
     found.emplace_back(s, trace::Message{s.src, s.dst, s.call, s.done_call, rv.call, rv.done_call, s.event, rv.event});
   };
@@ -108,7 +108,8 @@ void match_messages(Shard& shard, Transport& transport, const trace::MatchWalk& 
     // As receiver: every channel into l, counted here.
     trace::pair_sides(remote_sides(inbox, l, kSendsKey), own_sides(receives, l, false), m.unmatched, keep);
     // As sender: the channels to locations of other processes (those of this one are above).
-    std::vector<MessageSide> out = own_sides(sends, l, true);
+    const auto mine = own_sides(sends, l, true);
+    std::vector<MessageSide> out(mine.begin(), mine.end());
     std::erase_if(out, [&](const MessageSide& s) { return s.dst < 0 || s.dst >= shard.ranks || shard.owned.holds(s.dst); });
     std::vector<MessageSide> back = remote_sides(inbox, l, kReceivesKey);
     std::erase_if(back, [&](const MessageSide& s) { return shard.owned.holds(s.dst); });
