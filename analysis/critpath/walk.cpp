@@ -9,6 +9,8 @@
 
 namespace waitlab::analysis {
 
+using engine::ByteReader;
+using engine::ByteWriter;
 using engine::Bytes;
 using trace::Matching;
 
@@ -23,8 +25,8 @@ std::int64_t call_of(const std::vector<trace::Call>& calls, std::uint32_t k) {
   return k < it->leave ? it - calls.begin() : -1;
 }
 
-// What the walk carries from process to process: where it stands, its counters, the latest
-// segment (still growing backwards) and the last cause call's Enter it learnt.
+// What the walk carries from process to process: where it stands, its counters and the latest
+// segment (still growing backwards).
 struct Token {
   Rank rank = trace::kNoRank;
   std::uint32_t k = 0;
@@ -36,13 +38,11 @@ struct Token {
   PathSegment open{};
   bool has_open = false;
   bool complete = true;
-  Rank known_rank = trace::kNoRank;  // the cause call whose Enter is known_enter
-  std::uint32_t known_call = 0;
-  Time known_enter = 0;
 };
 
-// A wait state with a cause at the walk's event k: what the jump decision needs besides the
-// cause call's Enter; jt is the moment the walk lands at (once decided).
+// The walk's event k: its time and the call path after it, and — when it lies in a call with a
+// wait state with a cause — what the jump needs besides the cause call's Enter; jt is the moment
+// the walk lands at (once decided).
 struct Candidate {
   Time tk = 0;
   CallPathId path = trace::kNoCallPath;
@@ -50,19 +50,22 @@ struct Candidate {
   double seconds = 0;
   Rank cause_rank = trace::kNoRank;
   std::uint32_t cause_call = 0;
+  std::uint32_t call_enter = 0;  // event index of the waiting call's Enter
   Time jt = 0;
 };
 
-// Walk: continue the walk at token.rank (owned by the receiver). Decide: the receiver owns the
-// candidate's cause rank and decides the jump. Land: the jump is decided; land in the cause call.
-// Done: the walk has ended (the token is final).
-enum class Kind : std::uint8_t { Walk, Decide, Land, Done };
-
-struct Note {
-  Kind kind = Kind::Walk;
-  Token token;
-  Candidate candidate;
+// One event of a waiting call, lent to the cause rank's owner: its time, the call path after it.
+struct Step {
+  Time time = 0;
+  CallPathId path = trace::kNoCallPath;
 };
+
+// The states of the walk on a process. Walk: the next step back at (token.rank, token.k). Decide:
+// the candidate's cause rank is here; decide the jump. Land: jump into the cause call (here).
+// Back: no jump; take the activity after event k. Done: the walk has ended (the token is final).
+// Only Walk (to the rank's owner), Decide (to the cause rank's owner, with the waiting call's
+// events up to k) and Done travel.
+enum class Kind : std::uint8_t { Walk, Decide, Land, Back, Done };
 
 struct Stored {
   std::uint64_t index = 0;  // in emission order (the path backwards)
@@ -79,19 +82,24 @@ class Walker {
     std::optional<Token> done;
     if (shard_.owned.holds(end_rank)) {
       const auto& ev = shard_.location(end_rank).events;
-      Note start;
-      start.token.rank = end_rank;
-      start.token.k = static_cast<std::uint32_t>(ev.size() - 1);
-      start.token.t = start.token.end = ev.back().time;
-      start.token.budget = budget;
-      done = advance(start);
+      Token start;
+      start.rank = end_rank;
+      start.k = static_cast<std::uint32_t>(ev.size() - 1);
+      start.t = start.end = ev.back().time;
+      start.budget = budget;
+      done = advance(Kind::Walk, start, {});
     }
     while (!done) {
-      const Note note = engine::decode<Note>(transport_.receive(kCriticalPathChannel).bytes);
-      if (note.kind == Kind::Done) return note.token;
-      done = advance(note);
+      const Bytes parcel = transport_.receive(kCriticalPathChannel).bytes;
+      ByteReader in(parcel);
+      const auto kind = in.get<Kind>();
+      const auto token = in.get<Token>();
+      const auto candidate = in.get<Candidate>();
+      if (kind == Kind::Done) return token;
+      if (kind == Kind::Decide) lent_ = Lent{token.rank, candidate.call_enter, in.get_vector<Step>(), candidate};
+      done = advance(kind, token, candidate);
     }
-    const Bytes final_note = engine::encode(Note{Kind::Done, *done, {}});
+    const Bytes final_note = ByteWriter().put(Kind::Done).put(*done).put(Candidate{}).bytes();
     for (int p = 0; p < transport_.size(); ++p)
       if (p != transport_.self()) transport_.post(p, kCriticalPathChannel, final_note);
     transport_.flush();
@@ -101,50 +109,71 @@ class Walker {
   const std::vector<Stored>& stored() const { return stored_; }
 
  private:
+  // A waiting call's events lent by its rank's owner (Decide): the walk goes on through them here
+  // without the token coming back until it leaves the call.
+  struct Lent {
+    Rank rank = trace::kNoRank;
+    std::uint32_t first = 0;  // event index of steps[0]
+    std::vector<Step> steps;
+    Candidate candidate;
+    bool holds(Rank r, std::uint32_t k) const { return r == rank && k >= first && k - first < steps.size(); }
+  };
+
   // Runs the walk here while it stays here: the final token if it ends here, nothing once it has
   // gone to another process.
-  std::optional<Token> advance(Note note) {
-    Token& tok = note.token;
-    Candidate& c = note.candidate;
+  std::optional<Token> advance(Kind kind, Token tok, Candidate c) {
     while (true) {
-      if (note.kind == Kind::Decide) {  // here: the cause rank
-        tok.known_rank = c.cause_rank;
-        tok.known_call = c.cause_call;
-        tok.known_enter = enter(c.cause_rank, c.cause_call);
-        if (!decide(tok, c, tok.known_enter)) {
+      switch (kind) {
+        case Kind::Walk:
+          if (!shard_.owned.holds(tok.rank) && !lent_.holds(tok.rank, tok.k)) return pass(Kind::Walk, tok, c);
+          if (tok.budget-- == 0) {
+            tok.complete = false;
+            return finish(tok);
+          }
+          if (!load(tok, c)) kind = Kind::Back;
+          else if (shard_.owned.holds(c.cause_rank)) kind = Kind::Decide;
+          else return pass(Kind::Decide, tok, c);
+          break;
+        case Kind::Decide:
+          kind = decide(tok, c, enter(c.cause_rank, c.cause_call)) ? Kind::Land : Kind::Back;
+          break;
+        case Kind::Land:
+          if (!land(tok, c)) return finish(tok);
+          kind = Kind::Walk;
+          break;
+        case Kind::Back:
           if (step_back(tok, c.path, c.tk)) return finish(tok);
-          if (!shard_.owned.holds(tok.rank)) return pass(Kind::Walk, note);
-          note.kind = Kind::Walk;
-          continue;
-        }
-        note.kind = Kind::Land;
+          kind = Kind::Walk;
+          break;
+        case Kind::Done:
+          throw std::logic_error("critpath: a walk after its end");
       }
-      if (note.kind == Kind::Land) {  // here: the cause rank
-        if (!land(tok, c)) return finish(tok);
-        note.kind = Kind::Walk;
-      }
-      // Kind::Walk: one step back on tok.rank, owned here.
-      if (tok.budget-- == 0) {
-        tok.complete = false;
-        return finish(tok);
-      }
-      const Time tk = shard_.time(tok.rank, tok.k);
-      const CallPathId path = m_.path_after[static_cast<std::size_t>(tok.rank)][tok.k];
-      const std::int64_t call = call_of(m_.calls[static_cast<std::size_t>(tok.rank)], tok.k);
-      if (const WaitState* j = jump_of(tok.rank, call)) {
-        c = Candidate{tk, path, leave(tok.rank, static_cast<std::uint32_t>(call)), j->seconds, j->cause_rank,
-                      j->cause_call, 0};
-        const bool cause_here = shard_.owned.holds(c.cause_rank);
-        const bool known = tok.known_rank == c.cause_rank && tok.known_call == c.cause_call;
-        if (!cause_here && !known) return pass(Kind::Decide, note);
-        if (decide(tok, c, cause_here ? enter(c.cause_rank, c.cause_call) : tok.known_enter)) {
-          if (!cause_here) return pass(Kind::Land, note);
-          note.kind = Kind::Land;
-          continue;
-        }
-      }
-      if (step_back(tok, path, tk)) return finish(tok);
     }
+  }
+
+  // The walk's event (token.rank, token.k) into c: true if it lies in a call with a wait state with
+  // a cause (the largest such instance of the call), from this shard or from the lent call.
+  bool load(const Token& tok, Candidate& c) {
+    if (!shard_.owned.holds(tok.rank)) {
+      const Step& s = lent_.steps[tok.k - lent_.first];
+      c = lent_.candidate;
+      c.tk = s.time;
+      c.path = s.path;
+      return true;
+    }
+    const auto r = static_cast<std::size_t>(tok.rank);
+    c.tk = shard_.time(tok.rank, tok.k);
+    c.path = m_.path_after[r][tok.k];
+    const std::int64_t call = call_of(m_.calls[r], tok.k);
+    const WaitState* j = jump_of(tok.rank, call);
+    if (!j) return false;
+    const trace::Call& waiting = m_.calls[r][static_cast<std::size_t>(call)];
+    c.leave = shard_.time(tok.rank, waiting.leave);
+    c.seconds = j->seconds;
+    c.cause_rank = j->cause_rank;
+    c.cause_call = j->cause_call;
+    c.call_enter = waiting.enter;
+    return true;
   }
 
   // The serial rule: the walk jumps if the wait state ends after the event and the walk is
@@ -207,11 +236,20 @@ class Walker {
     return tok;
   }
 
-  std::optional<Token> pass(Kind kind, Note& note) {
-    note.kind = kind;
-    const Rank to = kind == Kind::Walk ? note.token.rank : note.candidate.cause_rank;
-    transport_.post(shard_.partition.owner(to), kCriticalPathChannel, engine::encode(note));
+  // Sends the walk on: Walk to the owner of the token's rank; Decide to the owner of the cause
+  // rank, with the waiting call's events from its Enter to k.
+  std::optional<Token> pass(Kind kind, const Token& tok, const Candidate& c) {
+    ByteWriter note;
+    note.put(kind).put(tok).put(c);
+    std::vector<Step> steps;
+    if (kind == Kind::Decide)
+      for (std::uint32_t e = c.call_enter; e <= tok.k; ++e)
+        steps.push_back(Step{shard_.time(tok.rank, e), m_.path_after[static_cast<std::size_t>(tok.rank)][e]});
+    note.put(steps);
+    const Rank to = kind == Kind::Walk ? tok.rank : c.cause_rank;
+    transport_.post(shard_.partition.owner(to), kCriticalPathChannel, note.bytes());
     transport_.flush();
+    lent_ = Lent{};
     return std::nullopt;
   }
 
@@ -235,15 +273,13 @@ class Walker {
   Time enter(Rank r, std::uint32_t call) const {
     return shard_.time(r, m_.calls[static_cast<std::size_t>(r)][call].enter);
   }
-  Time leave(Rank r, std::uint32_t call) const {
-    return shard_.time(r, m_.calls[static_cast<std::size_t>(r)][call].leave);
-  }
 
   const engine::Shard& shard_;
   const Matching& m_;
   const WaitStateResult& w_;
   engine::Transport& transport_;
   std::vector<Stored> stored_;
+  Lent lent_;
   Rank cached_rank_ = trace::kNoRank;
   std::int64_t cached_call_ = -1;
   const WaitState* cached_ = nullptr;

@@ -6,8 +6,10 @@
 // cause, jump to the cause rank when the waiting ended, else take the activity after each event),
 // with every process's own data only: the process owning the current rank walks it; a wait state
 // with a cause needs the Enter of the cause call, which the cause rank's owner has, so the token
-// goes there, which decides the jump and lands in its call, or sends the token back (with that
-// Enter, so later events of the same call need not ask again). The path's last segment travels
+// goes there with the waiting call's events up to the walk's (their times and call paths); that
+// process walks on through them, deciding the jump at each, lands in its own call when it jumps,
+// and sends the token back only if the walk leaves the waiting call without a jump (one parcel
+// per jump, two per waiting call passed without one). The path's last segment travels
 // with the token (so segments merge across a jump as in one process, whoever emits them); a
 // finished segment stays where it was emitted, numbered in emission order, and all are gathered in
 // path order at the end. Whoever ends the walk tells every other process. The path — segments,
