@@ -10,9 +10,6 @@
 
 namespace waitlab::analysis {
 
-using engine::ByteReader;
-using engine::ByteWriter;
-using engine::Bytes;
 using trace::Matching;
 
 namespace {
@@ -27,18 +24,21 @@ Rank end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& 
   for (const trace::CollInstance& inst : m.collectives) {
     if (inst.op != trace::MpiOp::Finalize) continue;
     MemberMark& mark = mine.emplace_back();
-    for (std::uint32_t i = inst.first; i < inst.first + inst.count; ++i) {  // owned members, in communicator order
+    for (std::uint32_t i = inst.first; i < inst.first + inst.count;
+         ++i) {  // owned members, in communicator order
       const trace::CollMember& mem = m.members[i];
       if (!mark.found() || mem.begin > mark.begin) mark = MemberMark{mem.begin, 0, mem.rank, mem.call};
     }
     if (mark.found()) {
       const auto& members = shard.defs.comms[inst.comm].members;
-      mark.position = static_cast<std::uint32_t>(std::find(members.begin(), members.end(), mark.rank) - members.begin());
+      const auto at = std::find(members.begin(), members.end(), mark.rank);
+      mark.position = static_cast<std::uint32_t>(at - members.begin());
     }
   }
-  const Bytes combined = transport.chain(
-      ByteWriter().put(std::vector<MemberMark>(mine.size())).put(trace::kNoRank).put(Time{0}).bytes(), [&](Bytes in) {
-        ByteReader reader(in);
+  const engine::Bytes combined = transport.chain(
+      engine::ByteWriter().put(std::vector<MemberMark>(mine.size())).put(trace::kNoRank).put(Time{0}).bytes(),
+      [&](engine::Bytes in) {
+        engine::ByteReader reader(in);
         auto marks = reader.get_vector<MemberMark>();
         auto latest = reader.get<Rank>();
         auto latest_time = reader.get<Time>();
@@ -50,13 +50,12 @@ Rank end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& 
             latest_time = ev.back().time;
           }
         }
-        return ByteWriter().put(marks).put(latest).put(latest_time).bytes();
+        return engine::ByteWriter().put(marks).put(latest).put(latest_time).bytes();
       });
-  ByteReader reader(combined);
+  engine::ByteReader reader(combined);
   const auto marks = reader.get_vector<MemberMark>();
   const auto latest = reader.get<Rank>();
-  // A member has a call, so its rank has events: the serial walk's check for an empty rank
-  // cannot fail here.
+  // A member has a call, so its rank has events for the walk to start from.
   Rank rank = trace::kNoRank;
   for (const MemberMark& mark : marks)
     if (mark.found()) rank = mark.rank;
@@ -64,7 +63,8 @@ Rank end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& 
 }
 
 // The walk's step budget, the serial one: events + 2·instances + 16 of the whole trace.
-std::uint64_t walk_budget(const engine::Shard& shard, const WaitStateResult& w, engine::Transport& transport) {
+std::uint64_t walk_budget(const engine::Shard& shard, const WaitStateResult& w,
+                          engine::Transport& transport) {
   std::uint64_t mine = 2 * w.instances.size();
   for (const trace::Location& l : shard.locations) mine += l.events.size();
   return transport.sum(mine) + 16;
@@ -76,18 +76,17 @@ std::uint64_t walk_budget(const engine::Shard& shard, const WaitStateResult& w, 
 std::vector<CallPathImpact> profile(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
                                     const std::vector<PathSegment>& segments, engine::Transport& transport) {
   const std::size_t n = m.paths.size();
-  const auto sums = engine::chained_fold(
-      transport, shard.owned, std::vector<double>(2 * n, 0.0), [&](engine::Location l, std::vector<double>& acc) {
-        const auto r = static_cast<std::size_t>(l);
-        const auto& ev = shard.location(l).events;
-        const auto& after = m.path_after[r];
-        for (std::size_t e = 0; e + 1 < ev.size(); ++e)
-          if (after[e] != trace::kNoCallPath) acc[after[e]] += ev[e + 1].time - ev[e].time;
-        for (std::size_t i = w.rank_first[r]; i < w.rank_first[r + 1]; ++i) {
-          const WaitState& x = w.instances[i];
-          acc[n + m.calls[r][x.call].path] += x.seconds;
-        }
-      });
+  // acc: time per call path, then waiting per call path
+  const auto add_rank = [&](engine::Location l, std::vector<double>& acc) {
+    const auto r = static_cast<std::size_t>(l);
+    const auto& ev = shard.location(l).events;
+    const auto& after = m.path_after[r];
+    for (std::size_t e = 0; e + 1 < ev.size(); ++e)
+      if (after[e] != trace::kNoCallPath) acc[after[e]] += ev[e + 1].time - ev[e].time;
+    for (std::size_t i = w.rank_first[r]; i < w.rank_first[r + 1]; ++i)
+      acc[n + m.calls[r][w.instances[i].call].path] += w.instances[i].seconds;
+  };
+  const auto sums = engine::chained_fold(transport, shard.owned, std::vector<double>(2 * n, 0.0), add_rank);
   std::vector<CallPathImpact> prof(n);
   for (std::size_t p = 0; p < n; ++p) {
     prof[p].path = static_cast<CallPathId>(p);

@@ -10,8 +10,8 @@
 namespace waitlab::analysis {
 
 using engine::ByteReader;
-using engine::ByteWriter;
 using engine::Bytes;
+using engine::ByteWriter;
 using trace::Matching;
 
 namespace {
@@ -74,7 +74,8 @@ struct Stored {
 
 class Walker {
  public:
-  Walker(const engine::Shard& shard, const Matching& m, const WaitStateResult& w, engine::Transport& transport)
+  Walker(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
+         engine::Transport& transport)
       : shard_(shard), m_(m), w_(w), transport_(transport) {}
 
   // Takes part in the walk until it ends; the final token.
@@ -96,7 +97,8 @@ class Walker {
       const auto token = in.get<Token>();
       const auto candidate = in.get<Candidate>();
       if (kind == Kind::Done) return token;
-      if (kind == Kind::Decide) lent_ = Lent{token.rank, candidate.call_enter, in.get_vector<Step>(), candidate};
+      if (kind == Kind::Decide)
+        lent_ = Lent{token.rank, candidate.call_enter, in.get_vector<Step>(), candidate};
       done = advance(kind, token, candidate);
     }
     const Bytes final_note = ByteWriter().put(Kind::Done).put(*done).put(Candidate{}).bytes();
@@ -130,9 +132,12 @@ class Walker {
             tok.complete = false;
             return finish(tok);
           }
-          if (!load(tok, c)) kind = Kind::Back;
-          else if (shard_.owned.holds(c.cause_rank)) kind = Kind::Decide;
-          else return pass(Kind::Decide, tok, c);
+          if (!load(tok, c)) {
+            kind = Kind::Back;
+            break;
+          }
+          if (!shard_.owned.holds(c.cause_rank)) return pass(Kind::Decide, tok, c);
+          kind = Kind::Decide;
           break;
         case Kind::Decide:
           kind = decide(tok, c, enter(c.cause_rank, c.cause_call)) ? Kind::Land : Kind::Back;
@@ -176,7 +181,7 @@ class Walker {
     return true;
   }
 
-  // The serial rule: the walk jumps if the wait state ends after the event and the walk is
+  // The jump rule: the walk jumps if the wait state ends after the event and the walk is
   // still inside it; if so, the segment up to the jump is emitted and c.jt set.
   bool decide(Token& tok, Candidate& c, Time cause_enter) {
     const Time wait_end = std::min(cause_enter, c.leave);
@@ -264,7 +269,8 @@ class Walker {
     const auto [lo, hi] = w_.of_call(r, static_cast<std::uint32_t>(call));
     for (std::size_t i = lo; i < hi; ++i) {
       const WaitState& x = w_.instances[i];
-      if (has_cause(x.pattern) && x.cause_rank != trace::kNoRank && (!cached_ || x.seconds > cached_->seconds))
+      if (has_cause(x.pattern) && x.cause_rank != trace::kNoRank &&
+          (!cached_ || x.seconds > cached_->seconds))
         cached_ = &x;
     }
     return cached_;
@@ -295,7 +301,8 @@ std::vector<PathSegment> gather_segments(engine::Transport& transport, const std
     std::vector<bool> seen(segments.size(), false);
     for (const Bytes& part : parts)
       for (const Stored& s : engine::decode<std::vector<Stored>>(part)) {
-        if (s.index >= count || seen[s.index]) throw std::logic_error("critpath: a segment is missing or twice");
+        if (s.index >= count || seen[s.index])
+          throw std::logic_error("critpath: a segment is missing or twice");
         seen[s.index] = true;
         segments[static_cast<std::size_t>(count - 1 - s.index)] = s.segment;
       }

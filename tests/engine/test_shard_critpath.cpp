@@ -30,14 +30,16 @@ auto fields(const analysis::PathSegment& s) {
   return std::tuple(s.rank, s.path, bits(s.start), bits(s.end));
 }
 auto fields(const analysis::CallPathImpact& c) {
-  return std::tuple(c.path, bits(c.on_path), bits(c.time), bits(c.waiting), bits(c.average), bits(c.imbalance));
+  return std::tuple(c.path, bits(c.on_path), bits(c.time), bits(c.waiting), bits(c.average),
+                    bits(c.imbalance));
 }
 auto fields(const CriticalPathResult& r) {
   return std::tuple(bits(r.start), bits(r.end), bits(r.length), r.ranks, bits(r.critical_activities),
                     bits(r.critical_imbalance), bits(r.noncritical_activities), r.jumps, r.complete);
 }
 
-void expect_as_serial(const CriticalPathResult& mine, const CriticalPathResult& serial, const std::string& where) {
+void expect_as_serial(const CriticalPathResult& mine, const CriticalPathResult& serial,
+                      const std::string& where) {
   EXPECT_EQ(fields(mine), fields(serial)) << where;
   ASSERT_EQ(mine.segments.size(), serial.segments.size()) << where;
   for (std::size_t i = 0; i < serial.segments.size(); ++i)
@@ -50,7 +52,8 @@ void expect_as_serial(const CriticalPathResult& mine, const CriticalPathResult& 
 // The serial result of the trace; every sharded run checked against it on every process.
 CriticalPathResult expect_sharded_as_serial(const trace::Trace& tr, const std::string& name) {
   const trace::Matching matching = trace::Matching::build(tr);
-  const CriticalPathResult serial = analysis::critical_path(tr, matching, analysis::wait_states(tr, matching));
+  const CriticalPathResult serial =
+      analysis::critical_path(tr, matching, analysis::wait_states(tr, matching));
   const auto counts = event_counts(tr);
   const auto check = [&](Transport& t, const std::string& where) {
     Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
@@ -72,8 +75,8 @@ TEST(ShardCriticalPath, RandomTracesHaveTheSerialPathAndProfileToTheBit) {
   for (std::uint64_t seed : {1u, 2u, 3u, 99u, 123u, 7u, 8u})
     for (Rank locations : {2, 5, 9}) {
       const trace::Trace tr = random_trace(locations, seed);
-      const CriticalPathResult serial =
-          expect_sharded_as_serial(tr, std::to_string(locations) + " locations, trace seed " + std::to_string(seed));
+      const CriticalPathResult serial = expect_sharded_as_serial(
+          tr, std::to_string(locations) + " locations, trace seed " + std::to_string(seed));
       jumps += serial.jumps;
       segments += serial.segments.size();
       bool finalize = false;
