@@ -2,141 +2,121 @@
 
 #include <algorithm>
 
+#include "analysis/critpath/walk.hpp"
+#include "analysis/engine/bytes.hpp"
+#include "analysis/engine/fold.hpp"
+#include "analysis/engine/serial_transport.hpp"
+#include "analysis/waitstate/partners.hpp"
+
 namespace waitlab::analysis {
 
 using trace::Matching;
 
 namespace {
 
-// The call on rank r whose Enter..Leave range holds event k (k < Leave), or -1.
-std::int64_t call_of(const std::vector<trace::Call>& calls, std::uint32_t k) {
-  auto it = std::upper_bound(calls.begin(), calls.end(), k,
-                             [](std::uint32_t e, const trace::Call& c) { return e < c.enter; });
-  if (it == calls.begin()) return -1;
-  --it;
-  return k < it->leave ? it - calls.begin() : -1;
+// Where the path ends: the rank entering the last MPI_Finalize last (its member that began last,
+// first such in communicator order), else the rank whose last event is latest (the lowest such),
+// or kNoRank. One fold along the processes: each Finalize instance's owned member that began last
+// joins the others' by later_begin (the wait states' exact rule over begin and position), and the
+// ranks' last events are compared in rank order, as the serial loop compares them.
+Rank end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& transport) {
+  std::vector<MemberMark> mine;  // per MPI_Finalize instance, in m.collectives order
+  for (const trace::CollInstance& inst : m.collectives) {
+    if (inst.op != trace::MpiOp::Finalize) continue;
+    MemberMark& mark = mine.emplace_back();
+    for (std::uint32_t i = inst.first; i < inst.first + inst.count;
+         ++i) {  // owned members, in communicator order
+      const trace::CollMember& mem = m.members[i];
+      if (!mark.found() || mem.begin > mark.begin) mark = MemberMark{mem.begin, 0, mem.rank, mem.call};
+    }
+    if (mark.found()) {
+      const auto& members = shard.defs.comms[inst.comm].members;
+      const auto at = std::find(members.begin(), members.end(), mark.rank);
+      mark.position = static_cast<std::uint32_t>(at - members.begin());
+    }
+  }
+  const engine::Bytes combined = transport.chain(
+      engine::ByteWriter().put(std::vector<MemberMark>(mine.size())).put(trace::kNoRank).put(Time{0}).bytes(),
+      [&](engine::Bytes in) {
+        engine::ByteReader reader(in);
+        auto marks = reader.get_vector<MemberMark>();
+        auto latest = reader.get<Rank>();
+        auto latest_time = reader.get<Time>();
+        for (std::size_t f = 0; f < marks.size(); ++f) marks[f] = later_begin(marks[f], mine[f]);
+        for (engine::Location l = shard.owned.first; l < shard.owned.last; ++l) {
+          const auto& ev = shard.location(l).events;
+          if (!ev.empty() && (latest == trace::kNoRank || ev.back().time > latest_time)) {
+            latest = l;
+            latest_time = ev.back().time;
+          }
+        }
+        return engine::ByteWriter().put(marks).put(latest).put(latest_time).bytes();
+      });
+  engine::ByteReader reader(combined);
+  const auto marks = reader.get_vector<MemberMark>();
+  const auto latest = reader.get<Rank>();
+  // A member has a call, so its rank has events for the walk to start from.
+  Rank rank = trace::kNoRank;
+  for (const MemberMark& mark : marks)
+    if (mark.found()) rank = mark.rank;
+  return rank != trace::kNoRank ? rank : latest;
+}
+
+// The walk's step budget, the serial one: events + 2·instances + 16 of the whole trace.
+std::uint64_t walk_budget(const engine::Shard& shard, const WaitStateResult& w,
+                          engine::Transport& transport) {
+  std::uint64_t mine = 2 * w.instances.size();
+  for (const trace::Location& l : shard.locations) mine += l.events.size();
+  return transport.sum(mine) + 16;
+}
+
+// Seconds per call path: on the path from the segments in time order; time (exclusive, every
+// rank) and waiting (every wait state) folded along the ranks in rank order — time over each
+// rank's events, waiting over its instances by (call, pattern) — so the serial loops' bits.
+std::vector<CallPathImpact> profile(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
+                                    const std::vector<PathSegment>& segments, engine::Transport& transport) {
+  const std::size_t n = m.paths.size();
+  // acc: time per call path, then waiting per call path
+  const auto add_rank = [&](engine::Location l, std::vector<double>& acc) {
+    const auto r = static_cast<std::size_t>(l);
+    const auto& ev = shard.location(l).events;
+    const auto& after = m.path_after[r];
+    for (std::size_t e = 0; e + 1 < ev.size(); ++e)
+      if (after[e] != trace::kNoCallPath) acc[after[e]] += ev[e + 1].time - ev[e].time;
+    for (std::size_t i = w.rank_first[r]; i < w.rank_first[r + 1]; ++i)
+      acc[n + m.calls[r][w.instances[i].call].path] += w.instances[i].seconds;
+  };
+  const auto sums = engine::chained_fold(transport, shard.owned, std::vector<double>(2 * n, 0.0), add_rank);
+  std::vector<CallPathImpact> prof(n);
+  for (std::size_t p = 0; p < n; ++p) {
+    prof[p].path = static_cast<CallPathId>(p);
+    prof[p].time = sums[p];
+    prof[p].waiting = sums[n + p];
+  }
+  for (const auto& s : segments) prof[s.path].on_path += s.end - s.start;
+  return prof;
 }
 
 }  // namespace
 
-CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, const WaitStateResult& w) {
+CriticalPathResult critical_path(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
+                                 engine::Transport& transport) {
   CriticalPathResult res;
-  const std::size_t n = tr.ranks();
+  const auto n = static_cast<std::size_t>(shard.ranks);
   res.ranks = n;
   if (n == 0) return res;
-
-  // Where the path ends: the rank entering MPI_Finalize last, else the latest last event.
-  Rank rank = trace::kNoRank;
-  for (const auto& inst : m.collectives) {
-    if (inst.op != trace::MpiOp::Finalize) continue;
-    std::uint32_t last = 0;
-    for (std::uint32_t k = 1; k < inst.count; ++k)
-      if (m.members[inst.first + k].begin > m.members[inst.first + last].begin) last = k;
-    if (inst.count > 0) rank = m.members[inst.first + last].rank;
-  }
-  if (rank == trace::kNoRank || tr.locations[rank].events.empty()) {
-    rank = trace::kNoRank;
-    for (std::size_t r = 0; r < n; ++r) {
-      const auto& ev = tr.locations[r].events;
-      if (ev.empty()) continue;
-      if (rank == trace::kNoRank || ev.back().time > tr.locations[rank].events.back().time) rank = static_cast<Rank>(r);
-    }
-  }
+  const Rank rank = end_rank(shard, m, transport);
   if (rank == trace::kNoRank) return res;
 
-  // The instance of (rank, call) the path jumps at: the largest one with a cause. Looked up
-  // once per call the walk enters, not once per event of it.
-  Rank cached_rank = trace::kNoRank;
-  std::int64_t cached_call = -1;
-  const WaitState* cached = nullptr;
-  const auto jump_of = [&](Rank r, std::int64_t call) -> const WaitState* {
-    if (call < 0) return nullptr;
-    if (r == cached_rank && call == cached_call) return cached;
-    cached_rank = r;
-    cached_call = call;
-    cached = nullptr;
-    const auto [lo, hi] = w.of_call(r, static_cast<std::uint32_t>(call));
-    for (std::size_t i = lo; i < hi; ++i) {
-      const WaitState& x = w.instances[i];
-      if (has_cause(x.pattern) && x.cause_rank != trace::kNoRank && (!cached || x.seconds > cached->seconds))
-        cached = &x;
-    }
-    return cached;
-  };
-
-  const auto& last_ev = tr.locations[rank].events;
-  std::uint32_t k = static_cast<std::uint32_t>(last_ev.size() - 1);
-  Time t = last_ev[k].time;
-  res.end = t;
-  std::vector<PathSegment> rev;
-  const auto emit = [&](Rank r, CallPathId path, Time lo, Time hi) {
-    if (!(hi > lo) || path == trace::kNoCallPath) return;
-    if (!rev.empty() && rev.back().rank == r && rev.back().path == path && rev.back().start == hi) {
-      rev.back().start = lo;
-    } else {
-      rev.push_back(PathSegment{r, path, lo, hi});
-    }
-  };
-
-  std::uint64_t budget = tr.event_count() + 2 * w.instances.size() + 16;
-  while (true) {
-    if (budget-- == 0) {
-      res.complete = false;
-      break;
-    }
-    const auto& ev = tr.locations[rank].events;
-    const auto& calls = m.calls[rank];
-    const Time tk = ev[k].time;
-    const CallPathId path = m.path_after[rank][k];
-    const std::int64_t c = call_of(calls, k);
-    const WaitState* j = jump_of(rank, c);
-    if (j) {
-      const auto call = static_cast<std::uint32_t>(c);
-      const Time wait_end = std::min(m.enter(tr, j->cause_rank, j->cause_call), m.leave(tr, rank, call));
-      const Time wait_start = wait_end - j->seconds;
-      const Time jt = std::min(t, wait_end);
-      if (t > wait_start && jt >= tk) {
-        emit(rank, path, jt, t);
-        // Continue on the delaying rank at the moment the waiting ended.
-        const Rank cr = j->cause_rank;
-        const auto& cev = tr.locations[cr].events;
-        const auto& cc = m.calls[cr][j->cause_call];
-        auto lo = cev.begin() + cc.enter, hi = cev.begin() + cc.leave + 1;
-        auto it = std::upper_bound(lo, hi, jt, [](Time v, const trace::Event& e) { return v < e.time; });
-        if (it == lo) {
-          it = std::upper_bound(cev.begin(), cev.end(), jt, [](Time v, const trace::Event& e) { return v < e.time; });
-          if (it == cev.begin()) {
-            res.complete = false;
-            break;
-          }
-        }
-        rank = cr;
-        k = static_cast<std::uint32_t>((it - cev.begin()) - 1);
-        t = jt;
-        ++res.jumps;
-        continue;
-      }
-    }
-    emit(rank, path, tk, t);
-    t = tk;
-    if (k == 0) break;
-    --k;
-  }
-  res.start = t;
+  WalkedPath path = walk_path(shard, m, w, transport, rank, walk_budget(shard, w, transport));
+  res.segments = std::move(path.segments);
+  res.start = path.start;
+  res.end = path.end;
   res.length = res.end - res.start;
-  res.segments.assign(rev.rbegin(), rev.rend());
+  res.jumps = path.jumps;
+  res.complete = path.complete;
 
-  // Profiles: on the path, and over all ranks (time, waiting).
-  std::vector<CallPathImpact> prof(m.paths.size());
-  for (std::size_t p = 0; p < prof.size(); ++p) prof[p].path = static_cast<CallPathId>(p);
-  for (const auto& s : res.segments) prof[s.path].on_path += s.end - s.start;
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& ev = tr.locations[r].events;
-    const auto& after = m.path_after[r];
-    for (std::size_t e = 0; e + 1 < ev.size(); ++e)
-      if (after[e] != trace::kNoCallPath) prof[after[e]].time += ev[e + 1].time - ev[e].time;
-  }
-  for (const auto& x : w.instances) prof[m.calls[x.rank][x.call].path].waiting += x.seconds;
+  std::vector<CallPathImpact> prof = profile(shard, m, w, res.segments, transport);
   const double p = static_cast<double>(n);
   for (auto& c : prof) {
     c.average = (c.time - c.waiting) / p;
@@ -147,6 +127,11 @@ CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, cons
   }
   res.profile = std::move(prof);
   return res;
+}
+
+CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, const WaitStateResult& w) {
+  engine::SerialTransport serial;
+  return critical_path(engine::Shard::whole(tr), m, w, serial);
 }
 
 }  // namespace waitlab::analysis

@@ -14,22 +14,24 @@
 //   critical imbalance impact = Σ_c P·max(0, cp(c) − avg(c))   (these two sum to P·T'),
 //   non-critical-path activities = Σ_c P·max(0, avg(c) − cp(c)) (processing off the path),
 // with avg(c) = Σ_p (time_p(c) − waiting_p(c)) / P and T' the path's length.
+//
+// It runs on the replay engine (issue 32; plan §4.3): every process calls it with its shard, and
+// the walk is a token passed between them — the process owning the current rank walks it back
+// with its own data, and a wait with a cause asks the cause rank's owner, which knows when its
+// call began, to decide the jump (and land in its call) or to send the token back. The result is
+// the serial one to the bit on every process, for any number of processes and delivery order.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "analysis/critpath/walk.hpp"  // PathSegment, and the walk on the engine
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 
 namespace waitlab::analysis {
-
-struct PathSegment {
-  Rank rank = 0;
-  CallPathId path = 0;
-  Time start = 0;
-  Time end = 0;
-};
 
 struct CallPathImpact {
   CallPathId path = 0;
@@ -53,7 +55,18 @@ struct CriticalPathResult {
   bool complete = true;                 // false if the walk had to stop early (inconsistent trace)
 };
 
+// The critical path of a trace: the replay engine's run below with one process holding every rank.
 CriticalPathResult critical_path(const trace::Trace& trace, const trace::Matching& matching,
                                  const WaitStateResult& waits);
+
+// The replay engine's run, called by every process with its shard, the shard's matching
+// (engine::match_shard) and the shard's wait states (the sharded wait_states). Where the path ends
+// is combined exactly (the last MPI_Finalize's member that began last, first such in communicator
+// order; else the lowest rank whose last event is latest); the walk travels as a token; the
+// segments are gathered in path order and given to every process; time and waiting per call path
+// are folds along the ranks in rank order (time: ranks then events; waiting: instances by rank,
+// call, pattern). Every field of the result is the serial one's bits, on every process.
+CriticalPathResult critical_path(const engine::Shard& shard, const trace::Matching& matching,
+                                 const WaitStateResult& waits, engine::Transport& transport);
 
 }  // namespace waitlab::analysis

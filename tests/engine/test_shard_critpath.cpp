@@ -1,0 +1,142 @@
+// The critical path on the replay engine (analysis/critpath, issue 32 step 5): on every number of
+// processes and delivery order, every process's result — segments, profile, start, end, length,
+// impact split, jumps, completeness — is the serial one to the bit, on random traces (jumps
+// between ranks of different processes, ties, walks with and without MPI_Finalize), ALGORITHMS.md's
+// Fixtures A, B and C and the Score-P test traces.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../analysis/trace_builder.hpp"
+#include "analysis/critpath/critpath.hpp"
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/shard_matching.hpp"
+#include "analysis/trace/trace_io.hpp"
+#include "analysis/waitstate/waitstate.hpp"
+#include "processes.hpp"
+#include "random_trace.hpp"
+
+namespace waitlab::engine {
+namespace {
+
+using analysis::CriticalPathResult;
+using analysis::test::TraceBuilder;
+using trace::Rank;
+
+auto fields(const analysis::PathSegment& s) {
+  return std::tuple(s.rank, s.path, bits(s.start), bits(s.end));
+}
+auto fields(const analysis::CallPathImpact& c) {
+  return std::tuple(c.path, bits(c.on_path), bits(c.time), bits(c.waiting), bits(c.average),
+                    bits(c.imbalance));
+}
+auto fields(const CriticalPathResult& r) {
+  return std::tuple(bits(r.start), bits(r.end), bits(r.length), r.ranks, bits(r.critical_activities),
+                    bits(r.critical_imbalance), bits(r.noncritical_activities), r.jumps, r.complete);
+}
+
+void expect_as_serial(const CriticalPathResult& mine, const CriticalPathResult& serial,
+                      const std::string& where) {
+  EXPECT_EQ(fields(mine), fields(serial)) << where;
+  ASSERT_EQ(mine.segments.size(), serial.segments.size()) << where;
+  for (std::size_t i = 0; i < serial.segments.size(); ++i)
+    EXPECT_EQ(fields(mine.segments[i]), fields(serial.segments[i])) << where << ", segment " << i;
+  ASSERT_EQ(mine.profile.size(), serial.profile.size()) << where;
+  for (std::size_t i = 0; i < serial.profile.size(); ++i)
+    EXPECT_EQ(fields(mine.profile[i]), fields(serial.profile[i])) << where << ", call path " << i;
+}
+
+// The serial result of the trace; every sharded run checked against it on every process.
+CriticalPathResult expect_sharded_as_serial(const trace::Trace& tr, const std::string& name) {
+  const trace::Matching matching = trace::Matching::build(tr);
+  const CriticalPathResult serial =
+      analysis::critical_path(tr, matching, analysis::wait_states(tr, matching));
+  const auto counts = event_counts(tr);
+  const auto check = [&](Transport& t, const std::string& where) {
+    Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
+    match_shard(shard, t);
+    const analysis::WaitStateResult waits = analysis::wait_states(shard, shard.matching, t);
+    expect_as_serial(analysis::critical_path(shard, shard.matching, waits, t), serial,
+                     name + ", " + where + ", process " + std::to_string(t.self()));
+  };
+  on_every_world(check);
+  on_virtual(static_cast<int>(tr.ranks()) + 1, 5, [&](Transport& t) {
+    check(t, "L + 1 processes");
+    return Bytes{};
+  });
+  return serial;
+}
+
+TEST(ShardCriticalPath, RandomTracesHaveTheSerialPathAndProfileToTheBit) {
+  std::uint64_t jumps = 0, with_finalize = 0, without_finalize = 0, segments = 0;
+  for (std::uint64_t seed : {1u, 2u, 3u, 99u, 123u, 7u, 8u})
+    for (Rank locations : {2, 5, 9}) {
+      const trace::Trace tr = random_trace(locations, seed);
+      const CriticalPathResult serial = expect_sharded_as_serial(
+          tr, std::to_string(locations) + " locations, trace seed " + std::to_string(seed));
+      jumps += serial.jumps;
+      segments += serial.segments.size();
+      bool finalize = false;
+      for (const auto& inst : trace::Matching::build(tr).collectives) finalize |= inst.op == MpiOp::Finalize;
+      ++(finalize ? with_finalize : without_finalize);
+    }
+  // The walks jump between ranks, and both ways of finding the end are taken.
+  EXPECT_GT(jumps, 20u);
+  EXPECT_GT(segments, jumps);
+  EXPECT_GT(with_finalize, 0u);
+  EXPECT_GT(without_finalize, 0u);
+}
+
+// Fixture B (ALGORITHMS.md, µs): a 3-rank chain of late senders, then a barrier; the path lies
+// on rank 0 alone.
+trace::Trace fixture_b() {
+  TraceBuilder b(3, 1e-6);
+  for (Rank r : {0, 1, 2}) b.enter(r, 0, "main");
+  b.send(0, 2000, 2010, 1).coll(0, MpiOp::Barrier, 3000, 3050);
+  b.recv(1, 1000, 2020, 2020, 0).send(1, 2100, 2110, 2).coll(1, MpiOp::Barrier, 2500, 3050);
+  b.recv(2, 1100, 2120, 2120, 1).coll(2, MpiOp::Barrier, 2600, 3050);
+  for (Rank r : {0, 1, 2}) b.leave(r, 3050, "main");
+  return b.trace();
+}
+
+// Fixture C (paper 002, Fig. 3; time units): C's receive tail ← B's send and receive tail ← A's
+// f and g, two jumps.
+trace::Trace fixture_c() {
+  TraceBuilder b(3, 1.0);
+  const Rank A = 0, B = 1, C = 2;
+  for (Rank r : {A, B, C}) b.enter(r, 0, "main");
+  b.enter(A, 0, "f").leave(A, 2, "f").enter(A, 2, "g").leave(A, 5, "g").send(A, 5, 5, B);
+  b.enter(B, 0, "f").leave(B, 1, "f").enter(B, 1, "h").leave(B, 2, "h").recv(B, 2, 6, 6, A).send(B, 6, 6, C);
+  b.enter(C, 0, "f").leave(C, 1, "f").enter(C, 1, "h").leave(C, 2, "h").enter(C, 2, "g").leave(C, 4, "g");
+  b.recv(C, 4, 6, 6.5, B);
+  b.leave(A, 5, "main").leave(B, 6, "main").leave(C, 6.5, "main");
+  return b.trace();
+}
+
+TEST(ShardCriticalPath, FixturesHaveTheirWorkedPathsOnEveryProcessCount) {
+  const CriticalPathResult a = expect_sharded_as_serial(analysis::test::fixture_a().trace(), "Fixture A");
+  EXPECT_NEAR(a.length, 6950e-6, 1e-12);
+  const CriticalPathResult b = expect_sharded_as_serial(fixture_b(), "Fixture B");
+  for (const auto& s : b.segments) EXPECT_EQ(s.rank, 0);
+  EXPECT_NEAR(b.length, 3050e-6, 1e-12);
+  const CriticalPathResult c = expect_sharded_as_serial(fixture_c(), "Fixture C");
+  EXPECT_EQ(c.jumps, 2u);
+  ASSERT_FALSE(c.segments.empty());
+  EXPECT_EQ(c.segments.front().rank, 0);
+  EXPECT_EQ(c.segments.back().rank, 2);
+  EXPECT_EQ(c.length, 6.5);
+}
+
+TEST(ShardCriticalPath, ScorePTracesHaveTheSerialPathToTheBit) {
+  const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
+  for (const char* name : {"ping-pong-otf2", "npb-is.W.16", "npb-mg.W.16"}) {
+    const trace::Trace tr = trace::read_trace((data / name / "traces.otf2").string());
+    EXPECT_GT(expect_sharded_as_serial(tr, name).segments.size(), 0u) << name;
+  }
+}
+
+}  // namespace
+}  // namespace waitlab::engine
