@@ -23,7 +23,6 @@ namespace waitlab::engine {
 namespace {
 
 using analysis::CriticalPathResult;
-using analysis::test::TraceBuilder;
 using trace::Rank;
 
 auto fields(const analysis::PathSegment& s) {
@@ -90,39 +89,13 @@ TEST(ShardCriticalPath, RandomTracesHaveTheSerialPathAndProfileToTheBit) {
   EXPECT_GT(without_finalize, 0u);
 }
 
-// Fixture B (ALGORITHMS.md, µs): a 3-rank chain of late senders, then a barrier; the path lies
-// on rank 0 alone.
-trace::Trace fixture_b() {
-  TraceBuilder b(3, 1e-6);
-  for (Rank r : {0, 1, 2}) b.enter(r, 0, "main");
-  b.send(0, 2000, 2010, 1).coll(0, MpiOp::Barrier, 3000, 3050);
-  b.recv(1, 1000, 2020, 2020, 0).send(1, 2100, 2110, 2).coll(1, MpiOp::Barrier, 2500, 3050);
-  b.recv(2, 1100, 2120, 2120, 1).coll(2, MpiOp::Barrier, 2600, 3050);
-  for (Rank r : {0, 1, 2}) b.leave(r, 3050, "main");
-  return b.trace();
-}
-
-// Fixture C (paper 002, Fig. 3; time units): C's receive tail ← B's send and receive tail ← A's
-// f and g, two jumps.
-trace::Trace fixture_c() {
-  TraceBuilder b(3, 1.0);
-  const Rank A = 0, B = 1, C = 2;
-  for (Rank r : {A, B, C}) b.enter(r, 0, "main");
-  b.enter(A, 0, "f").leave(A, 2, "f").enter(A, 2, "g").leave(A, 5, "g").send(A, 5, 5, B);
-  b.enter(B, 0, "f").leave(B, 1, "f").enter(B, 1, "h").leave(B, 2, "h").recv(B, 2, 6, 6, A).send(B, 6, 6, C);
-  b.enter(C, 0, "f").leave(C, 1, "f").enter(C, 1, "h").leave(C, 2, "h").enter(C, 2, "g").leave(C, 4, "g");
-  b.recv(C, 4, 6, 6.5, B);
-  b.leave(A, 5, "main").leave(B, 6, "main").leave(C, 6.5, "main");
-  return b.trace();
-}
-
 TEST(ShardCriticalPath, FixturesHaveTheirWorkedPathsOnEveryProcessCount) {
   const CriticalPathResult a = expect_sharded_as_serial(analysis::test::fixture_a().trace(), "Fixture A");
   EXPECT_NEAR(a.length, 6950e-6, 1e-12);
-  const CriticalPathResult b = expect_sharded_as_serial(fixture_b(), "Fixture B");
+  const CriticalPathResult b = expect_sharded_as_serial(analysis::test::fixture_b().trace(), "Fixture B");
   for (const auto& s : b.segments) EXPECT_EQ(s.rank, 0);
   EXPECT_NEAR(b.length, 3050e-6, 1e-12);
-  const CriticalPathResult c = expect_sharded_as_serial(fixture_c(), "Fixture C");
+  const CriticalPathResult c = expect_sharded_as_serial(analysis::test::fixture_c().trace(), "Fixture C");
   EXPECT_EQ(c.jumps, 2u);
   ASSERT_FALSE(c.segments.empty());
   EXPECT_EQ(c.segments.front().rank, 0);
