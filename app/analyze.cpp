@@ -55,7 +55,7 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
   if (!r.any()) return nullptr;
   const auto& m = r.matching;
   j["ran"] = r.names();
-  j["matching"] = {{"messages", m.messages.size()},
+  j["matching"] = {{"messages", r.messages},
                    {"collective_instances", m.collectives.size()},
                    {"unmatched",
                     {{"sends", m.unmatched.sends},

@@ -134,6 +134,9 @@ const output::Entry& critpath_entry() {
     e.run = [](const output::Context& c) -> std::any {
       return critical_path(c.trace, c.matching, c.result<WaitStateResult>("waitstate"));
     };
+    e.run_sharded = [](const output::ShardContext& c) -> std::any {
+      return critical_path(c.shard, c.matching, c.result<WaitStateResult>("waitstate"), c.transport);
+    };
     e.summary = summary;
     e.write = write;
     e.print = print;

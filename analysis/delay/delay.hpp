@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "analysis/engine/shard.hpp"
@@ -54,6 +55,11 @@ struct WaitClass {
   double terminal = 0;     // seconds − propagating
   double gamma_long = 0;   // long-term cost this wait carries (what it caused downstream)
 };
+
+// The order of the cost table: (kind, path, rank).
+inline bool cost_table_order(const DelayEntry& a, const DelayEntry& b) {
+  return std::tie(a.kind, a.path, a.rank) < std::tie(b.kind, b.path, b.rank);
+}
 
 struct DelayResult {
   std::vector<DelayEntry> table;      // sorted by (kind, path, rank)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/delay/delay.hpp"
+#include "analysis/engine/fold.hpp"
 #include "analysis/output/entry.hpp"
 #include "analysis/trace/csv.hpp"
 
@@ -148,6 +149,14 @@ const output::Entry& delay_entry() {
     e.needs = {"waitstate"};
     e.run = [](const output::Context& c) -> std::any {
       return delay_costs(c.trace, c.matching, c.result<WaitStateResult>("waitstate"));
+    };
+    e.run_sharded = [](const output::ShardContext& c) -> std::any {
+      return delay_costs(c.shard, c.matching, c.result<WaitStateResult>("waitstate"), c.transport);
+    };
+    e.gather = [](std::any shard_result, engine::Transport& transport) -> std::any {
+      auto r = std::any_cast<DelayResult>(std::move(shard_result));
+      r.table = engine::gather_rows(transport, r.table, cost_table_order);  // the other totals are global
+      return r;
     };
     e.summary = summary;
     e.write = write;

@@ -256,24 +256,14 @@ void Replay::totals(DelayResult& res) {
   res.table.reserve(costs_.size());
   for (const auto& [cell, v] : costs_.sorted())
     res.table.push_back(DelayEntry{static_cast<DelayKind>(cell.kind), cell.path, cell.rank, v.first, v.second});
-  const std::vector<engine::Bytes> parts = transport_.gather(engine::encode(res.table));
+  const std::vector<DelayEntry> rows = engine::gather_rows(transport_, res.table, cost_table_order);
   TableTotals t;
-  if (transport_.self() == 0) {
-    std::vector<DelayEntry> rows;
-    for (const engine::Bytes& part : parts) {
-      const auto some = engine::decode<std::vector<DelayEntry>>(part);
-      rows.insert(rows.end(), some.begin(), some.end());
-    }
-    std::sort(rows.begin(), rows.end(), [](const DelayEntry& a, const DelayEntry& b) {
-      return std::tie(a.kind, a.path, a.rank) < std::tie(b.kind, b.path, b.rank);
-    });
-    for (const DelayEntry& e : rows) {
-      const auto k = static_cast<std::size_t>(e.kind);
-      t.short_total[k] += e.short_term;
-      t.long_total[k] += e.long_term;
-      t.short_term += e.short_term;
-      t.long_term += e.long_term;
-    }
+  for (const DelayEntry& e : rows) {  // on process 0: every row, in the table's order
+    const auto k = static_cast<std::size_t>(e.kind);
+    t.short_total[k] += e.short_term;
+    t.long_total[k] += e.long_term;
+    t.short_term += e.short_term;
+    t.long_term += e.long_term;
   }
   t = engine::decode<TableTotals>(transport_.broadcast(engine::encode(t)));
   res.short_total = t.short_total;

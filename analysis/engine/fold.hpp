@@ -11,6 +11,7 @@
 // std::vector of one.
 #pragma once
 
+#include <algorithm>
 #include <span>
 #include <stdexcept>
 #include <utility>
@@ -48,5 +49,20 @@ std::vector<T> gather_in_location_order(Transport& transport, LocationRange owne
 
 // The sum of `values` (one per owned location) over all locations, on every process.
 double location_order_sum(Transport& transport, LocationRange owned, std::span<const double> values);
+
+// Table rows (each process's sorted by `less`, the keys of all processes distinct) on process 0,
+// all of them in `less` order — the serial table (rule D4: process 0 writes and folds them); an
+// empty list on the others. Every process calls it.
+template <typename Row, typename Less>
+std::vector<Row> gather_rows(Transport& transport, const std::vector<Row>& rows, Less less) {
+  const std::vector<Bytes> parts = transport.gather(encode(rows));
+  std::vector<Row> all;
+  for (const Bytes& part : parts) {
+    std::vector<Row> some = decode<std::vector<Row>>(part);
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  std::sort(all.begin(), all.end(), less);
+  return all;
+}
 
 }  // namespace waitlab::engine

@@ -25,6 +25,11 @@
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
 
+namespace waitlab::engine {
+struct Shard;
+class Transport;
+}  // namespace waitlab::engine
+
 namespace waitlab::output {
 
 // Values by analysis name: the results of the analyses that ran, or the options of each.
@@ -51,6 +56,14 @@ class Values {
   std::map<std::string, std::any, std::less<>> values_;
 };
 
+// The option `name` of `options`, or `fallback` when none was given (a copy: the fallback is
+// often a temporary).
+template <class T>
+T option_or(const Values& options, std::string_view name, const T& fallback) {
+  const T* o = options.template get<T>(name);
+  return o != nullptr ? *o : fallback;
+}
+
 // What one run of the analyses gives each of them.
 struct Context {
   const trace::Trace& trace;
@@ -62,10 +75,28 @@ struct Context {
   // is often a temporary).
   template <class T>
   T option(std::string_view name, const T& fallback) const {
-    const T* o = options.template get<T>(name);
-    return o != nullptr ? *o : fallback;
+    return option_or(options, name, fallback);
   }
   // The result of an analysis this one needs (Entry::needs): always there.
+  template <class T>
+  const T& result(std::string_view name) const {
+    return *results.template get<T>(name);
+  }
+};
+
+// What one process of the replay engine (issue 32; docs/analyses.md, "The replay engine") gives an
+// analysis: its shard of the trace, the shard's matching (engine::match_shard), the transport to
+// the other processes, the options and the shard's results of the analyses it needs.
+struct ShardContext {
+  const engine::Shard& shard;
+  const trace::Matching& matching;
+  engine::Transport& transport;
+  const Values& options;
+  const Values& results;
+  template <class T>
+  T option(std::string_view name, const T& fallback) const {
+    return option_or(options, name, fallback);
+  }
   template <class T>
   const T& result(std::string_view name) const {
     return *results.template get<T>(name);
@@ -97,6 +128,14 @@ struct Entry {
 
   // Runs it; returns its result. Throws InputError for an option the trace cannot satisfy.
   std::function<std::any(const Context&)> run;
+  // Runs it on the replay engine: every process calls it with its shard (a collective) and gets
+  // its shard's result; `run` is this with one process holding every rank. Empty: the analysis
+  // does not run on the engine yet.
+  std::function<std::any(const ShardContext&)> run_sharded;
+  // Makes a shard's result (of run_sharded) what summary, write and print read, on process 0 —
+  // the result `run` gives on the whole trace, as far as they read it (a collective). Empty:
+  // the shard's result already is.
+  std::function<std::any(std::any shard_result, engine::Transport&)> gather;
   // Checks what can be checked before the trace is analysed (options against the trace), so
   // that a bad option is said before any work and before the output directory is made.
   std::function<void(const trace::Trace&, const Values& options)> check;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "analysis/engine/shard_matching.hpp"
 #include "util/text.hpp"
 
 namespace waitlab::analysis {
@@ -95,28 +96,45 @@ output::Context AnalysisRun::context(const trace::Trace& trace) const {
   return output::Context{trace, matching, path_names, options, results};
 }
 
-AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::string>& selected, output::Values options) {
-  AnalysisRun r;
-  r.options = std::move(options);
-  std::vector<std::string> chosen;  // the selected and what they need
+namespace {
+
+// The run's analyses: the selected and what they need, in registry order.
+std::vector<const output::Entry*> chosen_entries(const std::vector<std::string>& selected) {
+  std::vector<std::string> chosen;
   for (const auto& name : selected) {
     const auto* e = find_analysis(name);
     if (e == nullptr) throw std::invalid_argument("unknown analysis '" + name + "'");
     choose(*e, chosen);
   }
+  std::vector<const output::Entry*> ran;
   for (const auto* e : analyses())
-    if (std::find(chosen.begin(), chosen.end(), e->name) != chosen.end()) r.ran.push_back(e);
+    if (std::find(chosen.begin(), chosen.end(), e->name) != chosen.end()) ran.push_back(e);
+  return ran;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void name_paths(AnalysisRun& r, const trace::Definitions& defs) {
+  r.path_names.resize(r.matching.paths.size());
+  for (std::size_t i = 0; i < r.path_names.size(); ++i)
+    r.path_names[i] = r.matching.paths.name(static_cast<trace::CallPathId>(i), defs);
+}
+
+}  // namespace
+
+AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::string>& selected, output::Values options) {
+  AnalysisRun r;
+  r.options = std::move(options);
+  r.ran = chosen_entries(selected);
   if (r.ran.empty()) return r;
   for (const auto* e : r.ran)
     if (e->check) e->check(trace, r.options);
-  const auto seconds_since = [](std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
   auto t0 = std::chrono::steady_clock::now();
   r.matching = trace::Matching::build(trace);
-  r.path_names.resize(r.matching.paths.size());
-  for (std::size_t i = 0; i < r.path_names.size(); ++i)
-    r.path_names[i] = r.matching.paths.name(static_cast<trace::CallPathId>(i), trace.defs);
+  r.messages = r.matching.messages.size();
+  name_paths(r, trace.defs);
   r.match_seconds = seconds_since(t0);
   for (const auto* e : r.ran) {
     t0 = std::chrono::steady_clock::now();
@@ -124,6 +142,37 @@ AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::strin
     r.seconds[e->name] = seconds_since(t0);
     r.results.set(e->name, std::move(result));
   }
+  return r;
+}
+
+AnalysisRun run_analyses_sharded(engine::Shard& shard, engine::Transport& transport,
+                                 const std::vector<std::string>& selected, output::Values options) {
+  AnalysisRun r;
+  r.options = std::move(options);
+  r.ran = chosen_entries(selected);
+  for (const auto* e : r.ran)
+    if (!e->run_sharded) throw std::invalid_argument("the " + e->name + " analysis does not run on the replay engine yet");
+  if (r.ran.empty()) return r;
+  auto t0 = std::chrono::steady_clock::now();
+  engine::match_shard(shard, transport);
+  std::uint64_t received = 0;  // each message counted once, by its receiver's process
+  for (const trace::Message& m : shard.matching.messages) received += shard.owned.holds(m.receiver) ? 1 : 0;
+  r.messages = transport.sum(received);
+  r.match_seconds = seconds_since(t0);
+  output::Values mine;  // the shard's results, which the analyses that need them read
+  for (const auto* e : r.ran) {
+    t0 = std::chrono::steady_clock::now();
+    mine.set(e->name, e->run_sharded(output::ShardContext{shard, shard.matching, transport, r.options, mine}));
+    r.seconds[e->name] = seconds_since(t0);
+  }
+  for (const auto* e : r.ran) {
+    std::any result = *mine.find(e->name);
+    r.results.set(e->name, e->gather ? e->gather(std::move(result), transport) : std::move(result));
+  }
+  r.matching.paths = shard.matching.paths;
+  r.matching.collectives = shard.matching.collectives;
+  r.matching.unmatched = shard.matching.unmatched;
+  name_paths(r, shard.defs);
   return r;
 }
 

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
 #include "analysis/output/entry.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
@@ -34,6 +36,7 @@ struct AnalysisRun {
   std::vector<std::string> path_names;  // "main/compute/MPI_Recv" per call path id, for every output
   output::Values options;               // by analysis name, as given to run_analyses
   output::Values results;               // by analysis name
+  std::uint64_t messages = 0;           // the trace's matched messages (matching.messages on one process)
   double match_seconds = 0;             // host seconds (host.json only)
   std::map<std::string, double> seconds;  // host seconds per analysis that ran
 
@@ -49,5 +52,15 @@ struct AnalysisRun {
 // `options`: by analysis name (e.g. "waitstate" → WaitStateOptions); the rest run with defaults.
 AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::string>& selected,
                          output::Values options = {});
+
+// The same on the replay engine (issue 32): every process calls it with its shard, which it
+// matches (engine::match_shard); each analysis runs its run_sharded after those it needs, then its
+// gather. On process 0 the run then holds what run_analyses gives on the whole trace, as far as
+// the outputs read it (summary, write, print: byte for byte), with `matching` holding the global
+// call paths, collective instances and unmatched counts and `messages` the trace's messages; the
+// other processes hold their shards' parts. An analysis that does not run on the engine yet is
+// refused (std::invalid_argument naming it) before any work.
+AnalysisRun run_analyses_sharded(engine::Shard& shard, engine::Transport& transport,
+                                 const std::vector<std::string>& selected, output::Values options = {});
 
 }  // namespace waitlab::analysis

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "analysis/engine/fold.hpp"
 #include "analysis/output/entry.hpp"
 #include "analysis/trace/csv.hpp"
 #include "analysis/waitstate/waitstate.hpp"
@@ -127,6 +128,14 @@ const output::Entry& waitstate_entry() {
         "Init/Finalize, per pattern × call path × rank (waitstates.csv).";
     e.run = [](const output::Context& c) -> std::any {
       return wait_states(c.trace, c.matching, c.option<WaitStateOptions>("waitstate", {}));
+    };
+    e.run_sharded = [](const output::ShardContext& c) -> std::any {
+      return wait_states(c.shard, c.matching, c.transport, c.option<WaitStateOptions>("waitstate", {}));
+    };
+    e.gather = [](std::any shard_result, engine::Transport& transport) -> std::any {
+      auto r = std::any_cast<WaitStateResult>(std::move(shard_result));
+      r.table = engine::gather_rows(transport, r.table, wait_table_order);  // the other totals are global
+      return r;
     };
     e.summary = summary;
     e.write = write;

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,11 @@ struct WaitEntry {
   double seconds = 0;
   std::uint64_t count = 0;
 };
+
+// The order of the table: (pattern, path, rank).
+inline bool wait_table_order(const WaitEntry& a, const WaitEntry& b) {
+  return std::tie(a.pattern, a.path, a.rank) < std::tie(b.pattern, b.path, b.rank);
+}
 
 struct WaitStateResult {
   std::vector<WaitState> instances;  // value > 0 only, sorted by (rank, call, pattern)
