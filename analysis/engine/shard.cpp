@@ -16,6 +16,7 @@ void copy_globals(const T& from, Shard& to) {
   to.span_begin = from.span_begin;
   to.span_end = from.span_end;
   to.counters = from.counters;
+  to.has_truth = from.has_truth;
 }
 
 }  // namespace

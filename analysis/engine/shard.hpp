@@ -1,7 +1,7 @@
 // waitlab::engine — what one process of the engine replays: its shard of the trace.
 //
 // Promise: a Shard holds the trace's definitions (by reference: they must outlive it) and its
-// global attributes, origin, declared span and counter kinds, the number of locations L, the
+// global attributes, origin, declared span, counter kinds and whether it carries ground truth, the number of locations L, the
 // contiguous range of locations it owns and those locations themselves (from owned.first), with
 // their ranks' further threads (by rank, thread). Shard::of cuts one from a whole Trace (a copy of
 // its share); Shard::whole is the one shard of a one-process run, a view of the trace without a
@@ -33,6 +33,7 @@ struct Shard {
   trace::Time span_begin = 0;
   trace::Time span_end = -1;
   std::uint8_t counters = 0;
+  bool has_truth = false;  // the trace carries ground truth (its locations' `truth`)
   trace::Matching matching;
 
   // The shard of `process` under `partition` (whose locations must be the trace's ranks;

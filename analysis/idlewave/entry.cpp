@@ -22,6 +22,9 @@ const output::Entry& idlewave_entry() {
     e.run = [](const output::Context& c) -> std::any {
       return idle_waves(c.trace, c.matching, c.result<WaitStateResult>("waitstate"));
     };
+    e.run_sharded = [](const output::ShardContext& c) -> std::any {
+      return idle_waves(c.shard, c.matching, c.result<WaitStateResult>("waitstate"), c.transport);
+    };  // process 0's result is the whole one: no gather
     e.summary = [](const output::Context&, const std::any& result) {
       return idlewave_json(std::any_cast<const IdleWaveResult&>(result));
     };

@@ -7,14 +7,16 @@
 #include <queue>
 #include <tuple>
 
+#include "analysis/engine/serial_transport.hpp"
+#include "analysis/idlewave/summary.hpp"
+
 namespace waitlab::analysis {
 
-using trace::Call;
-using trace::EventKind;
-using trace::Location;
-using trace::Matching;
-using trace::MpiOp;
-using trace::Trace;
+using idle::iteration_at;
+using idle::median;
+using idle::offset;
+using idle::RankSummary;
+using idle::Summaries;
 
 std::string_view front_stop_name(FrontStop s) {
   switch (s) {
@@ -79,30 +81,6 @@ LineFit fit_segmented(const std::vector<double>& x, const std::vector<double>& y
   return f;
 }
 
-bool is_idle_pattern(Pattern p) {
-  switch (p) {
-    case Pattern::LateSender:
-    case Pattern::LateReceiver:
-    case Pattern::WaitAtNxN:
-    case Pattern::WaitAtBarrier:
-    case Pattern::LateBroadcast:
-    case Pattern::EarlyReduce:
-    case Pattern::EarlyScan:
-      return true;
-    default:
-      return false;
-  }
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  const double hi = *mid;
-  return (hi + *std::max_element(v.begin(), mid)) / 2;
-}
-
 // Mean of the middle 80 % (a one-off delay or a rare long detour does not make a rank slow).
 double trimmed_mean(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -111,67 +89,6 @@ double trimmed_mean(std::vector<double> v) {
   double s = 0;
   for (std::size_t i = cut; i < v.size() - cut; ++i) s += v[i];
   return s / static_cast<double>(v.size() - 2 * cut);
-}
-
-// Start times of each rank's iterations: from the ground truth (the first compute interval
-// of each workload iteration), or else the Enters of the user region entered once per
-// iteration — the region with the fewest Enters (at least 3 on the median rank).
-std::vector<std::vector<Time>> iteration_starts(const Trace& t, bool& from_truth) {
-  const std::size_t P = t.ranks();
-  std::vector<std::vector<Time>> starts(P);
-  from_truth = t.has_truth;
-  if (t.has_truth) {
-    for (std::size_t r = 0; r < P; ++r) {
-      std::int32_t last = -1;
-      for (const auto& c : t.locations[r].truth) {
-        if (c.iteration <= last) continue;
-        while (last + 1 <= c.iteration) {
-          starts[r].push_back(c.start);
-          ++last;
-        }
-      }
-    }
-    bool any = false;
-    for (const auto& s : starts) any = any || !s.empty();
-    if (any) return starts;
-    from_truth = false;
-  }
-  const std::size_t R = t.defs.regions.size();
-  std::vector<std::vector<double>> counts(R);
-  for (std::size_t r = 0; r < P; ++r) {
-    std::vector<double> c(R, 0);
-    for (const auto& e : t.locations[r].events)
-      if (e.kind == EventKind::Enter && e.ref < R && t.defs.regions[e.ref].op == MpiOp::None) c[e.ref] += 1;
-    for (std::size_t g = 0; g < R; ++g) counts[g].push_back(c[g]);
-  }
-  std::int64_t best = -1;
-  double best_count = 0;
-  for (std::size_t g = 0; g < R; ++g) {
-    if (t.defs.regions[g].op != MpiOp::None) continue;
-    const double m = median(counts[g]);
-    if (m >= 3 && (best < 0 || m < best_count)) {
-      best = static_cast<std::int64_t>(g);
-      best_count = m;
-    }
-  }
-  if (best < 0) return starts;
-  for (std::size_t r = 0; r < P; ++r)
-    for (const auto& e : t.locations[r].events)
-      if (e.kind == EventKind::Enter && e.ref == static_cast<std::uint32_t>(best)) starts[r].push_back(e.time);
-  return starts;
-}
-
-std::int32_t iteration_at(const std::vector<Time>& starts, Time time) {
-  return static_cast<std::int32_t>(std::upper_bound(starts.begin(), starts.end(), time) - starts.begin()) - 1;
-}
-
-// Signed rank distance from `from` to `to`, the shorter way round on a ring of P ranks when
-// the direct distance exceeds half the ranks.
-int offset(Rank from, Rank to, std::size_t P) {
-  long long d = static_cast<long long>(to) - from;
-  const long long n = static_cast<long long>(P);
-  if (2 * std::llabs(d) > n) d -= d > 0 ? n : -n;
-  return static_cast<int>(d);
 }
 
 // The communication topology the fronts are tracked in: the graph of the ranks that exchange
@@ -188,6 +105,12 @@ struct Topology {
   int coord(Rank r, std::size_t dim) const { return (r / strides[dim]) % extents[dim]; }
 };
 
+// A pair of ranks some point-to-point message goes between (sender ≠ receiver): what the
+// topology is inferred from (every message between the pair says the same).
+struct Edge {
+  Rank sender = 0, receiver = 0;
+};
+
 // Signed shorter offset from coordinate a to b on an axis of extent e (periodic or not).
 int axis_offset(int a, int b, int e, bool periodic) {
   int o = b - a;
@@ -197,7 +120,7 @@ int axis_offset(int a, int b, int e, bool periodic) {
 
 // A grid with the given strides (ascending, strides[0] == 1) explains every message: each
 // changes one coordinate by ±1 (or wraps round a periodic axis of extent ≥ 3).
-bool try_grid(const Matching& m, std::size_t P, const std::vector<long long>& asc, Topology& g) {
+bool try_grid(const std::vector<Edge>& edges, std::size_t P, const std::vector<long long>& asc, Topology& g) {
   const long long top = asc.back();
   if (top <= 0 || static_cast<long long>(P) % top != 0 || static_cast<long long>(P) / top < 2) return false;
   std::vector<int> extents, strides;  // MPI_Cart order: slowest first
@@ -211,8 +134,7 @@ bool try_grid(const Matching& m, std::size_t P, const std::vector<long long>& as
   g.extents = extents;
   g.strides = strides;
   bool periodic = false;
-  for (const auto& msg : m.messages) {
-    if (msg.sender == msg.receiver) continue;
+  for (const Edge& msg : edges) {
     int moved = 0;
     for (std::size_t dim = 0; dim < extents.size(); ++dim) {
       const int a = g.coord(msg.sender, dim), b = g.coord(msg.receiver, dim);
@@ -233,13 +155,12 @@ bool try_grid(const Matching& m, std::size_t P, const std::vector<long long>& as
   return true;
 }
 
-Topology infer_topology(const Matching& m, std::size_t P) {
+Topology infer_topology(const std::vector<Edge>& edges, std::size_t P) {
   Topology g;
   std::vector<std::vector<Rank>> partners(P);
   std::vector<long long> offsets;
   int dmax = 0;
-  for (const auto& msg : m.messages) {
-    if (msg.sender == msg.receiver) continue;
+  for (const Edge& msg : edges) {
     partners[static_cast<std::size_t>(msg.sender)].push_back(msg.receiver);
     partners[static_cast<std::size_t>(msg.receiver)].push_back(msg.sender);
     const long long direct = std::llabs(static_cast<long long>(msg.receiver) - msg.sender);
@@ -296,8 +217,8 @@ Topology infer_topology(const Matching& m, std::size_t P) {
     bool found = false;
     for (std::size_t i = 1; i < offsets.size() && !found; ++i)
       for (std::size_t j = i + 1; j < offsets.size() && !found; ++j)
-        found = try_grid(m, P, {1, offsets[i], offsets[j]}, t);
-    for (std::size_t i = 1; i < offsets.size() && !found; ++i) found = try_grid(m, P, {1, offsets[i]}, t);
+        found = try_grid(edges, P, {1, offsets[i], offsets[j]}, t);
+    for (std::size_t i = 1; i < offsets.size() && !found; ++i) found = try_grid(edges, P, {1, offsets[i]}, t);
     if (found) {
       g.extents = t.extents;
       g.strides = t.strides;
@@ -361,14 +282,26 @@ struct Step {
   bool operator>(const Step& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
-// What the steps of idle_waves share beyond the result: the trace, its matching, the options,
-// and what the earlier steps found.
+// The earliest and the latest event time over all ranks (0, 0 if none: Trace::begin_time and
+// end_time), folded in rank order.
+std::pair<Time, Time> time_range(const Summaries& s) {
+  Time begin = std::numeric_limits<Time>::infinity(), end = -std::numeric_limits<Time>::infinity();
+  for (const RankSummary& r : s.of)
+    if (r.has_events) {
+      begin = std::min(begin, r.first_time);
+      end = std::max(end, r.last_time);
+    }
+  return {begin == std::numeric_limits<Time>::infinity() ? 0 : begin,
+          end == -std::numeric_limits<Time>::infinity() ? 0 : end};
+}
+
+// What the steps of idle_waves share beyond the result: every rank's summary (summary.hpp), the
+// options, and what the earlier steps found.
 struct IdleWaveRun {
-  IdleWaveRun(const Trace& trace, const Matching& matching, const IdleWaveOptions& options, IdleWaveResult& result)
-      : t(trace), m(matching), opt(options), res(result), P(trace.ranks()), t_begin(trace.begin_time()),
-        t_end(trace.end_time()) {}
-  const Trace& t;
-  const Matching& m;
+  IdleWaveRun(const Summaries& summaries, const IdleWaveOptions& options, IdleWaveResult& result)
+      : s(summaries), opt(options), res(result), P(summaries.ranks()), t_begin(time_range(summaries).first),
+        t_end(time_range(summaries).second) {}
+  const Summaries& s;
   const IdleWaveOptions& opt;
   IdleWaveResult& res;
   std::size_t P = 0;
@@ -397,38 +330,20 @@ struct WaveTracks {
 
 // Step 1: the iterations of each rank.
 void find_iterations(IdleWaveRun& run) {
-  run.starts = iteration_starts(run.t, run.res.iterations_from_truth);
+  run.res.iterations_from_truth = run.s.iterations_from_truth;
+  for (const RankSummary& r : run.s.of) run.starts.push_back(r.starts);
   for (const auto& s : run.starts)
     run.res.iterations = std::max(run.res.iterations, static_cast<std::int32_t>(s.size()));
 }
 
 // Step 2: the idle periods, sorted by (rank, start), and where each rank's begin.
-void collect_idle_periods(IdleWaveRun& run, const WaitStateResult& waits) {
-  const Trace& t = run.t;
-  const Matching& m = run.m;
+void collect_idle_periods(IdleWaveRun& run) {
   IdleWaveResult& res = run.res;
-  for (const auto& w : waits.instances) {
-    if (!is_idle_pattern(w.pattern)) continue;
-    const Location& loc = t.locations[static_cast<std::size_t>(w.rank)];
-    const Call& c = m.calls[static_cast<std::size_t>(w.rank)][w.call];
-    Time start = loc.events[c.enter].time;
-    if (w.pattern != Pattern::LateSender)
-      for (std::uint32_t e = c.enter; e <= c.leave && e < loc.events.size(); ++e)
-        if (loc.events[e].kind == EventKind::CollBegin) {
-          start = loc.events[e].time;
-          break;
-        }
-    IdlePeriod p;
-    p.rank = w.rank;
-    p.start = start;
-    p.seconds = w.seconds;
-    p.pattern = w.pattern;
-    p.cause_rank = w.cause_rank;
-    p.call = w.call;
-    p.iteration = iteration_at(run.starts[static_cast<std::size_t>(w.rank)], start);
-    res.periods.push_back(p);
-    res.total_idle += w.seconds;
-  }
+  for (const RankSummary& r : run.s.of)  // rank by rank, each in its wait states' order
+    for (const IdlePeriod& p : r.periods) {
+      res.periods.push_back(p);
+      res.total_idle += p.seconds;
+    }
   std::sort(res.periods.begin(), res.periods.end(),
             [](const IdlePeriod& a, const IdlePeriod& b) { return std::tie(a.rank, a.start) < std::tie(b.rank, b.start); });
   run.first.assign(run.P + 1, 0);
@@ -438,31 +353,15 @@ void collect_idle_periods(IdleWaveRun& run, const WaitStateResult& waits) {
 
 // Step 3: the iteration: its length as run, and the time outside and inside MPI, per (rank,
 // iteration), the first and last iteration left out (start-up, and no following iteration
-// start).
+// start) — each rank's from its summary.
 void measure_iterations(IdleWaveRun& run) {
-  const std::size_t P = run.P;
   std::vector<double> period_all, exec_all, comm_all;
-  run.exec_of.assign(P, {});
-  run.period_of.assign(P, {});
-  for (std::size_t r = 0; r < P; ++r) {
-    const auto& s = run.starts[r];
-    if (s.size() < 3) continue;
-    const auto& ev = run.t.locations[r].events;
-    const auto& calls = run.m.calls[r];
-    std::size_t ci = 0;
-    for (std::size_t k = 1; k + 1 < s.size(); ++k) {
-      double mpi = 0;
-      while (ci < calls.size() && ev[calls[ci].enter].time < s[k]) ++ci;
-      for (std::size_t cj = ci; cj < calls.size() && ev[calls[cj].enter].time < s[k + 1]; ++cj)
-        if (calls[cj].op != MpiOp::Init && calls[cj].op != MpiOp::Finalize)
-          mpi += ev[calls[cj].leave].time - ev[calls[cj].enter].time;
-      const double period = s[k + 1] - s[k];
-      period_all.push_back(period);
-      run.period_of[r].push_back(period);
-      exec_all.push_back(period - mpi);
-      comm_all.push_back(mpi);
-      run.exec_of[r].push_back(period - mpi);
-    }
+  for (const RankSummary& r : run.s.of) {
+    run.period_of.push_back(r.period_of);
+    run.exec_of.push_back(r.exec_of);
+    period_all.insert(period_all.end(), r.period_of.begin(), r.period_of.end());
+    exec_all.insert(exec_all.end(), r.exec_of.begin(), r.exec_of.end());
+    comm_all.insert(comm_all.end(), r.comm_of.begin(), r.comm_of.end());
   }
   run.res.t_exec_s = median(exec_all);
   run.res.t_comm_s = median(comm_all);
@@ -472,42 +371,25 @@ void measure_iterations(IdleWaveRun& run) {
 
 // Step 4: the exchange: topology, distance, direction, phases, protocol.
 void infer_exchange(IdleWaveRun& run) {
-  const Trace& t = run.t;
-  const Matching& m = run.m;
   const std::size_t P = run.P;
   IdleWaveResult& res = run.res;
-  run.topo = infer_topology(m, P);
+  std::vector<Edge> edges;
+  for (std::size_t r = 0; r < P; ++r)
+    for (const Rank from : run.s.of[r].senders) edges.push_back({from, static_cast<Rank>(r)});
+  run.topo = infer_topology(edges, P);
   const Topology& topo = run.topo;
   res.metric = topo.metric;
   res.grid = topo.extents;
   res.periodic = topo.ring || topo.periodic;
-  std::vector<std::vector<std::uint8_t>> sides(P);  // per receive-completing call: 1 left, 2 right
-  for (std::size_t r = 0; r < P; ++r) sides[r].assign(m.calls[r].size(), 0);
   bool eager = false;
-  for (const auto& msg : m.messages) {
-    const int off = offset(msg.receiver, msg.sender, P);
-    if (off != 0) sides[static_cast<std::size_t>(msg.receiver)][msg.recv_done_call] |= off < 0 ? 1 : 2;
-    const auto& sc = m.calls[static_cast<std::size_t>(msg.sender)][msg.send_done_call];
-    const auto& rc = m.calls[static_cast<std::size_t>(msg.receiver)][msg.recv_post_call];
-    const Time send_left = t.locations[static_cast<std::size_t>(msg.sender)].events[sc.leave].time;
-    const Time recv_posted = t.locations[static_cast<std::size_t>(msg.receiver)].events[rc.enter].time;
-    if (send_left < recv_posted - kTimeResolution) eager = true;
-  }
   std::size_t receiving = 0, both = 0, calls_with_recv = 0, one_sided = 0;
-  for (std::size_t r = 0; r < P; ++r) {
-    std::uint8_t all = 0;
-    std::size_t c_recv = 0, c_one = 0;
-    for (auto s : sides[r]) {
-      if (s == 0) continue;
-      all |= s;
-      ++c_recv;
-      if (s != 3) ++c_one;
-    }
-    if (all != 0) ++receiving;
-    if (all == 3) {
+  for (const RankSummary& r : run.s.of) {
+    eager = eager || r.eager;
+    if (r.sides != 0) ++receiving;
+    if (r.sides == 3) {
       ++both;
-      calls_with_recv += c_recv;
-      one_sided += c_one;
+      calls_with_recv += r.receiving_calls;
+      one_sided += r.one_sided_calls;
     }
   }
   const IdleWaveOptions& opt = run.opt;
@@ -531,13 +413,7 @@ void find_usual_idle(IdleWaveRun& run) {
   for (std::size_t r = 0; r < run.P; ++r) {
     const auto& s = run.starts[r];
     if (s.empty()) continue;
-    const auto& ev = run.t.locations[r].events;
-    const auto& calls = run.m.calls[r];
-    std::vector<std::uint32_t> first_call(s.size());  // first call at or after each start
-    for (std::size_t k = 0; k < s.size(); ++k)
-      first_call[k] = static_cast<std::uint32_t>(
-          std::partition_point(calls.begin(), calls.end(), [&](const Call& c) { return ev[c.enter].time < s[k]; }) -
-          calls.begin());
+    const auto& first_call = run.s.of[r].first_call;  // first call at or after each start
     std::vector<std::vector<double>> at_pos;  // [position][iteration]
     std::vector<std::size_t> where(first[r + 1] - first[r], SIZE_MAX);
     for (std::size_t i = first[r]; i < first[r + 1]; ++i) {
@@ -564,9 +440,8 @@ void injected_sources(IdleWaveRun& run) {
   IdleWaveResult& res = run.res;
   const IdleWaveOptions& opt = run.opt;
   for (std::size_t r = 0; r < run.P; ++r) {
-    for (const auto& c : run.t.locations[r].truth) {
-      const double d = c.injected[static_cast<std::size_t>(trace::Cause::Delay)];
-      if (d <= kTimeResolution) continue;
+    for (const idle::InjectedDelay& c : run.s.of[r].delays) {
+      const double d = c.delay;
       Wave* last = res.waves.empty() ? nullptr : &res.waves.back();
       if (last != nullptr && last->source_rank == static_cast<Rank>(r) && last->source_iteration == c.iteration &&
           c.iteration >= 0) {
@@ -782,10 +657,10 @@ void measured_sources(IdleWaveRun& run, WaveTracks& tracks, Flood& flood) {
 WaveTracks track_waves(IdleWaveRun& run) {
   WaveTracks tracks;
   tracks.claim.assign(run.res.periods.size(), -1);
-  if (run.t.has_truth) injected_sources(run);
+  if (run.s.has_truth) injected_sources(run);
   idle_background(run, tracks);
   Flood flood(run, tracks);
-  if (run.t.has_truth) {
+  if (run.s.has_truth) {
     // The simulator knows every cause: a simulated trace without injected delays has no wave.
     flood.waves_from(0);
   } else {
@@ -1110,16 +985,14 @@ void detect_self_sync(IdleWaveRun& run) {
   if (find_slow_group(run, ss, slow)) measure_self_sync(run, slow, ss);
 }
 
-}  // namespace
-
-IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResult& waits,
-                          const IdleWaveOptions& opt) {
+// Today's analysis on every rank's summary (process 0).
+IdleWaveResult idle_waves_of(const Summaries& summaries, const IdleWaveOptions& opt) {
   IdleWaveResult res;
-  IdleWaveRun run(t, m, opt, res);
+  IdleWaveRun run(summaries, opt, res);
   // Step 1: iterations.
   find_iterations(run);
   // Step 2: idle periods.
-  collect_idle_periods(run, waits);
+  collect_idle_periods(run);
   // Step 3: the iteration: its length as run, T_exec and T_comm.
   measure_iterations(run);
   // Step 4: the exchange: topology, distance, direction, phases, protocol.
@@ -1137,6 +1010,21 @@ IdleWaveResult idle_waves(const Trace& t, const Matching& m, const WaitStateResu
   // Step 7: self-synchronisation.
   detect_self_sync(run);
   return res;
+}
+
+}  // namespace
+
+IdleWaveResult idle_waves(const engine::Shard& shard, const trace::Matching& matching, const WaitStateResult& waits,
+                          engine::Transport& transport, const IdleWaveOptions& options) {
+  const Summaries summaries = idle::summarize(shard, matching, waits, transport);
+  if (transport.self() != 0) return {};
+  return idle_waves_of(summaries, options);
+}
+
+IdleWaveResult idle_waves(const trace::Trace& trace, const trace::Matching& matching, const WaitStateResult& waits,
+                          const IdleWaveOptions& options) {
+  engine::SerialTransport serial;
+  return idle_waves(engine::Shard::whole(trace), matching, waits, serial, options);
 }
 
 }  // namespace waitlab::analysis

@@ -54,12 +54,21 @@
 //     T_slow − T_fast, the phase of each fast rank's idle periods, and the speed of the
 //     synchronisation front.
 // Nothing here prints or reads files.
+//
+// On the replay engine (issue 32) the analysis is global by nature: every process summarises the
+// ranks it owns (summary.hpp: iteration starts, idle periods, iteration lengths, message partners
+// and sides, injected delays — not their events), process 0 gathers the summaries in rank order
+// and runs the steps above on them. Process 0 gets the whole result, the serial one to the bit;
+// the other processes an empty IdleWaveResult (the outputs are written on process 0).
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
+#include "analysis/idlewave/period.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
 #include "analysis/waitstate/waitstate.hpp"
@@ -76,21 +85,6 @@ struct IdleWaveOptions {
   int max_waves = 16;        // waves followed at most: the largest injected delays, or the
                              // first idle periods that stand out
   double slow_gap = 0.03;    // relative gap in per-rank compute that separates a slow group
-};
-
-// One idle period of one rank.
-struct IdlePeriod {
-  Rank rank = 0;
-  Time start = 0;
-  double seconds = 0;
-  std::int32_t iteration = -1;  // -1 before the first iteration
-  Pattern pattern = Pattern::LateSender;
-  Rank cause_rank = trace::kNoRank;
-  std::uint32_t call = 0;  // index into Matching::calls[rank]
-  // What the rank idles at this point of its iterations (the median over its iterations of
-  // the idle of the call at the same position in the iteration, 0 where it idles now and
-  // then): the pipeline's regular wait, subtracted from the period in a wavefront pipeline.
-  double usual = 0;
 };
 
 enum class FrontStop : std::uint8_t { Boundary = 0, Decayed, Met, EndOfTrace };
@@ -214,8 +208,15 @@ struct IdleWaveResult {
   SelfSync self_sync;
 };
 
+// The idle waves of a trace: the replay engine's run below with one process holding every rank.
 IdleWaveResult idle_waves(const trace::Trace& trace, const trace::Matching& matching,
                           const WaitStateResult& waits, const IdleWaveOptions& options = {});
+
+// The replay engine's run, called by every process with its shard, the shard's matching
+// (engine::match_shard) and its wait states (wait_states on the shard). Process 0 gets the
+// whole result; every other process an empty one.
+IdleWaveResult idle_waves(const engine::Shard& shard, const trace::Matching& matching, const WaitStateResult& waits,
+                          engine::Transport& transport, const IdleWaveOptions& options = {});
 
 // Least-squares line through (x[i], y[i]).
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);

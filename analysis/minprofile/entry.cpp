@@ -69,6 +69,11 @@ const output::Entry& minprofile_entry() {
       if (const auto* online = c.options.get<minprofile::Shared>("minprofile")) return *online;
       return minprofile::Shared(std::make_shared<minprofile::Result>(minprofile_estimate(c.trace, c.matching)));
     };
+    e.run_sharded = [](const output::ShardContext& c) -> std::any {
+      if (const auto* online = c.options.get<minprofile::Shared>("minprofile")) return *online;
+      return minprofile::Shared(
+          std::make_shared<minprofile::Result>(minprofile_estimate(c.shard, c.matching, c.transport)));
+    };  // process 0's result is the whole one: no gather
     e.summary = summary;
     e.write = write;
     e.print = print;

@@ -97,6 +97,13 @@ void Histogram::merge(const Histogram& other) {
   n_ += other.n_;
 }
 
+Histogram Histogram::of_buckets(std::vector<Bucket> buckets) {
+  Histogram h;
+  for (const Bucket& b : buckets) h.n_ += b.count;
+  h.b_ = std::move(buckets);
+  return h;
+}
+
 double Histogram::quantile(double q) const {
   if (n_ == 0) return kInf;
   const auto want = std::max<std::uint64_t>(
@@ -286,6 +293,11 @@ Result assemble(std::vector<std::vector<RankRow>> rows_per_rank, std::vector<dou
   return r;
 }
 
+void set_percentiles(GlobalMinima& g, const std::vector<Histogram>& hist, double q) {
+  for (std::size_t s = 0; s < GlobalMinima::kSlots; ++s)
+    if (hist[s].count() > 0) g.percentile[s] = hist[s].quantile(q);
+}
+
 Result estimate(const std::vector<RankProfile>& ranks, const std::vector<std::string>& path_names) {
   GlobalMinima g;
   std::vector<Histogram> hist(GlobalMinima::kSlots);
@@ -294,8 +306,7 @@ Result estimate(const std::vector<RankProfile>& ranks, const std::vector<std::st
     p.contribute_histograms(hist);
   }
   const double q = ranks.empty() ? 5.0 : ranks.front().percentile();
-  for (std::size_t s = 0; s < GlobalMinima::kSlots; ++s)
-    if (hist[s].count() > 0) g.percentile[s] = hist[s].quantile(q);
+  set_percentiles(g, hist, q);
   std::vector<std::vector<RankRow>> rows;
   std::vector<double> begin, end;
   for (const auto& p : ranks) {

@@ -76,6 +76,11 @@ struct CallRecord {
 // smallest duration in it, so that quantiles are exact up to one bucket and the minimum is exact.
 class Histogram {
  public:
+  struct Bucket {
+    std::int32_t index;
+    std::uint64_t count;
+    double min;
+  };
   void add(double d);
   void merge(const Histogram& other);
   // The smallest value of the bucket holding the ceil(q/100 · n)-th smallest duration
@@ -83,13 +88,12 @@ class Histogram {
   double quantile(double q) const;
   std::uint64_t count() const { return n_; }
   std::size_t buckets() const { return b_.size(); }
+  // The buckets, sorted by index, and a histogram of such buckets (its count their counts' sum):
+  // what travels between the processes of the replay engine (analysis/minprofile/minprofile.cpp).
+  const std::vector<Bucket>& bucket_list() const { return b_; }
+  static Histogram of_buckets(std::vector<Bucket> buckets);
 
  private:
-  struct Bucket {
-    std::int32_t index;
-    std::uint64_t count;
-    double min;
-  };
   static std::int32_t index_of(double d);
   std::vector<Bucket> b_;  // sorted by index
   std::uint64_t n_ = 0;
@@ -206,6 +210,10 @@ struct Result {
 };
 // A result held once and shared (the registry's minprofile result, analysis/minprofile/entry.cpp).
 using Shared = std::shared_ptr<const Result>;
+
+// Sets g.percentile from the merged collective histograms (kSlots entries): the q-th percentile
+// of each slot that holds a duration.
+void set_percentiles(GlobalMinima& g, const std::vector<Histogram>& hist, double q);
 
 // Estimates from the profiles of all ranks (index = rank); `path_names[id]` names the
 // callers' call-path ids. Merges minima and histograms in memory.

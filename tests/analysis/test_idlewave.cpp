@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "analysis/idlewave/idlewave.hpp"
+#include "max_plus_traces.hpp"
 #include "trace_builder.hpp"
 
 namespace waitlab::analysis {
@@ -15,61 +16,7 @@ namespace {
 using test::TraceBuilder;
 using trace::MpiOp;
 
-constexpr int kP = 9, kIters = 12, kR0 = 4, kI0 = 2;
-constexpr double kExec = 100, kDelta = 500;  // µs
-
-// Per iteration every rank computes kExec (rank kR0 kExec + kDelta in iteration kI0), sends
-// to both neighbours (eager: the sends take no time), then receives from the left and from
-// the right; a receive ends when the neighbour's send has happened. Iteration starts by the
-// recurrence t_r(i+1) = max(t_{r−1}, t_r, t_{r+1})(i) + compute, in µs.
-// With `truth`, every compute interval also carries its ground truth, the delay as injected.
-// Rank 0 computes `edge` µs less than the others (so it idles that long in every iteration,
-// and δ + edge when the wave reaches it).
-trace::Trace max_plus_chain(double delta = kDelta, bool truth = false, double edge = 0) {
-  TraceBuilder b(kP, 1e-6);
-  std::vector<std::vector<trace::ComputeTruth>> computed(kP);
-  std::vector<double> start(kP, 0.0), next(kP);
-  for (Rank r = 0; r < kP; ++r) b.enter(r, 0, "main").call(r, MpiOp::Init, 0, 0);
-  for (int i = 0; i < kIters; ++i) {
-    std::vector<double> sent(kP);
-    for (Rank r = 0; r < kP; ++r)
-      sent[r] = start[r] + kExec + (r == kR0 && i == kI0 ? delta : 0) - (r == 0 ? edge : 0);
-    for (Rank r = 0; r < kP; ++r) {
-      b.enter(r, start[r], "compute").leave(r, sent[r], "compute").enter(r, sent[r], "exchange");
-      trace::ComputeTruth c;
-      c.start = start[r] * 1e-6;
-      c.end = sent[r] * 1e-6;
-      c.nominal = (kExec - (r == 0 ? edge : 0)) * 1e-6;
-      c.injected[static_cast<std::size_t>(trace::Cause::Delay)] = (sent[r] - start[r] - kExec) * 1e-6;
-      c.iteration = i;
-      computed[r].push_back(c);
-      if (r + 1 < kP) b.send(r, sent[r], sent[r], r + 1, 0);
-      if (r > 0) b.send(r, sent[r], sent[r], r - 1, 1);
-      double t = sent[r];
-      if (r > 0) {
-        const double at = std::max(t, sent[r - 1]);
-        b.recv(r, t, at, at, r - 1, 0);
-        t = at;
-      }
-      if (r + 1 < kP) {
-        const double at = std::max(t, sent[r + 1]);
-        b.recv(r, t, at, at, r + 1, 1);
-        t = at;
-      }
-      b.leave(r, t, "exchange");
-      next[r] = t;
-    }
-    start = next;
-  }
-  double end = *std::max_element(start.begin(), start.end());
-  for (Rank r = 0; r < kP; ++r) b.call(r, MpiOp::Finalize, start[r], end).leave(r, end, "main");
-  trace::Trace t = b.trace();
-  if (truth) {
-    t.has_truth = true;
-    for (Rank r = 0; r < kP; ++r) t.locations[r].truth = computed[r];
-  }
-  return t;
-}
+using namespace test::max_plus;
 
 IdleWaveResult analyse(const trace::Trace& t, IdleWaveOptions o = {}) {
   const auto m = trace::Matching::build(t);

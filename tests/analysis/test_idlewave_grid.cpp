@@ -14,6 +14,7 @@
 #include "analysis/idlewave/idlewave.hpp"
 #include "app/summary.hpp"
 #include "scenarios/scenario.hpp"
+#include "max_plus_traces.hpp"
 #include "trace_builder.hpp"
 
 namespace waitlab::analysis {
@@ -22,88 +23,7 @@ namespace {
 using test::TraceBuilder;
 using trace::MpiOp;
 
-constexpr double kExec = 100, kDelta = 500;  // µs
-
-// A Cartesian grid in MPI_Cart order (the last extent varies fastest).
-struct Grid {
-  std::vector<int> extents;
-  bool periodic = false;
-  int ranks() const {
-    int p = 1;
-    for (int e : extents) p *= e;
-    return p;
-  }
-  std::vector<int> coords(int r) const {
-    std::vector<int> c(extents.size());
-    for (std::size_t d = extents.size(); d-- > 0;) {
-      c[d] = r % extents[d];
-      r /= extents[d];
-    }
-    return c;
-  }
-  int rank(const std::vector<int>& c) const {
-    int r = 0;
-    for (std::size_t d = 0; d < extents.size(); ++d) r = r * extents[d] + c[d];
-    return r;
-  }
-  std::vector<Rank> neighbours(int r) const {
-    std::vector<Rank> n;
-    const auto c = coords(r);
-    for (std::size_t d = 0; d < extents.size(); ++d)
-      for (int s : {-1, 1}) {
-        auto q = c;
-        q[d] += s;
-        if (periodic) q[d] = (q[d] + extents[d]) % extents[d];
-        if (q[d] < 0 || q[d] >= extents[d]) continue;
-        n.push_back(rank(q));
-      }
-    return n;
-  }
-  int manhattan(int a, int b) const {
-    const auto ca = coords(a), cb = coords(b);
-    int m = 0;
-    for (std::size_t d = 0; d < extents.size(); ++d) {
-      int o = std::abs(ca[d] - cb[d]);
-      if (periodic) o = std::min(o, extents[d] - o);
-      m += o;
-    }
-    return m;
-  }
-};
-
-// The max-plus recurrence on a grid: every rank computes kExec (rank r0 kExec + kDelta in
-// iteration i0), sends to every neighbour (eager, instantly), then receives from each in turn;
-// a receive ends when the neighbour's send has happened. No ground truth: a replayed trace.
-trace::Trace max_plus_grid(const Grid& g, int r0, int i0, int iters) {
-  const int P = g.ranks();
-  TraceBuilder b(P, 1e-6);
-  std::vector<double> start(static_cast<std::size_t>(P), 0.0), next(static_cast<std::size_t>(P));
-  for (Rank r = 0; r < P; ++r) b.enter(r, 0, "main").call(r, MpiOp::Init, 0, 0);
-  for (int i = 0; i < iters; ++i) {
-    std::vector<double> sent(static_cast<std::size_t>(P));
-    for (Rank r = 0; r < P; ++r)
-      sent[static_cast<std::size_t>(r)] = start[static_cast<std::size_t>(r)] + kExec + (r == r0 && i == i0 ? kDelta : 0);
-    for (Rank r = 0; r < P; ++r) {
-      const double s = sent[static_cast<std::size_t>(r)];
-      b.enter(r, start[static_cast<std::size_t>(r)], "compute").leave(r, s, "compute").enter(r, s, "exchange");
-      const auto nb = g.neighbours(r);
-      for (Rank q : nb) b.send(r, s, s, q, 0);
-      double t = s;
-      for (Rank q : nb) {
-        const double at = std::max(t, sent[static_cast<std::size_t>(q)]);
-        b.recv(r, t, at, at, q, 0);
-        t = at;
-      }
-      b.leave(r, t, "exchange");
-      next[static_cast<std::size_t>(r)] = t;
-    }
-    start = next;
-  }
-  const double end = *std::max_element(start.begin(), start.end());
-  for (Rank r = 0; r < P; ++r)
-    b.call(r, MpiOp::Finalize, start[static_cast<std::size_t>(r)], end).leave(r, end, "main");
-  return b.trace();
-}
+using namespace test::max_plus;
 
 IdleWaveResult analyse(const trace::Trace& t) {
   const auto m = trace::Matching::build(t);

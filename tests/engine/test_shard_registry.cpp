@@ -59,7 +59,7 @@ trace::Trace head_of(const trace::Trace& tr) {
   return head;
 }
 
-const std::vector<std::string> kEngineAnalyses = {"waitstate", "delay", "critpath"};
+const std::vector<std::string> kEngineAnalyses = {"waitstate", "delay", "critpath", "minprofile", "idlewave"};
 
 void expect_outputs_as_serial(const trace::Trace& tr, const std::string& name) {
   const fs::path root = fs::temp_directory_path() / ("waitlab-shard-registry-" + std::to_string(::getpid()));
