@@ -4,21 +4,24 @@
 // usage: mpirun -np P engine_analysis_bench TRACE
 //
 // Every process balances the ranks by their event counts (trace::location_event_counts), reads its
-// range (trace::read_trace_part), matches it (engine::match_shard), and runs the wait states and
-// the delay costs on its shard over an MpiTransport. Process 0 prints, per process: the events it
-// owns, host seconds of reading and of each analysis, its peak resident set (VmHWM) and the bytes
-// it sent to other processes (parcels and collectives), and the totals the analyses found (equal
-// for every P: the engine's promise). With P = 1 it is the serial analysis of the same code.
+// range (trace::read_trace_part) and runs every analysis that runs on the engine (wait states,
+// delay costs, critical path, minimum-duration estimate, idle waves: the registry's
+// run_analyses_sharded, matching included) on its shard over an MpiTransport. Process 0 prints,
+// per process: the events it owns, host seconds of reading, matching and each analysis, its peak
+// resident set (VmHWM) and the bytes it sent to other processes (parcels and collectives), and
+// figures the analyses found (equal for every P: the engine's promise). With P = 1 it is the
+// serial analysis of the same code.
 #include <mpi.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "analysis/critpath/critpath.hpp"
 #include "analysis/delay/delay.hpp"
 #include "analysis/engine/mpi/mpi_transport.hpp"
 #include "analysis/engine/shard.hpp"
-#include "analysis/engine/shard_matching.hpp"
+#include "analysis/registry/registry.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "bench/bench_util.hpp"
 
@@ -31,7 +34,7 @@ using bench::status_bytes;
 // One process's figures, gathered to process 0.
 struct Figures {
   double events = 0, locations = 0;
-  double read_s = 0, match_s = 0, waitstate_s = 0, delay_s = 0;
+  double read_s = 0, match_s = 0, waitstate_s = 0, delay_s = 0, critpath_s = 0, minprofile_s = 0, idlewave_s = 0;
   double peak_bytes = 0;
   double bytes_sent = 0, parcels_sent = 0, collective_bytes = 0;
   double messages_here = 0;
@@ -49,12 +52,15 @@ int run(const std::string& path) {
   for (const auto& l : part.locations) f.events += static_cast<double>(l.events.size());
   f.locations = static_cast<double>(range.size());
   engine::Shard shard = engine::Shard::of_part(part, partition, t.self());
-  f.match_s = seconds([&] { engine::match_shard(shard, t); });
+  const analysis::AnalysisRun run =
+      analysis::run_analyses_sharded(shard, t, {"waitstate", "delay", "critpath", "minprofile", "idlewave"});
   f.messages_here = static_cast<double>(shard.matching.messages.size());
-  analysis::WaitStateResult w;
-  f.waitstate_s = seconds([&] { w = analysis::wait_states(shard, shard.matching, t); });
-  analysis::DelayResult d;
-  f.delay_s = seconds([&] { d = analysis::delay_costs(shard, shard.matching, w, t); });
+  f.match_s = run.match_seconds;
+  f.waitstate_s = run.seconds.at("waitstate");
+  f.delay_s = run.seconds.at("delay");
+  f.critpath_s = run.seconds.at("critpath");
+  f.minprofile_s = run.seconds.at("minprofile");
+  f.idlewave_s = run.seconds.at("idlewave");
   f.peak_bytes = status_bytes("VmHWM");
   f.bytes_sent = static_cast<double>(t.traffic().bytes_sent);
   f.parcels_sent = static_cast<double>(t.traffic().parcels_sent);
@@ -66,27 +72,32 @@ int run(const std::string& path) {
   MPI_Reduce(&wall, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (t.self() != 0) return 0;
   std::printf("trace %s: %zu ranks, %d processes\n", path.c_str(), part.ranks, t.size());
-  std::printf("%4s %6s %11s %7s %7s %7s %7s %9s %10s %9s %10s %12s\n", "proc", "ranks", "events", "read_s",
-              "match_s", "wait_s", "delay_s", "ev/s(M)", "peak_MB", "sent_MB", "parcels", "B/event");
+  std::printf("%4s %6s %11s %7s %7s %7s %7s %7s %7s %7s %9s %10s %9s %10s %8s\n", "proc", "ranks", "events", "read_s",
+              "match_s", "wait_s", "delay_s", "cpath_s", "minp_s", "idle_s", "ev/s(M)", "peak_MB", "sent_MB", "parcels",
+              "B/event");
   double events = 0, sent = 0;
   for (std::size_t p = 0; p < all.size(); ++p) {
     const Figures& x = all[p];
-    const double analysis_s = x.match_s + x.waitstate_s + x.delay_s;
+    const double analysis_s = x.match_s + x.waitstate_s + x.delay_s + x.critpath_s + x.minprofile_s + x.idlewave_s;
     events += x.events;
     sent += x.bytes_sent + x.collective_bytes;
-    std::printf("%4zu %6.0f %11.0f %7.2f %7.2f %7.2f %7.2f %9.2f %10.1f %9.2f %10.0f %12.2f\n", p, x.locations,
-                x.events, x.read_s, x.match_s, x.waitstate_s, x.delay_s,
+    std::printf("%4zu %6.0f %11.0f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %9.2f %10.1f %9.2f %10.0f %8.2f\n", p,
+                x.locations, x.events, x.read_s, x.match_s, x.waitstate_s, x.delay_s, x.critpath_s, x.minprofile_s,
+                x.idlewave_s,
                 analysis_s > 0 ? x.events / analysis_s / 1e6 : 0.0, x.peak_bytes / 1e6,
                 (x.bytes_sent + x.collective_bytes) / 1e6, x.parcels_sent,
                 x.events > 0 ? (x.bytes_sent + x.collective_bytes) / x.events : 0.0);
   }
-  std::printf("slowest process: %.2f s from the first read to the delay costs; %.2f M events/s overall; "
+  std::printf("slowest process: %.2f s from the first read to the last analysis; %.2f M events/s overall; "
               "%.2f B sent per event\n",
               slowest, events / slowest / 1e6, events > 0 ? sent / events : 0.0);
+  const auto& w = *run.results.get<analysis::WaitStateResult>("waitstate");
+  const auto& d = *run.results.get<analysis::DelayResult>("delay");
+  const auto& c = *run.results.get<analysis::CriticalPathResult>("critpath");
   std::printf("results: waiting %.9g s (%llu Late Sender), delay short-term %.9g s, long-term %.9g s, "
-              "unattributed %.9g s\n",
+              "unattributed %.9g s; critical path %.9g s, %llu jumps\n",
               w.total_waiting, static_cast<unsigned long long>(w.count[0]), d.short_term, d.long_term,
-              d.unattributed);
+              d.unattributed, c.length, static_cast<unsigned long long>(c.jumps));
   return 0;
 }
 
