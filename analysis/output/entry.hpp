@@ -56,26 +56,17 @@ class Values {
   std::map<std::string, std::any, std::less<>> values_;
 };
 
-// The option `name` of `options`, or `fallback` when none was given (a copy: the fallback is
-// often a temporary).
-template <class T>
-T option_or(const Values& options, std::string_view name, const T& fallback) {
-  const T* o = options.template get<T>(name);
-  return o != nullptr ? *o : fallback;
-}
-
-// What one run of the analyses gives each of them.
-struct Context {
-  const trace::Trace& trace;
-  const trace::Matching& matching;
-  const std::vector<std::string>& path_names;  // "main/compute/MPI_Recv" per call path id
-  const Values& options;                       // by analysis name; an analysis without any runs with its defaults
-  const Values& results;                       // of the analyses that ran before, by name
+// What every analysis is given besides its input: the options, by analysis name (an analysis
+// without any runs with its defaults), and the results of the analyses that ran before it.
+struct Given {
+  const Values& options;
+  const Values& results;
   // The option of analysis `name`, or `fallback` when none was given (a copy: the fallback
   // is often a temporary).
   template <class T>
   T option(std::string_view name, const T& fallback) const {
-    return option_or(options, name, fallback);
+    const T* o = options.template get<T>(name);
+    return o != nullptr ? *o : fallback;
   }
   // The result of an analysis this one needs (Entry::needs): always there.
   template <class T>
@@ -84,23 +75,20 @@ struct Context {
   }
 };
 
+// What one run of the analyses gives each of them.
+struct Context : Given {
+  const trace::Trace& trace;
+  const trace::Matching& matching;
+  const std::vector<std::string>& path_names;  // "main/compute/MPI_Recv" per call path id
+};
+
 // What one process of the replay engine (issue 32; docs/analyses.md, "The replay engine") gives an
 // analysis: its shard of the trace, the shard's matching (engine::match_shard), the transport to
-// the other processes, the options and the shard's results of the analyses it needs.
-struct ShardContext {
+// the other processes, and (Given) the options and the shard's results of the analyses it needs.
+struct ShardContext : Given {
   const engine::Shard& shard;
   const trace::Matching& matching;
   engine::Transport& transport;
-  const Values& options;
-  const Values& results;
-  template <class T>
-  T option(std::string_view name, const T& fallback) const {
-    return option_or(options, name, fallback);
-  }
-  template <class T>
-  const T& result(std::string_view name) const {
-    return *results.template get<T>(name);
-  }
 };
 
 // What a report section is made from: summary.json (all of it) and the directory it lies in.

@@ -93,7 +93,7 @@ std::vector<std::string> AnalysisRun::names() const {
 }
 
 output::Context AnalysisRun::context(const trace::Trace& trace) const {
-  return output::Context{trace, matching, path_names, options, results};
+  return output::Context{{options, results}, trace, matching, path_names};
 }
 
 namespace {
@@ -162,7 +162,7 @@ AnalysisRun run_analyses_sharded(engine::Shard& shard, engine::Transport& transp
   output::Values mine;  // the shard's results, which the analyses that need them read
   for (const auto* e : r.ran) {
     t0 = std::chrono::steady_clock::now();
-    mine.set(e->name, e->run_sharded(output::ShardContext{shard, shard.matching, transport, r.options, mine}));
+    mine.set(e->name, e->run_sharded(output::ShardContext{{r.options, mine}, shard, shard.matching, transport}));
     r.seconds[e->name] = seconds_since(t0);
   }
   for (const auto* e : r.ran) {
