@@ -49,11 +49,11 @@ std::vector<MessageTimes> partner_times(const engine::Shard& shard, const trace:
       if (sender_here) {
         times[k].send_enter = enter(shard, m, msg.sender, msg.send_call);
         times[k].send_event = shard.time(msg.sender, msg.send_event);
-        to_receiver.put(times[k].send_enter).put(times[k].send_event);
+        if (!receiver_here) to_receiver.put(times[k].send_enter).put(times[k].send_event);
       }
       if (receiver_here) {
         times[k].post_enter = enter(shard, m, msg.receiver, msg.recv_post_call);
-        to_sender.put(times[k].post_enter);
+        if (!sender_here) to_sender.put(times[k].post_enter);
       }
     }
     if (sender_here && !receiver_here) exchange.emit(msgs[i].sender, msgs[i].receiver, kFromSender, to_receiver.bytes());
