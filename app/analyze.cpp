@@ -12,7 +12,6 @@
 #include "analysis/trace/atomic_file.hpp"
 #include "analysis/trace/clock.hpp"
 #include "analysis/trace/trace_io.hpp"
-#include "app/ideal_replay.hpp"
 #include "app/inputs.hpp"
 #include "app/output_dir.hpp"
 #include "app/plot.hpp"
@@ -38,14 +37,20 @@ AnalysisSelection parse_analyses(const std::vector<std::string>& names, const st
   return sel;
 }
 
-AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
-                            std::optional<minprofile::Result> online, const analysis::TimeResolvedInput& tri) {
+output::Values analysis_options(const AnalysisSelection& sel, std::optional<minprofile::Result> online,
+                                const analysis::TimeResolvedInput& tri) {
   output::Values options;
   options.set("waitstate", sel.waitstate_options);
   if (online) options.set("minprofile", minprofile::Shared(std::make_shared<minprofile::Result>(std::move(*online))));
   options.set("timeresolved", tri);
+  return options;
+}
+
+AnalysisReport run_analyses(const trace::Trace& t, const AnalysisSelection& sel,
+                            std::optional<minprofile::Result> online, const analysis::TimeResolvedInput& tri) {
   AnalysisReport r;
-  static_cast<analysis::AnalysisRun&>(r) = analysis::run_analyses(t, sel.names, std::move(options));
+  static_cast<analysis::AnalysisRun&>(r) =
+      analysis::run_analyses(t, sel.names, analysis_options(sel, std::move(online), tri));
   r.trace = &t;
   return r;
 }
@@ -72,10 +77,10 @@ nlohmann::ordered_json analyses_json(const AnalysisReport& r) {
   return j;
 }
 
-nlohmann::ordered_json analyses_host_json(const trace::Trace& t, const AnalysisReport& r) {
-  const double events = static_cast<double>(t.event_count());
+nlohmann::ordered_json analyses_host_json(std::uint64_t event_count, const AnalysisReport& r) {
+  const double events = static_cast<double>(event_count);
   nlohmann::ordered_json j;
-  j["events"] = t.event_count();
+  j["events"] = event_count;
   j["matching_s"] = r.match_seconds;
   double all = r.match_seconds;
   for (const auto* e : analysis::analyses()) {
@@ -114,15 +119,6 @@ void print_analysis_summary(const AnalysisReport& r, std::ostream& out) {
   for (const auto* e : r.ran) e->print(context, *r.results.find(e->name), out);
 }
 
-namespace {
-
-// What `waitlab analyze` makes of its options before it reads the trace.
-struct AnalyzeOptions {
-  AnalysisSelection sel;
-  trace::ClockOptions clock;
-  analysis::TimeResolvedInput tri;
-};
-
 AnalyzeOptions analyze_options(const AnalyzeArgs& args) {
   AnalyzeOptions o;
   auto& sel = o.sel;
@@ -159,24 +155,18 @@ AnalyzeOptions analyze_options(const AnalyzeArgs& args) {
   return o;
 }
 
-// The trace as read: what the reader left out of it, by kind (said on the terminal and in
-// summary.json), what it found suspect but read (a trace cut short), its clock correction.
-struct ReadTrace {
-  trace::Trace trace;
-  trace::SkippedKinds skipped;
-  std::vector<std::string> warnings;
-  trace::ClockReport clock_report;
-};
-
-// The SMPI engine's ideal-network replay (Dimemas' estimate), next to the Lamport replay's;
-// returns its host seconds (0 if it did not run).
-double add_smpi_estimate(AnalysisReport& r, const trace::Trace& t, const AnalyzeArgs& args) {
-  const bool measured = t.origin != trace::Origin::Simulated;
+double add_smpi_estimate(AnalysisReport& r, const ReadTrace& rt, const AnalyzeArgs& args,
+                         const SmpiIdealHook& smpi_ideal) {
+  const bool measured = rt.trace.origin != trace::Origin::Simulated;
   const bool smpi = args.ideal == "smpi" || args.ideal == "both" || (args.ideal == "auto" && measured);
   double smpi_host_seconds = 0;
   if (auto* run = r.results.get<analysis::TimeResolvedRun>("timeresolved"); run != nullptr && smpi) {
     auto& tr = run->result;
-    const SmpiIdealRun ideal = smpi_ideal_run(t, args.trace, tr);
+    SmpiIdealRun ideal;
+    if (smpi_ideal)
+      ideal = smpi_ideal(rt, args, tr);
+    else
+      ideal.why = "this program has no SMPI engine";
     smpi_host_seconds = ideal.host_seconds;
     if (ideal.ok) {
       tr.estimates.push_back(ideal.estimate);
@@ -194,6 +184,8 @@ double add_smpi_estimate(AnalysisReport& r, const trace::Trace& t, const Analyze
   return smpi_host_seconds;
 }
 
+namespace {
+
 // summary.json of an analysis (docs/summary-json.md).
 nlohmann::ordered_json analysis_summary(const AnalyzeArgs& args, const ReadTrace& rt, const AnalysisReport& r) {
   const auto& t = rt.trace;
@@ -207,9 +199,9 @@ nlohmann::ordered_json analysis_summary(const AnalyzeArgs& args, const ReadTrace
   j["trace"] = {{"file", fs::path(args.trace).filename().string()},
                 {"name", t.attribute("name")},
                 {"origin", trace::origin_name(t.origin)},
-                {"ranks", t.ranks()},
-                {"threads", t.ranks() + t.threads.size()},
-                {"events", t.event_count()},
+                {"ranks", rt.ranks},
+                {"threads", rt.ranks + rt.threads},
+                {"events", rt.events},
                 {"skipped", nlohmann::ordered_json::array()}};
   for (const auto& [kind, n] : skipped) j["trace"]["skipped"].push_back({{"kind", kind}, {"count", n}});
   if (!warnings.empty()) {
@@ -240,9 +232,9 @@ void print_trace_lines(const AnalyzeArgs& args, const ReadTrace& rt, std::ostrea
   const auto& t = rt.trace;
   const auto& skipped = rt.skipped;
   const auto& clock_report = rt.clock_report;
-  out << fmt::format("trace           {} — {} ranks{}, {} events ({})\n", args.trace, t.ranks(),
-                     t.threads.empty() ? "" : fmt::format(" ({} threads)", t.ranks() + t.threads.size()),
-                     t.event_count(), trace::origin_name(t.origin));
+  out << fmt::format("trace           {} — {} ranks{}, {} events ({})\n", args.trace, rt.ranks,
+                     rt.threads == 0 ? "" : fmt::format(" ({} threads)", rt.ranks + rt.threads), rt.events,
+                     trace::origin_name(t.origin));
   if (!skipped.empty()) {
     std::uint64_t total = 0;
     std::string kinds;
@@ -264,26 +256,8 @@ void print_trace_lines(const AnalyzeArgs& args, const ReadTrace& rt, std::ostrea
 
 }  // namespace
 
-void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
-  AnalyzeOptions o = analyze_options(args);
-  const AnalysisSelection& sel = o.sel;
-  analysis::TimeResolvedInput& tri = o.tri;
-  Inputs inputs;  // every file of the trace, checked to be a file before any is opened
-  inputs.add_trace(args.trace);
-  ReadTrace rt;
-  rt.trace = trace::read_trace(args.trace, &rt.skipped, &rt.warnings);
-  trace::Trace& t = rt.trace;
-  for (const auto& w : rt.warnings) std::cerr << "waitlab: warning: " << w << "\n";
-  if (args.convention == "auto") tri.convention = analysis::default_convention(t.origin);
-  rt.clock_report = trace::correct_clocks(t, o.clock);
-  if (sel.has("timeresolved")) analysis::check_window_count(t, tri);  // before the output directory is made
-  const std::string dir =
-      args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
-  check_output_dir(dir);  // a file in the way is said before the analyses, not after them
-  inputs.check_output_dir(dir);
-
-  AnalysisReport r = run_analyses(t, sel, std::nullopt, tri);
-  const double smpi_host_seconds = add_smpi_estimate(r, t, args);
+void write_analysis_outputs(const AnalyzeArgs& args, const ReadTrace& rt, const AnalysisReport& r,
+                            const Inputs& inputs, const std::string& dir, double smpi_host_seconds, std::ostream& out) {
   // Written aside and put in place when complete (app/output_dir.hpp): an analysis that fails
   // leaves the directory as it was.
   OutputDir staged(dir, inputs);
@@ -298,7 +272,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
     nlohmann::ordered_json host;
     host["note"] = "host-dependent figures of the last analysis; never compared, never in summary.json";
     host["generator"] = std::string("waitlab ") + kVersion;
-    host["analyses"] = analyses_host_json(t, r);
+    host["analyses"] = analyses_host_json(rt.events, r);
     if (smpi_host_seconds > 0) host["smpi_ideal_replay_s"] = smpi_host_seconds;
     trace::write_file_atomic((d / "host.json").string(), output::json_text(host) + "\n");
     files.push_back((d / "host.json").string());
@@ -330,6 +304,33 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out) {
   for (std::size_t i = 0; i < files.size(); ++i) out << (i ? ", " : "") << files[i];
   out << "\n";
   if (!report_path.empty()) out << "report          " << report_path << "\n";
+}
+
+void analyze_command(const AnalyzeArgs& args, std::ostream& out, const SmpiIdealHook& smpi_ideal) {
+  AnalyzeOptions o = analyze_options(args);
+  Inputs inputs;  // every file of the trace, checked to be a file before any is opened
+  inputs.add_trace(args.trace);
+  ReadTrace rt;
+  rt.trace = trace::read_trace(args.trace, &rt.skipped, &rt.warnings);
+  trace::Trace& t = rt.trace;
+  rt.ranks = t.ranks();
+  rt.threads = t.threads.size();
+  rt.events = t.event_count();
+  for (const auto& w : rt.warnings) std::cerr << "waitlab: warning: " << w << "\n";
+  if (args.convention == "auto") o.tri.convention = analysis::default_convention(t.origin);
+  rt.clock_report = trace::correct_clocks(t, o.clock);
+  if (o.sel.has("timeresolved")) analysis::check_window_count(t, o.tri);  // before the output directory is made
+  const std::string dir = analyze_output_dir(args);
+  check_output_dir(dir);  // a file in the way is said before the analyses, not after them
+  inputs.check_output_dir(dir);
+
+  AnalysisReport r = run_analyses(t, o.sel, std::nullopt, o.tri);
+  const double smpi_host_seconds = add_smpi_estimate(r, rt, args, smpi_ideal);
+  write_analysis_outputs(args, rt, r, inputs, dir, smpi_host_seconds, out);
+}
+
+std::string analyze_output_dir(const AnalyzeArgs& args) {
+  return args.out_dir.empty() ? (fs::path(args.trace).parent_path() / "analysis").string() : args.out_dir;
 }
 
 }  // namespace waitlab::app

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,9 +20,13 @@
 #include <vector>
 
 #include "analysis/minprofile/estimator.hpp"
+#include "analysis/trace/clock.hpp"
+#include "analysis/trace/formats.hpp"
 #include "analysis/registry/registry.hpp"
 #include "analysis/timeresolved/output.hpp"
 #include "analysis/waitstate/waitstate.hpp"
+#include "app/ideal_replay.hpp"
+#include "app/inputs.hpp"
 
 namespace waitlab::app {
 
@@ -51,12 +57,15 @@ struct AnalysisReport : analysis::AnalysisRun {
 // computing it from the trace (they are equal: tests/sim/test_minprofile_online.cpp).
 // Throws InputError naming timeresolved.windows_where when windows of a fixed length would be
 // more than analysis::kMaxWindows over the trace's span (first to last event).
+// The options run_analyses gives the registry (analysis::run_analyses, run_analyses_sharded).
+output::Values analysis_options(const AnalysisSelection& selection, std::optional<minprofile::Result> online,
+                                const analysis::TimeResolvedInput& timeresolved);
 AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection,
                             std::optional<minprofile::Result> online = std::nullopt,
                             const analysis::TimeResolvedInput& timeresolved = {});
 
 nlohmann::ordered_json analyses_json(const AnalysisReport& report);
-nlohmann::ordered_json analyses_host_json(const trace::Trace& trace, const AnalysisReport& report);
+nlohmann::ordered_json analyses_host_json(std::uint64_t event_count, const AnalysisReport& report);
 // Writes the files of the analyses that ran into `dir` (atomically) and removes those of the
 // analyses that did not; draws the pictures of those that ran and have some (a picture that
 // cannot be drawn is reported on standard error, never an error); returns the paths written.
@@ -74,6 +83,47 @@ struct AnalyzeArgs {
   std::string convention = "auto";     // auto (the trace origin's), bsc, scalasca, waitlab
   std::string ideal = "auto";          // lamport, smpi, both; auto: both for measured traces, lamport otherwise
 };
-void analyze_command(const AnalyzeArgs& args, std::ostream& out);
+
+// The steps of `waitlab analyze`, which `waitlab-mpi analyze` (app/mpi_analyze.cpp) takes too:
+// what the command makes of its options before it reads the trace (InputError naming the option)…
+struct AnalyzeOptions {
+  AnalysisSelection sel;
+  trace::ClockOptions clock;
+  analysis::TimeResolvedInput tri;
+};
+AnalyzeOptions analyze_options(const AnalyzeArgs& args);
+// … where it writes (--out, or <trace's directory>/analysis) …
+std::string analyze_output_dir(const AnalyzeArgs& args);
+
+// … the trace as read: the whole trace (`waitlab analyze`) or, under MPI, its head (definitions,
+// attributes, origin; no events), with its size, what the reader left out of it by kind (said
+// on the terminal and in summary.json), what it found suspect but read (a trace cut short) and
+// its clock correction …
+struct ReadTrace {
+  trace::Trace trace;
+  std::size_t ranks = 0;
+  std::size_t threads = 0;  // threads beyond each rank's first
+  std::uint64_t events = 0;
+  trace::SkippedKinds skipped;
+  std::vector<std::string> warnings;
+  trace::ClockReport clock_report;
+};
+
+// … the SMPI engine's ideal-network replay (Dimemas' estimate; app/ideal_replay.hpp), which needs
+// SimGrid: `waitlab` gives smpi_ideal_run, waitlab-mpi a child `waitlab` (no hook: none is made,
+// and the analysis says why). add_smpi_estimate adds it next to the Lamport replay's when
+// --ideal asks for it (auto: for measured traces) and returns its host seconds (0 if it did not run) …
+using SmpiIdealHook =
+    std::function<SmpiIdealRun(const ReadTrace&, const AnalyzeArgs&, const analysis::TimeResolvedResult&)>;
+double add_smpi_estimate(AnalysisReport& report, const ReadTrace& rt, const AnalyzeArgs& args,
+                         const SmpiIdealHook& smpi_ideal);
+
+// … and the outputs, written aside and put in place when complete (app/output_dir.hpp: a failure
+// leaves `dir` as it was): summary.json, the analyses' files and pictures, host.json and
+// report.html; then the terminal summary on `out`.
+void write_analysis_outputs(const AnalyzeArgs& args, const ReadTrace& rt, const AnalysisReport& report,
+                            const Inputs& inputs, const std::string& dir, double smpi_host_seconds, std::ostream& out);
+
+void analyze_command(const AnalyzeArgs& args, std::ostream& out, const SmpiIdealHook& smpi_ideal);
 
 }  // namespace waitlab::app

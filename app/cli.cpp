@@ -22,6 +22,8 @@
 #include "analysis/registry/registry.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/analyze.hpp"
+#include "app/cli_common.hpp"
+#include "app/ideal_replay.hpp"
 #include "app/counterfactual.hpp"
 #include "app/pop.hpp"
 #include "app/report.hpp"
@@ -39,21 +41,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The one place where an error reaches the user: one line whatever the input held (binary
-// bytes of a file, a newline in a --set value: text::one_line), cut after a few KB.
-constexpr std::size_t kMaxErrorBytes = 4096;
-
-int print_error(std::ostream& err, const std::string& what, int code) {
-  err << "waitlab: error: " << text::one_line(what, kMaxErrorBytes) << "\n";
-  return code;
-}
-
-// An option or argument given as '' means nothing: say so rather than take the default
-// (`--out ''` would write into the scenario's outputs.dir, `--scenario ''` would use none).
-const CLI::Validator kNonEmpty(
-    [](std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); }, "",
-    "non-empty");
-
 // `waitlab nosuch ...`: the first argument that is not a flag names the command (the program
 // itself has only --help and --version). CLI11 would answer "A subcommand is required", or
 // print the main help for `nosuch --help`.
@@ -66,22 +53,6 @@ std::string unknown_command(int argc, const char* const* argv, const CLI::App& c
     if (std::find(names.begin(), names.end(), arg) != names.end()) return "";
     const std::string best = models::did_you_mean(arg, names);
     return "unknown command '" + arg + "'" + (best.empty() ? std::string(" (see waitlab --help)") : "; did you mean '" + best + "'?");
-  }
-  return "";
-}
-
-// Paths, names and values of the command line end up in JSON outputs (summary.json,
-// host.json), which must be UTF-8: an argument that is not is refused before anything runs,
-// not found unprintable after a simulation.
-std::string non_utf8_argument(int argc, const char* const* argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const std::size_t bad = text::invalid_utf8(arg);
-    if (bad == std::string_view::npos) continue;
-    return fmt::format(
-        "argument {} '{}' is not valid UTF-8 (byte 0x{:02x} at offset {}): waitlab writes paths and names into "
-        "UTF-8 JSON files; rename the file or directory",
-        i, arg, static_cast<unsigned char>(arg[bad]), bad);
   }
   return "";
 }
@@ -174,40 +145,14 @@ Command define_check(CLI::App& cli) {
 
 Command define_analyze(CLI::App& cli) {
   auto a = options<AnalyzeArgs>();
-  std::vector<std::string> names;
-  for (const auto* e : analysis::analyses()) names.push_back(e->name);
   auto* analyze = cli.add_subcommand(
       "analyze", "Run the trace analyses on a trace (.wlt, OTF2, Paraver); write DIR/summary.json and one CSV per table");
-  analyze->add_option("trace", a->trace,
-                      "Trace: a .wlt file, an OTF2 archive (anchor .otf2 or its directory) or a Paraver .prv file")
-      ->required();
-  analyze->add_option("--clock-correction", a->clock_correction,
-                      "Clock-skew correction before analysing: auto (default: only if receives precede their sends; "
-                      "the linear map only where it lowers the violations, then Scalasca's controlled logical clock), "
-                      "none (Scalasca's default), linear, clc, clamp, linear+clamp (docs/clock-correction.md)");
-  analyze->add_flag("--alltoallv-nxn", a->alltoallv_nxn,
-                    "Count MPI_Alltoallv as an N×N synchronisation (Wait at N×N); Scalasca, and waitlab by default, "
-                    "do not: ranks that exchange no data need not wait for each other (docs/analyses.md)");
-  analyze->add_option("--out,-o", a->out_dir, "Output directory (default: <trace's directory>/analysis)");
-  analyze->add_option("--analyses,-a", a->analyses,
-                      fmt::format("Analyses to run: {} or all (default: all; comma-separated or repeated; delay and "
-                                  "critpath include waitstate)",
-                                  fmt::join(names, ", ")))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  analyze->add_option("--convention", a->convention,
-                      "Whose definitions the efficiency metrics follow: auto (default: the trace's tool — bsc for "
-                      "Extrae/Paraver, scalasca for Score-P/OTF2, waitlab for simulated runs), bsc (whole trace, "
-                      "useful = Running outside MPI, every thread a unit), scalasca, waitlab (MPI_Init to "
-                      "MPI_Finalize, useful = outside MPI)");
-  analyze->add_option("--ideal", a->ideal,
-                      "Ideal-network estimate of SerE/TrfE: lamport (Lamport-clock replay of the trace), smpi (the "
-                      "trace replayed by the SMPI engine on an ideal network, as Dimemas does), both, or auto "
-                      "(default: both for measured traces, lamport for simulated ones)");
-  analyze->add_option("--windows", a->windows,
-                      "Windows of the timeresolved analysis: N equal windows (default 50), a length (10ms) or "
-                      "adaptive[:N] (merged until every rank has sqrt(P) events in each)");
+  add_analyze_options(*analyze, *a);
   return {analyze, [a](std::ostream& out) {
-            analyze_command(*a, out);
+            analyze_command(*a, out, [](const ReadTrace& rt, const AnalyzeArgs& args,
+                                        const analysis::TimeResolvedResult& measured) {
+              return smpi_ideal_run(rt.trace, args.trace, measured);
+            });
             return 0;
           }};
 }
@@ -453,8 +398,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       define_sweep(cli),    define_list(cli),   define_describe(cli)};
 
   // Every option and argument that takes a value refuses an empty one.
-  for (auto* sub : cli.get_subcommands([](CLI::App*) { return true; }))
-    for (auto* opt : sub->get_options([](CLI::Option* o) { return o->get_type_size() != 0; })) opt->check(kNonEmpty);
+  refuse_empty_values(cli);
 
   if (const std::string why = non_utf8_argument(argc, argv); !why.empty()) return print_error(err, why, 2);
   if (const std::string why = unknown_command(argc, argv, cli); !why.empty())
@@ -470,17 +414,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (const std::string why = non_utf8_working_directory(cli); !why.empty()) throw InputError(why);
     for (const auto& c : commands)
       if (c.app->parsed()) return c.run(out);
-  } catch (const InputError& e) {
-    return print_error(err, e.what(), 2);
-  } catch (const std::bad_alloc&) {
-    // A limit of the host (ulimit -v, the machine's memory) met by a size the checks before the
-    // work did not foresee: the input asked for more than this host gives, not a bug.
-    return print_error(err,
-                       "out of memory: this command needed more memory than the host allows (ulimit -v, the "
-                       "machine's memory); give it a smaller input or more memory",
-                       2);
-  } catch (const std::exception& e) {
-    return print_error(err, std::string("internal failure: ") + e.what(), 1);
+  } catch (...) {
+    const Failure f = failure_of(std::current_exception());
+    return print_error(err, f.message, f.code);
   }
   return 0;
 }

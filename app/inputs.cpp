@@ -7,7 +7,6 @@
 #include "util/error.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "app/commit_journal.hpp"
-#include "scenarios/scenario.hpp"
 
 namespace waitlab::app {
 
@@ -60,24 +59,6 @@ void Inputs::add_trace(const std::string& path) {
   add(path, "the input");  // before its index or anchor is opened
   for (const auto& f : trace::input_files(path))
     if (f != path) add(f, "the input");
-}
-
-void Inputs::add_scenario(const scenarios::Scenario& s) {
-  if (!s.file.empty()) add(s.file, "the input");
-  const fs::path base = fs::path(s.file).parent_path();
-  const auto beside = [&](const std::string& p) {
-    const fs::path f(p);
-    return (f.is_relative() && !s.file.empty() ? base / f : f).string();
-  };
-  if (s.platform.type == "xml" && s.platform.options.has("file")) {
-    const std::string f = s.platform.options.string("file");
-    if (!f.empty()) add(beside(f), "the input");
-  }
-  if (s.workload.type == "trace" && s.workload.options.has("trace")) {
-    const std::string t = s.workload.options.string("trace");
-    std::error_code ec;
-    if (!t.empty() && fs::exists(beside(t), ec)) add_trace(beside(t));
-  }
 }
 
 const Inputs::Entry* Inputs::find(dev_t dev, ino_t ino) const {

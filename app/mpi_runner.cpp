@@ -1,14 +1,17 @@
-// waitlab-mpi — runs a study (`waitlab whatif` or `waitlab sweep`) across the ranks of an MPI
-// job: `mpirun -np N waitlab-mpi sweep SCENARIO --grid ... [--out DIR]`.
+// waitlab-mpi — waitlab's commands that run over the ranks of an MPI job:
+//   `mpirun -np N waitlab-mpi analyze TRACE ...`: the trace analyses on the replay engine, each
+//   rank reading only its share of the trace (app/mpi_analyze.hpp);
+//   `mpirun -np N waitlab-mpi sweep SCENARIO --grid ... [--out DIR]` (or whatif): a study's jobs
+//   shared among the ranks, below.
 //
-// Each MPI rank r runs `waitlab ARGS --share r/N --records FILE` (its share of the jobs, each
+// For a study, each MPI rank r runs `waitlab ARGS --share r/N --records FILE` (its share of the jobs, each
 // simulation in its own process, on its own machine), the records travel to rank 0 by MPI
 // (MPI_Gather of the sizes, MPI_Gatherv of the texts), and rank 0 runs
 // `waitlab ARGS --merge FILE`, which writes the study's outputs exactly as a sequential run
 // would (app/study.hpp). The exit code is the largest of all ranks' (MPI_Allreduce).
-// This program links Open MPI and nothing of waitlab: waitlab itself links SimGrid's SMPI,
-// whose MPI symbols would clash with Open MPI's in one process. It finds `waitlab` next to
-// itself (or at $WAITLAB_BIN).
+// This program links Open MPI and waitlab's analyses, never SimGrid: waitlab itself links
+// SimGrid's SMPI, whose MPI symbols would clash with Open MPI's in one process, so what needs a
+// simulation runs in `waitlab`, found next to this program (or at $WAITLAB_BIN).
 #include <mpi.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -23,6 +26,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "app/mpi_analyze.hpp"
 
 extern char** environ;
 
@@ -69,15 +74,23 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     if (rank == 0)
       std::fprintf(stderr,
-                   "usage: mpirun -np N waitlab-mpi whatif|sweep ARGS...\n"
-                   "Runs `waitlab whatif|sweep ARGS` with the jobs shared among the MPI ranks; rank 0 "
-                   "writes the outputs.\n");
+                   "usage: mpirun -np N waitlab-mpi analyze|whatif|sweep ARGS...\n"
+                   "analyze: `waitlab analyze ARGS` on the replay engine, each MPI rank reading only its share of "
+                   "the trace's ranks (waitlab-mpi analyze --help).\n"
+                   "whatif, sweep: `waitlab whatif|sweep ARGS` with the jobs shared among the MPI ranks.\n"
+                   "Rank 0 writes the outputs.\n");
     MPI_Finalize();
     return 2;
   }
   const std::string sub = argv[1];
+  if (sub == "analyze") {
+    const int code = waitlab::app::mpi_analyze_main(argc, argv);
+    MPI_Finalize();
+    return code;
+  }
   if (sub != "whatif" && sub != "sweep") {
-    if (rank == 0) std::fprintf(stderr, "waitlab-mpi: error: expected whatif or sweep, got '%s'\n", sub.c_str());
+    if (rank == 0)
+      std::fprintf(stderr, "waitlab-mpi: error: expected analyze, whatif or sweep, got '%s'\n", sub.c_str());
     MPI_Finalize();
     return 2;
   }

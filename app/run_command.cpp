@@ -181,7 +181,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     host["simulation_peak_rss_bytes"] = o.result.stats.peak_rss_bytes;
     host["simulation_estimated_rss_bytes"] = o.result.stats.estimated_rss_bytes;
     host["simulation_shared_rss_bytes"] = o.result.stats.base_rss_bytes;
-    if (report.any()) host["analyses"] = analyses_host_json(o.result.trace, report);
+    if (report.any()) host["analyses"] = analyses_host_json(o.result.trace.event_count(), report);
     for (auto& f : write_analysis_tables(staged.path(), report)) files.push_back(std::move(f));
     trace::write_file_atomic(host_path, output::json_text(host) + "\n");
     files.push_back(host_path);

@@ -58,18 +58,45 @@ std::string otf2_shown_path(const std::string& shown, const std::string& written
   return shown + otf2_anchor(written).substr(written.size());
 }
 
+
+// The kinds of records left out, by name, and the locations not read, as read_otf2_archive
+// says them; a part counts the records of its locations and every location not read (a
+// global figure: the same in every part).
+constexpr std::string_view kOtf2SkippedLocations = "OTF2 locations (metric, GPU, ...)";
+
+SkippedKinds otf2_skipped(const Otf2ReadStats& st) {
+  SkippedKinds skipped;
+  for (const auto& [kind, n] : st.skipped_records) skipped.emplace_back("OTF2 " + kind + " records", n);
+  if (st.skipped_locations > 0) skipped.emplace_back(kOtf2SkippedLocations, st.skipped_locations);
+  return skipped;
+}
+
+TracePart read_otf2_archive_part(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
+                                 std::vector<std::string>*) {
+  Otf2ReadStats st;
+  TracePart part = read_otf2_part(otf2_anchor(path), first, last, &st);
+  if (skipped) *skipped = otf2_skipped(st);
+  return part;
+}
+
 Trace read_otf2_archive(const std::string& path, SkippedKinds* skipped, std::vector<std::string>*) {
   Otf2ReadStats st;
   Trace t = read_otf2(otf2_anchor(path), &st);
-  if (skipped) {
-    for (const auto& [kind, n] : st.skipped_records) skipped->emplace_back("OTF2 " + kind + " records", n);
-    if (st.skipped_locations > 0) skipped->emplace_back("OTF2 locations (metric, GPU, ...)", st.skipped_locations);
-  }
+  if (skipped) *skipped = otf2_skipped(st);
   return t;
 }
 
-TracePart read_otf2_archive_part(const std::string& path, Rank first, Rank last) {
-  return read_otf2_part(otf2_anchor(path), first, last);
+SkippedKinds merge_otf2_skipped(const std::vector<SkippedKinds>& parts) {
+  Otf2ReadStats st;
+  const std::string_view prefix = "OTF2 ", suffix = " records";
+  for (const SkippedKinds& part : parts)
+    for (const auto& [what, n] : part) {
+      if (what == kOtf2SkippedLocations)
+        st.skipped_locations = n;
+      else
+        st.skipped_records[what.substr(prefix.size(), what.size() - prefix.size() - suffix.size())] += n;
+    }
+  return otf2_skipped(st);
 }
 std::vector<std::uint64_t> otf2_archive_event_counts(const std::string& path) {
   return otf2_record_counts(otf2_anchor(path));
@@ -107,8 +134,14 @@ Trace read_paraver_file(const std::string& path, SkippedKinds* skipped, std::vec
 
 // Paraver per location: the whole trace is read and cut (its regions and communicators are
 // defined while every task's records are read; a reading of the owned tasks alone is to come).
-TracePart read_paraver_part(const std::string& path, Rank first, Rank last) {
-  return part_of(read_paraver(path), first, last);
+TracePart read_paraver_part(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
+                            std::vector<std::string>* warnings) {
+  Trace whole = read_paraver_file(path, skipped, warnings);
+  return part_of(whole, first, last);
+}
+// Each part says what was left out of the whole trace (it read it whole).
+SkippedKinds merge_paraver_skipped(const std::vector<SkippedKinds>& parts) {
+  return parts.empty() ? SkippedKinds{} : parts.front();
 }
 std::vector<std::uint64_t> paraver_event_counts(const std::string& path) {
   return part_of(read_paraver(path), 0, 0).event_counts;
@@ -139,7 +172,8 @@ std::vector<FormatDescriptor> make_formats() {
                .side_files = no_side_files,
                .shown_path = shown_as_given,
                .read = read_wlt_file,
-               .read_part = read_wlt_part,
+               .read_part = [](const std::string& path, Rank first, Rank last, SkippedKinds*,
+                               std::vector<std::string>*) { return read_wlt_part(path, first, last); },
                .event_counts = wlt_event_counts,
                .write = write_wlt_file});
   f.push_back({.id = TraceFormat::Otf2,
@@ -156,6 +190,7 @@ std::vector<FormatDescriptor> make_formats() {
                .shown_path = otf2_shown_path,
                .read = read_otf2_archive,
                .read_part = read_otf2_archive_part,
+               .merge_skipped = merge_otf2_skipped,
                .event_counts = otf2_archive_event_counts,
                .write = write_otf2_archive});
   f.push_back({.id = TraceFormat::Paraver,
@@ -171,6 +206,7 @@ std::vector<FormatDescriptor> make_formats() {
                .shown_path = shown_as_given,
                .read = read_paraver_file,
                .read_part = read_paraver_part,
+               .merge_skipped = merge_paraver_skipped,
                .event_counts = paraver_event_counts,
                .write = write_paraver});
   f.push_back({.id = TraceFormat::Ti,

@@ -67,7 +67,14 @@ struct FormatDescriptor {
   std::string (*why_unreadable)(const std::string& path) = nullptr;
   // Reading per location (trace_part.hpp): the ranks [first, last) of the trace and their
   // threads, and the weight of every rank; nullptr for a format without timed reader.
-  TracePart (*read_part)(const std::string& path, Rank first, Rank last) = nullptr;
+  // `skipped` gets what the part's reader left out, in a form merge_skipped takes (nullptr: the
+  // parts' lists summed kind by kind, in the order they first appear); `warnings` the whole
+  // trace's (each part says them alike).
+  TracePart (*read_part)(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
+                         std::vector<std::string>* warnings) = nullptr;
+  // What `read` says left out of the whole trace, made of what read_part said for each part of
+  // a partition, in the order of the ranks.
+  SkippedKinds (*merge_skipped)(const std::vector<SkippedKinds>& parts) = nullptr;
   std::vector<std::uint64_t> (*event_counts)(const std::string& path) = nullptr;
   // The timed writer: writes `path` (and its side files), returns what the output cannot
   // hold (one line each; empty if nothing). nullptr for a format not written from a Trace,

@@ -969,6 +969,7 @@ class ArchiveReader {
       if (g != rank_of_group.end()) workers.emplace_back(g->second, l);
     }
     std::sort(workers.begin(), workers.end());
+    workers_ = workers.size();
     for (std::size_t i = 0; i < workers.size(); ++i) {
       const Rank rank = workers[i].first;
       if (static_cast<std::size_t>(rank) < first_ || static_cast<std::size_t>(rank) >= last_) continue;
@@ -1236,7 +1237,7 @@ class ArchiveReader {
   }
 
   void fill_stats(Otf2ReadStats& stats, std::uint64_t records) const {
-    stats.skipped_locations = d_.locations.size() - reading_.size();
+    stats.skipped_locations = d_.locations.size() - n_ - workers_;  // of the whole trace, in every part
     stats.thread_locations = t_.threads.size();
     stats.timer_resolution = d_.resolution;
     stats.global_offset = d_.offset;
@@ -1307,6 +1308,7 @@ class ArchiveReader {
   Trace t_;
   Sink s_;
   std::vector<Reading> reading_;  // the locations read: the ranks', then the worker threads'
+  std::size_t workers_ = 0;       // worker-thread locations of every rank (read or not)
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "analysis/trace/trace_io.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -77,11 +78,27 @@ Trace read_trace(const std::string& path, SkippedKinds* skipped, std::vector<std
   return f.read(path, skipped, warnings);
 }
 
-TracePart read_trace_part(const std::string& path, Rank first, Rank last) {
+TracePart read_trace_part(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
+                          std::vector<std::string>* warnings) {
   const FormatDescriptor& f = part_reader(path);
   if (first < 0 || last < first)
     throw std::invalid_argument(path + ": ranks [" + std::to_string(first) + ", " + std::to_string(last) + ")");
-  return f.read_part(path, first, last);
+  return f.read_part(path, first, last, skipped, warnings);
+}
+
+SkippedKinds merge_skipped(const std::string& path, const std::vector<SkippedKinds>& parts) {
+  const FormatDescriptor& f = part_reader(path);
+  if (f.merge_skipped) return f.merge_skipped(parts);
+  SkippedKinds merged;
+  for (const SkippedKinds& part : parts)
+    for (const auto& [what, n] : part) {
+      const auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& m) { return m.first == what; });
+      if (it == merged.end())
+        merged.emplace_back(what, n);
+      else
+        it->second += n;
+    }
+  return merged;
 }
 
 std::vector<std::uint64_t> location_event_counts(const std::string& path) {

@@ -46,7 +46,11 @@ std::vector<std::string> write_trace(const Trace& trace, const std::string& path
 // Reading per location (trace_part.hpp; FormatDescriptor::read_part and event_counts): the
 // ranks [first, last) of the trace and their threads, and every rank's weight for
 // Partition::balanced. A format without them (TI) is refused as read_trace refuses it.
-TracePart read_trace_part(const std::string& path, Rank first, Rank last);
+// merge_skipped(path, parts) makes of the `skipped` of each part of a partition (in rank
+// order) what read_trace's `skipped` is; `warnings` are the whole trace's in every part.
+TracePart read_trace_part(const std::string& path, Rank first, Rank last, SkippedKinds* skipped = nullptr,
+                          std::vector<std::string>* warnings = nullptr);
+SkippedKinds merge_skipped(const std::string& path, const std::vector<SkippedKinds>& parts);
 std::vector<std::uint64_t> location_event_counts(const std::string& path);
 
 }  // namespace waitlab::trace
