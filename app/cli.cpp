@@ -24,6 +24,9 @@
 #include "app/analyze.hpp"
 #include "app/cli_common.hpp"
 #include "app/ideal_replay.hpp"
+#include "app/waitlab_child.hpp"
+#include "analysis/trace/atomic_file.hpp"
+#include "analysis/trace/clock.hpp"
 #include "app/counterfactual.hpp"
 #include "app/pop.hpp"
 #include "app/report.hpp"
@@ -153,6 +156,31 @@ Command define_analyze(CLI::App& cli) {
                                         const analysis::TimeResolvedResult& measured) {
               return smpi_ideal_run(rt.trace, args.trace, measured);
             });
+            return 0;
+          }};
+}
+
+// For waitlab-mpi analyze (app/waitlab_child.hpp), which cannot run SMPI itself: the SMPI
+// ideal-network replay of a trace, as `analyze` runs it, into a record file. Not listed.
+Command define_smpi_ideal(CLI::App& cli) {
+  struct Options {
+    std::string trace, clock_correction = "auto", measured, record;
+  };
+  auto o = options<Options>();
+  auto* c = cli.add_subcommand("smpi-ideal", "");
+  c->group("");
+  c->add_option("trace", o->trace)->required();
+  c->add_option("--clock-correction", o->clock_correction);
+  c->add_option("--measured", o->measured)->required();
+  c->add_option("--record", o->record)->required();
+  return {c, [o](std::ostream&) {
+            trace::ClockOptions clock;
+            if (!trace::parse_clock_mode(o->clock_correction, clock.mode))
+              throw InputError("--clock-correction: unknown mode '" + o->clock_correction + "'");
+            const analysis::TimeResolvedResult measured = parse_measured(o->measured);
+            trace::Trace t = trace::read_trace(o->trace);
+            trace::correct_clocks(t, clock);
+            trace::write_file_atomic(o->record, smpi_ideal_record(smpi_ideal_run(t, o->trace, measured)));
             return 0;
           }};
 }
@@ -395,7 +423,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   const std::vector<Command> commands = {
       define_run(cli),      define_check(cli),  define_analyze(cli), define_pop(cli),    define_convert(cli),
       define_replay(cli),   define_validate(cli), define_report(cli), define_plot(cli),  define_whatif(cli),
-      define_sweep(cli),    define_list(cli),   define_describe(cli)};
+      define_sweep(cli),    define_list(cli),   define_describe(cli), define_smpi_ideal(cli)};
 
   // Every option and argument that takes a value refuses an empty one.
   refuse_empty_values(cli);

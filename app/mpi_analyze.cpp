@@ -22,6 +22,7 @@
 #include "app/cli_common.hpp"
 #include "app/output_dir.hpp"
 #include "app/version.hpp"
+#include "app/waitlab_child.hpp"
 #include "util/error.hpp"
 
 namespace waitlab::app {
@@ -160,7 +161,11 @@ class MpiAnalyze {
              AnalysisReport r;
              static_cast<analysis::AnalysisRun&>(r) = std::move(*run);
              r.trace = &rt_.trace;
-             const double smpi_host_seconds = add_smpi_estimate(r, rt_, args_, nullptr);
+             const double smpi_host_seconds =
+                 add_smpi_estimate(r, rt_, args_, [](const ReadTrace&, const AnalyzeArgs& args,
+                                                     const analysis::TimeResolvedResult& measured) {
+                   return smpi_ideal_by_child(args, measured);
+                 });
              write_analysis_outputs(args_, rt_, r, inputs_, dir, smpi_host_seconds, out_);
            })
                ? 0

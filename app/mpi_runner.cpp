@@ -13,8 +13,6 @@
 // SimGrid's SMPI, whose MPI symbols would clash with Open MPI's in one process, so what needs a
 // simulation runs in `waitlab`, found next to this program (or at $WAITLAB_BIN).
 #include <mpi.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,34 +26,12 @@
 #include <vector>
 
 #include "app/mpi_analyze.hpp"
+#include "app/waitlab_child.hpp"
 
-extern char** environ;
+using waitlab::app::spawn_and_wait;
+using waitlab::app::waitlab_binary;
 
 namespace {
-
-std::string waitlab_binary() {
-  if (const char* p = std::getenv("WAITLAB_BIN"); p != nullptr && *p != '\0') return p;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) return (self.parent_path() / "waitlab").string();
-  return "waitlab";
-}
-
-int spawn_and_wait(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (const int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ); rc != 0) {
-    std::fprintf(stderr, "waitlab-mpi: error: cannot start %s: %s\n", argv[0], std::strerror(rc));
-    return 1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -112,7 +88,9 @@ int main(int argc, char** argv) {
   const std::string records = tmpl;
   std::vector<std::string> mine = args;
   mine.insert(mine.end(), {"--share", std::to_string(rank) + "/" + std::to_string(size), "--records", records});
-  int code = fd >= 0 ? spawn_and_wait(mine) : 1;
+  std::string why;
+  int code = fd >= 0 ? spawn_and_wait(mine, &why) : 1;
+  if (!why.empty()) std::fprintf(stderr, "waitlab-mpi: error: %s\n", why.c_str());
 
   // Everyone's records to rank 0, even after a failure (the collectives must match).
   std::string text;
@@ -159,7 +137,8 @@ int main(int argc, char** argv) {
       close(mfd);
       std::vector<std::string> merge = args;
       merge.insert(merge.end(), {"--merge", merged_tmpl});
-      worst = done == all.size() ? spawn_and_wait(merge) : 1;
+      worst = done == all.size() ? spawn_and_wait(merge, &why) : 1;
+      if (!why.empty()) std::fprintf(stderr, "waitlab-mpi: error: %s\n", why.c_str());
       std::remove(merged_tmpl);
     }
   }
