@@ -14,7 +14,8 @@ InstanceRoutes instance_routes(Transport& transport, const std::vector<std::uint
   std::vector<std::uint64_t> mine;
   for (std::size_t i = 0; i < n; ++i)
     if (feeds[i] != 0 || needs[i] != 0)
-      mine.push_back(static_cast<std::uint64_t>(i) << 2 | (needs[i] != 0 ? 2u : 0u) | (feeds[i] != 0 ? 1u : 0u));
+      mine.push_back(static_cast<std::uint64_t>(i) << 2 | (needs[i] != 0 ? 2u : 0u) |
+                     (feeds[i] != 0 ? 1u : 0u));
   std::vector<std::uint64_t> all;
   if (transport.size() == 1) {
     all = std::move(mine);
@@ -29,7 +30,8 @@ InstanceRoutes instance_routes(Transport& transport, const std::vector<std::uint
   for (const std::uint64_t e : all) {
     const std::size_t i = static_cast<std::size_t>((e & mask) >> 2);
     if ((e & 1) != 0) ++routes.feeders[i];
-    if ((e & 2) != 0 && (e >> 40) != self && feeds[i] != 0) routes.needers[i].push_back(static_cast<int>(e >> 40));
+    if ((e & 2) != 0 && (e >> 40) != self && feeds[i] != 0)
+      routes.needers[i].push_back(static_cast<int>(e >> 40));
   }
   return routes;
 }

@@ -60,15 +60,15 @@ enum class LetGo : std::uint8_t { Blocked, Event };
 
 // What the processes have of an instance: how many feed it and which need its value.
 struct InstanceRoutes {
-  std::vector<std::uint32_t> feeders;                // per instance: processes with a feed
-  std::vector<std::vector<int>> needers;             // per instance this process feeds: others needing it
+  std::vector<std::uint32_t> feeders;     // per instance: processes with a feed
+  std::vector<std::vector<int>> needers;  // per instance this process feeds: others needing it
 };
 // Every process says which instances it feeds and which it needs (collective, every process).
 InstanceRoutes instance_routes(Transport& transport, const std::vector<std::uint8_t>& feeds,
                                const std::vector<std::uint8_t>& needs);
 
 template <typename V>
-  requires std::is_trivially_copyable_v<V>
+requires std::is_trivially_copyable_v<V>
 class CausalReplay {
  public:
   struct Input {
@@ -88,9 +88,15 @@ class CausalReplay {
   CausalReplay(Transport& transport, const Partition& partition, LocationRange owned,
                std::vector<std::uint32_t> events, std::uint32_t instances, LetGo rule = LetGo::Blocked,
                Channel channel = kCausalChannel)
-      : t_(transport), partition_(partition), owned_(owned), rule_(rule), channel_(channel),
-        loc_(static_cast<std::size_t>(owned.size())), inst_(instances) {
-    if (events.size() != loc_.size()) throw std::invalid_argument("causal replay: one event count per owned location");
+      : t_(transport),
+        partition_(partition),
+        owned_(owned),
+        rule_(rule),
+        channel_(channel),
+        loc_(static_cast<std::size_t>(owned.size())),
+        inst_(instances) {
+    if (events.size() != loc_.size())
+      throw std::invalid_argument("causal replay: one event count per owned location");
     for (std::size_t i = 0; i < loc_.size(); ++i) loc_[i].events = events[i];
   }
 
@@ -174,7 +180,8 @@ class CausalReplay {
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
       std::uint64_t h = static_cast<std::uint32_t>(k.from) * 0x9E3779B97F4A7C15ull;
-      h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.to)) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2));
+      h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.to)) + 0x632BE59BD9B4E019ull + (h << 6) +
+            (h >> 2));
       h ^= k.key + 0x85EBCA77C2B2AE63ull + (h << 6) + (h >> 2);
       return static_cast<std::size_t>(h);
     }
@@ -195,6 +202,9 @@ class CausalReplay {
 
   void prepare() {
     std::vector<std::uint8_t> feeds(inst_.size(), 0), needs(inst_.size(), 0);
+    std::size_t points = 0;
+    for (const Loc& s : loc_) points += s.needs.size() + s.offers.size();
+    got_.reserve(points);
     const auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
     for (Loc& s : loc_) {
       std::stable_sort(s.needs.begin(), s.needs.end(), by_event);
@@ -275,8 +285,10 @@ class CausalReplay {
       s.next = k + 1;
       s.all_go = false;
       s.released.clear();
-      for (; s.offer < s.offers.size() && s.offers[s.offer].event == k; ++s.offer) send(l, s.offers[s.offer], value);
-      for (; s.feed < s.feeds.size() && s.feeds[s.feed].event == k; ++s.feed) feed_value(s.feeds[s.feed].instance, value);
+      for (; s.offer < s.offers.size() && s.offers[s.offer].event == k; ++s.offer)
+        send(l, s.offers[s.offer], value);
+      for (; s.feed < s.feeds.size() && s.feeds[s.feed].event == k; ++s.feed)
+        feed_value(s.feeds[s.feed].instance, value);
     }
     return any;
   }

@@ -41,9 +41,11 @@ struct Graph {
 using Result = std::vector<double>;
 
 // An event's value: an order-sensitive function of its predecessor and inputs.
-double value_of(Location l, std::uint32_t k, double previous, std::span<const CausalReplay<double>::Input> in) {
+double value_of(Location l, std::uint32_t k, double previous,
+                std::span<const CausalReplay<double>::Input> in) {
   double v = k == 0 ? static_cast<double>(l) : previous + 1;
-  for (const auto& x : in) v = x.let_go ? v + 0.25 * (x.tag + 1) : std::max(v, x.value + 10) * 0.75 + 0.5 * x.value;
+  for (const auto& x : in)
+    v = x.let_go ? v + 0.25 * (x.tag + 1) : std::max(v, x.value + 10) * 0.75 + 0.5 * x.value;
   return v;
 }
 
@@ -74,7 +76,9 @@ Bytes replay(Transport& t, const Graph& g) {
   };
   cb.combine = [](const double& a, const double& b) { return exact_max(a, b); };
   cb.urgency = [](Location, std::uint8_t tag) { return static_cast<double>(tag); };
-  cb.let_go = [&](Location l, std::uint8_t tag) { gone[static_cast<std::size_t>(l - owned.first)].push_back(tag); };
+  cb.let_go = [&](Location l, std::uint8_t tag) {
+    gone[static_cast<std::size_t>(l - owned.first)].push_back(tag);
+  };
   r.run(cb);
   Result out;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -121,7 +125,8 @@ TEST(CausalReplay, AChainAcrossLocationsGetsItsValues) {
   g.events = {2, 3, 1};
   g.links = {{0, 1, 1, 1, 5, 0}, {1, 2, 2, 0, 9, 0}};
   const Result r = expect_independent(g, "chain");
-  // Location 0: 0, 1. Location 1: 1; max(2, 11)·0.75 + 0.5 = 8.75; 9.75. Location 2: max(2, 19.75)·0.75 + 4.875.
+  // Location 0: 0, 1. Location 1: 1; max(2, 11)·0.75 + 0.5 = 8.75; 9.75. Location 2: max(2, 19.75)·0.75
+  // + 4.875.
   EXPECT_EQ(r, (Result{2, 0, 1, 0, 3, 1, 8.75, 9.75, 0, 1, 19.75 * 0.75 + 4.875, 0}));
 }
 
@@ -153,7 +158,8 @@ TEST(CausalReplay, ANeedLetGoTwiceWithoutProgressLetsTheEventGo) {
   g.links = {{1, 2, 0, 1, 1, 1}, {1, 3, 0, 1, 2, 1}, {0, 2, 1, 1, 3, 0}, {0, 3, 1, 1, 4, 0}};
   const Result r = expect_independent(g, "released twice");
   const double a = 1 + 0.5 + 0.5;  // both let go (tag 1): +0.5 each
-  const double b1 = std::max(std::max(2.0, a + 1 + 10) * 0.75 + 0.5 * (a + 1), a + 2 + 10) * 0.75 + 0.5 * (a + 2);
+  const double b1 =
+      std::max(std::max(2.0, a + 1 + 10) * 0.75 + 0.5 * (a + 1), a + 2 + 10) * 0.75 + 0.5 * (a + 2);
   EXPECT_EQ(b1, 12.5);
   EXPECT_EQ(r, (Result{4, 0, a, a + 1, a + 2, 4, 1, 1, 1, 1, 4, 1, b1, b1 + 1, b1 + 2, 0}));
 }
@@ -212,7 +218,8 @@ Graph random_graph(std::uint64_t seed, bool acyclic) {
       if (g.events[l] < 2 || pick(3) == 0) continue;
       const std::uint32_t e = acyclic ? static_cast<std::uint32_t>(2 * i % (g.events[l] - 1)) : event_of(l);
       g.feeds[i].push_back({static_cast<Location>(l), e});
-      if (pick(2) == 0) g.needs[i].push_back({static_cast<Location>(l), acyclic ? g.events[l] - 1 : event_of(l)});
+      if (pick(2) == 0)
+        g.needs[i].push_back({static_cast<Location>(l), acyclic ? g.events[l] - 1 : event_of(l)});
     }
   if (acyclic) g.needs.assign(instances, {});  // (an instance's need may precede another's feed)
   return g;
