@@ -37,6 +37,10 @@ void check_window_count(const trace::Trace& t, const TimeResolvedInput& tri) {
     first = std::min(first, t.span_begin);
     last = std::max(last, t.span_end);
   }
+  check_window_count(first, last, events, tri);
+}
+
+void check_window_count(double first, double last, std::size_t events, const TimeResolvedInput& tri) {
   double windows = 0;  // a fixed length's windows over the span
   if (tri.windows.rule == WindowRule::Fixed) {
     if (!(last > first)) return;

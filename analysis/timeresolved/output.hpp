@@ -48,6 +48,9 @@ inline constexpr double kMaxWindows = 1e6;
 // windows of a fixed length would be more than kMaxWindows over the trace's span (first to last
 // event), or more than window_limit() windows for the trace's events.
 void check_window_count(const trace::Trace& trace, const TimeResolvedInput& input);
+// The same from the span (first to last event, or the declared span if wider; first > last if
+// there is none) and the events of a trace: what the processes of waitlab-mpi reduce.
+void check_window_count(double first, double last, std::size_t events, const TimeResolvedInput& input);
 
 // `note`: why the reference is not the one asked for ("" if it is); `warnings`: what a reader of
 // the numbers must know (no MPI calls, an ideal estimate that could not be made).
