@@ -1,6 +1,6 @@
 // The timeresolved analysis as waitlab presents it: its registry entry
 // (analysis/output/entry.hpp) — its check of the windows before any work, its run (the ideal
-// reference, then the windows), summary.json's analyses.timeresolved, timeresolved.csv and
+// reference, then the windows; on the replay engine, the serial run being its one-process run), summary.json's analyses.timeresolved, timeresolved.csv and
 // .json, the terminal's lines, the report's section and its picture.
 #include <fmt/format.h>
 
@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/engine/serial_transport.hpp"
+#include "analysis/engine/shard.hpp"
 #include "analysis/output/entry.hpp"
 #include "analysis/timeresolved/output.hpp"
 #include "analysis/timeresolved/windows.hpp"
@@ -53,21 +55,31 @@ void check_window_count(const trace::Trace& t, const TimeResolvedInput& tri) {
 
 namespace {
 
-std::any run(const output::Context& c) {
-  const TimeResolvedInput input = c.option<TimeResolvedInput>("timeresolved", {});
+// The run on the replay engine (every process; the serial run is it with one process): the
+// ideal-network run's times if they correspond to the run, else the Lamport replay's, then the
+// windows. Process 0 gets the whole result, the others an empty one.
+TimeResolvedRun run_on(const engine::Shard& shard, const trace::Matching& matching, engine::Transport& transport,
+                       const output::Given& given) {
+  const TimeResolvedInput input = given.option<TimeResolvedInput>("timeresolved", {});
   TimeResolvedRun r;
   IdealReference ref;
   std::string why;
-  if (input.ideal != nullptr && !network_reference(c.trace, *input.ideal, ref, why))
+  if (input.ideal != nullptr && !network_reference(shard, *input.ideal, ref, why, transport))
     r.note = "the ideal-network run does not correspond to the run (" + why +
              "): the ideal times come from the Lamport replay instead";
-  if (input.ideal == nullptr || !r.note.empty()) ref = lamport_reference(c.trace, c.matching);
-  r.result = time_resolved(c.trace, ref, input.windows, input.convention);
-  if (!r.result.mpi)
+  if (input.ideal == nullptr || !r.note.empty()) ref = lamport_reference(shard, matching, transport);
+  r.result = time_resolved(shard, ref, input.windows, input.convention, transport);
+  if (transport.self() == 0 && !r.result.mpi)
     r.warnings.push_back(
         "the trace has no MPI calls: every unit's time outside not-useful states is useful, so communication "
         "efficiency and its factors describe no communication");
   return r;
+}
+
+std::any run(const output::Context& c) {
+  const engine::Shard shard = engine::Shard::whole(c.trace);
+  engine::SerialTransport transport;
+  return run_on(shard, c.matching, transport, c);
 }
 
 }  // namespace
@@ -88,6 +100,9 @@ const output::Entry& timeresolved_entry() {
       check_window_count(t, input != nullptr ? *input : TimeResolvedInput{});
     };
     e.run = run;
+    e.run_sharded = [](const output::ShardContext& c) -> std::any {
+      return run_on(c.shard, c.matching, c.transport, c);
+    };  // process 0's result is the whole one: no gather
     e.summary = [](const output::Context&, const std::any& result) {
       const auto& r = std::any_cast<const TimeResolvedRun&>(result);
       return timeresolved_json(r.result, r.note, r.warnings);

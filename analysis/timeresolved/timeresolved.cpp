@@ -5,6 +5,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "analysis/engine/bytes.hpp"
+#include "analysis/engine/serial_transport.hpp"
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/transport.hpp"
+
 namespace waitlab::analysis {
 
 using trace::Event;
@@ -83,15 +88,15 @@ IdealEstimate make_estimate(std::string source, double t_ideal, double useful_ma
 namespace {
 
 // An Enter or Leave of an MPI call (Region::is_mpi: MPI_Comm_rank and the like included).
-bool mpi_boundary(const Trace& t, const Event& e) {
+bool mpi_boundary(const trace::Definitions& defs, const Event& e) {
   if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return false;
-  return e.ref < t.defs.regions.size() && t.defs.regions[e.ref].is_mpi();
+  return e.ref < defs.regions.size() && defs.regions[e.ref].is_mpi();
 }
 
 // The op of the region an Enter/Leave refers to (None for user regions and other events).
-MpiOp region_op(const Trace& t, const Event& e) {
+MpiOp region_op(const trace::Definitions& defs, const Event& e) {
   if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return MpiOp::None;
-  return e.ref < t.defs.regions.size() ? t.defs.regions[e.ref].op : MpiOp::None;
+  return e.ref < defs.regions.size() ? defs.regions[e.ref].op : MpiOp::None;
 }
 
 // Waitlab's span of a rank: the events that open and close its run.
@@ -100,15 +105,14 @@ struct RankSpan {
   bool empty = true;
 };
 
-RankSpan rank_span(const Trace& t, std::size_t r) {
-  const auto& ev = t.locations[r].events;
+RankSpan rank_span(const trace::Definitions& defs, const std::vector<Event>& ev) {
   RankSpan s;
   if (ev.empty()) return s;
   s.empty = false;
   s.end = ev.size() - 1;
   bool init = false, fin = false;
   for (std::size_t k = 0; k < ev.size(); ++k) {
-    const MpiOp op = region_op(t, ev[k]);
+    const MpiOp op = region_op(defs, ev[k]);
     if (!init && op == MpiOp::Init && ev[k].kind == EventKind::Leave) {
       s.start = k;
       init = true;
@@ -127,7 +131,7 @@ struct Interval {
 };
 
 // The stretches of [a, b] that a location spends outside every MPI call (any depth), ordered.
-std::vector<Interval> outside_mpi(const Trace& t, const trace::Location& l, Time a, Time b) {
+std::vector<Interval> outside_mpi(const trace::Definitions& defs, const trace::Location& l, Time a, Time b) {
   std::vector<Interval> out;
   const auto add = [&](Time x, Time y) {
     x = std::max(x, a);
@@ -137,7 +141,7 @@ std::vector<Interval> outside_mpi(const Trace& t, const trace::Location& l, Time
   Time from = a;
   int depth = 0;
   for (const auto& e : l.events) {
-    if (!mpi_boundary(t, e)) continue;
+    if (!mpi_boundary(defs, e)) continue;
     if (e.kind == EventKind::Enter) {
       if (depth++ == 0) add(from, e.time);
     } else if (depth > 0 && --depth == 0) {
@@ -186,12 +190,6 @@ std::vector<Interval> subtract(const std::vector<Interval>& u, const std::vector
   return out;
 }
 
-// One unit of the averages: a rank (index < P, it has ideal times) or a worker thread.
-struct Unit {
-  const trace::Location* loc = nullptr;
-  bool active = false;             // counts in the averages
-  Time begin = 0, end = 0;         // its span
-};
 
 // Σ deltas of the samples whose stretch ends in useful time: sample at t counts when t − ε is
 // useful, i.e. some useful interval has a < t ≤ b.
@@ -225,284 +223,52 @@ double clamp_ideal(double raw, double lo, double hi) {
   return std::max(lo, std::min(raw, hi));
 }
 
-// --- the Lamport replay ------------------------------------------------------------------
+// --- the ideal reference of a re-simulation ----------------------------------------------
 
-struct Dep {
-  std::uint32_t event = 0;  // the event that waits
-  bool coll = false;        // waits for a collective instance (index) or for event (rank, index)
-  bool soft = false;        // a large send waiting for its receive to be posted
-  Rank rank = 0;
-  std::uint32_t index = 0;
-};
-struct Feed {
-  std::uint32_t event = 0;  // a member's entry into collective instance `instance`
-  std::uint32_t instance = 0;
-};
-
-// The Lamport replay: each event at its predecessor's ideal time plus the gap between them as
-// measured (none inside an MPI call), and no earlier than what it waits for — the send of a
-// message it receives, every member's entry into a collective it completes, the posting of the
-// receive a large send waits for. Ranks are timed in turn until they block; a cycle (a deadlock
-// of the model) is broken by letting a dependency go.
-class LamportReplay {
- public:
-  LamportReplay(const Trace& t, const Matching& m)
-      : t_(t),
-        m_(m),
-        P_(t.ranks()),
-        deps_(P_),
-        feeds_(P_),
-        arrived_(m.collectives.size(), 0),
-        latest_(m.collectives.size(), -std::numeric_limits<Time>::infinity()),
-        st_(P_),
-        waiters_(P_),
-        coll_waiters_(m.collectives.size()) {
-    ref_.source = "lamport";
-    ref_.times.resize(P_);
-  }
-
-  IdealReference run() {
-    collect_dependencies();
-    for (std::size_t r = P_; r-- > 0;) {
-      if (t_.locations[r].events.empty()) {
-        ++done_;
-        continue;
-      }
-      ready_.push_back(static_cast<Rank>(r));
-      st_[r].queued = true;
-    }
-
-    while (done_ < P_) {
-      if (ready_.empty() && !release_cycle()) break;
-      const Rank rank = ready_.back();
-      ready_.pop_back();
-      const auto r = static_cast<std::size_t>(rank);
-      auto& s = st_[r];
-      s.queued = false;
-      if (s.next == t_.locations[r].events.size()) continue;  // finished (a stale wake-up)
-      if (!time_events(rank)) ++done_;
-      wake_waiters_of(rank);
-    }
-    if (done_ < P_) {
-      // Unreachable in practice; leave untimed events at their own times.
-      for (std::size_t r = 0; r < P_; ++r)
-        for (std::size_t k = st_[r].next; k < t_.locations[r].events.size(); ++k) {
-          ref_.times[r][k] = t_.locations[r].events[k].time;
-          ++ref_.unresolved;
-        }
-    }
-    return std::move(ref_);
-  }
-
- private:
-  struct State {
-    std::size_t next = 0;  // next event to time
-    std::size_t dep = 0, feed = 0;
-    int depth = 0;  // MPI calls open before event `next`: the gap before it keeps its length when 0
-    std::size_t skip = static_cast<std::size_t>(-1);     // a dependency let go (deadlock)
-    std::size_t blocked = static_cast<std::size_t>(-1);  // the dependency it waits for
-    bool queued = false;
-  };
-
-  // Each rank's dependencies (the events that wait, for what) and feeds (its entries into
-  // collective instances), in event order.
-  void collect_dependencies() {
-    {  // each rank's lists at their final size (counted first)
-      std::vector<std::size_t> nd(P_, 0), nf(P_, 0);
-      for (const auto& msg : m_.messages) {
-        ++nd[static_cast<std::size_t>(msg.receiver)];
-        if (t_.locations[static_cast<std::size_t>(msg.sender)].events[msg.send_event].bytes >=
-            kLamportEagerLimit)
-          ++nd[static_cast<std::size_t>(msg.sender)];
-      }
-      for (const auto& mem : m_.members)
-        ++nd[static_cast<std::size_t>(mem.rank)], ++nf[static_cast<std::size_t>(mem.rank)];
-      for (std::size_t r = 0; r < P_; ++r) deps_[r].reserve(nd[r]), feeds_[r].reserve(nf[r]);
-    }
-    for (const auto& msg : m_.messages) {
-      const auto s = static_cast<std::size_t>(msg.sender), r = static_cast<std::size_t>(msg.receiver);
-      deps_[r].push_back({msg.recv_event, false, false, msg.sender, msg.send_event});
-      if (t_.locations[s].events[msg.send_event].bytes >= kLamportEagerLimit)
-        deps_[s].push_back({m_.calls[s][msg.send_done_call].leave, false, true, msg.receiver,
-                            m_.calls[r][msg.recv_post_call].enter});
-    }
-    for (std::uint32_t i = 0; i < m_.collectives.size(); ++i) {
-      const auto& c = m_.collectives[i];
-      for (std::uint32_t k = c.first; k < c.first + c.count; ++k) {
-        const auto& mem = m_.members[k];
-        const auto r = static_cast<std::size_t>(mem.rank);
-        feeds_[r].push_back({mem.begin_event, i});
-        deps_[r].push_back({mem.end_event, true, false, 0, i});
-      }
-    }
-    for (std::size_t r = 0; r < P_; ++r) {
-      std::stable_sort(deps_[r].begin(), deps_[r].end(),
-                       [](const Dep& a, const Dep& b) { return a.event < b.event; });
-      std::stable_sort(feeds_[r].begin(), feeds_[r].end(),
-                       [](const Feed& a, const Feed& b) { return a.event < b.event; });
-      ref_.times[r].resize(t_.locations[r].events.size());
-    }
-  }
-
-  // A cycle: let go the blocked dependency of the lowest rank, a large send's first. False if
-  // no rank is blocked.
-  bool release_cycle() {
-    std::size_t pick = P_;
-    for (int pass = 0; pass < 2 && pick == P_; ++pass)
-      for (std::size_t r = 0; r < P_; ++r) {
-        const auto& s = st_[r];
-        if (s.blocked == static_cast<std::size_t>(-1)) continue;
-        if (pass == 1 || deps_[r][s.blocked].soft) {
-          pick = r;
-          break;
-        }
-      }
-    if (pick == P_) return false;  // cannot happen: every unfinished rank is blocked
-    if (deps_[pick][st_[pick].blocked].soft)
-      ++ref_.relaxed_sends;
-    else
-      ++ref_.unresolved;
-    st_[pick].skip = st_[pick].blocked;
-    wake(static_cast<Rank>(pick));
-    return true;
-  }
-
-  // Times rank's events from the next one on, until one waits for an event not timed yet or a
-  // collective not every member entered. Returns whether it blocked.
-  bool time_events(Rank rank) {
-    const auto r = static_cast<std::size_t>(rank);
-    auto& s = st_[r];
-    const auto& ev = t_.locations[r].events;
-    auto& ideal = ref_.times[r];
-    bool blocked = false;
-    while (s.next < ev.size()) {
-      const std::size_t k = s.next;
-      Time at = k == 0 ? ev[0].time : ideal[k - 1] + (s.depth == 0 ? ev[k].time - ev[k - 1].time : 0.0);
-      // Dependencies of this event (re-checked from the first after a wake-up).
-      std::size_t d = s.dep;
-      for (; d < deps_[r].size() && deps_[r][d].event == k; ++d) {
-        if (d == s.skip) continue;
-        const Dep& dep = deps_[r][d];
-        if (dep.coll) {
-          const auto& c = m_.collectives[dep.index];
-          if (arrived_[dep.index] < c.count) {
-            coll_waiters_[dep.index].push_back(rank);
-            s.blocked = d;
-            blocked = true;
-            break;
-          }
-          at = std::max(at, latest_[dep.index]);
-        } else {
-          const auto q = static_cast<std::size_t>(dep.rank);
-          if (st_[q].next <= dep.index) {
-            waiters_[q].push_back(rank);
-            s.blocked = d;
-            blocked = true;
-            break;
-          }
-          at = std::max(at, ref_.times[q][dep.index]);
-        }
-      }
-      if (blocked) break;
-      s.dep = d;
-      ideal[k] = at;
-      s.next = k + 1;
-      if (mpi_boundary(t_, ev[k])) {
-        if (ev[k].kind == EventKind::Enter)
-          ++s.depth;
-        else if (s.depth > 0)
-          --s.depth;
-      }
-      for (; s.feed < feeds_[r].size() && feeds_[r][s.feed].event == k; ++s.feed) {
-        const std::uint32_t i = feeds_[r][s.feed].instance;
-        latest_[i] = std::max(latest_[i], at);
-        if (++arrived_[i] == m_.collectives[i].count) {
-          for (Rank w : coll_waiters_[i]) wake(w);
-          coll_waiters_[i].clear();
-        }
-      }
-    }
-    return blocked;
-  }
-
-  // Wake the ranks that waited for an event this rank has now timed.
-  void wake_waiters_of(Rank rank) {
-    const auto r = static_cast<std::size_t>(rank);
-    const auto& s = st_[r];
-    auto& ws = waiters_[r];
-    std::size_t keep = 0;
-    for (Rank w : ws) {
-      const auto& sw = st_[static_cast<std::size_t>(w)];
-      if (sw.queued || sw.blocked == static_cast<std::size_t>(-1)) continue;  // stale
-      const auto& dep = deps_[static_cast<std::size_t>(w)][sw.blocked];
-      if (dep.coll || dep.rank != rank) continue;  // stale: it waits for something else now
-      if (s.next > dep.index)
-        wake(w);
-      else
-        ws[keep++] = w;
-    }
-    ws.resize(keep);
-  }
-
-  void wake(Rank w) {
-    auto& s = st_[static_cast<std::size_t>(w)];
-    if (!s.queued) {
-      s.queued = true;
-      s.blocked = static_cast<std::size_t>(-1);
-      ready_.push_back(w);
-    }
-  }
-
-  const Trace& t_;
-  const Matching& m_;
-  const std::size_t P_;
-  IdealReference ref_;
-  std::vector<std::vector<Dep>> deps_;
-  std::vector<std::vector<Feed>> feeds_;
-  std::vector<std::uint32_t> arrived_;  // per collective instance: members entered
-  std::vector<Time> latest_;            // per collective instance: the latest entry
-  std::vector<State> st_;
-  std::vector<std::vector<Rank>> waiters_;       // ranks waiting for an event of rank q
-  std::vector<std::vector<Rank>> coll_waiters_;  // ranks waiting for a collective instance
-  std::vector<Rank> ready_;
-  std::size_t done_ = 0;
-};
+// Why owned rank r of the run and of the ideal run do not correspond ("" if they do).
+std::string rank_mismatch(const trace::Location& run, const trace::Location& ideal, engine::Location r) {
+  const auto completion = [](EventKind k) { return k == EventKind::IsendComplete || k == EventKind::IrecvComplete; };
+  const auto& a = run.events;
+  const auto& b = ideal.events;
+  if (a.size() != b.size())
+    return "rank " + std::to_string(r) + " has " + std::to_string(b.size()) + " events in the ideal run, " +
+           std::to_string(a.size()) + " in the run";
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (a[k].kind != b[k].kind && !(completion(a[k].kind) && completion(b[k].kind)))
+      return "event " + std::to_string(k) + " of rank " + std::to_string(r) + " is a " +
+             std::string(trace::event_kind_name(b[k].kind)) + " in the ideal run, a " +
+             std::string(trace::event_kind_name(a[k].kind)) + " in the run";
+  return "";
+}
 
 }  // namespace
 
-IdealReference lamport_reference(const Trace& t, const Matching& m) {
-  return LamportReplay(t, m).run();
-}
-
-bool network_reference(const Trace& t, const Trace& ideal, IdealReference& out, std::string& why) {
-  if (t.ranks() != ideal.ranks()) {
-    why = "the ideal run has " + std::to_string(ideal.ranks()) + " ranks, the run " + std::to_string(t.ranks());
+bool network_reference(const engine::Shard& shard, const Trace& ideal, IdealReference& out, std::string& why,
+                       engine::Transport& transport) {
+  if (static_cast<std::size_t>(shard.ranks) != ideal.ranks()) {
+    why = "the ideal run has " + std::to_string(ideal.ranks()) + " ranks, the run " + std::to_string(shard.ranks);
     return false;
   }
-  const auto completion = [](EventKind k) { return k == EventKind::IsendComplete || k == EventKind::IrecvComplete; };
-  for (std::size_t r = 0; r < t.ranks(); ++r) {
-    const auto& a = t.locations[r].events;
-    const auto& b = ideal.locations[r].events;
-    if (a.size() != b.size()) {
-      why = "rank " + std::to_string(r) + " has " + std::to_string(b.size()) + " events in the ideal run, " +
-            std::to_string(a.size()) + " in the run";
-      return false;
+  std::string mine;  // the first owned rank that does not correspond
+  for (engine::Location r = shard.owned.first; r < shard.owned.last && mine.empty(); ++r)
+    mine = rank_mismatch(shard.location(r), ideal.locations[static_cast<std::size_t>(r)], r);
+  std::string first;  // the lowest rank's, on process 0
+  for (const engine::Bytes& part : transport.gather(engine::encode(std::vector<char>(mine.begin(), mine.end()))))
+    if (first.empty()) {
+      const auto text = engine::decode<std::vector<char>>(part);
+      first.assign(text.begin(), text.end());
     }
-    for (std::size_t k = 0; k < a.size(); ++k)
-      if (a[k].kind != b[k].kind && !(completion(a[k].kind) && completion(b[k].kind))) {
-        why = "event " + std::to_string(k) + " of rank " + std::to_string(r) + " is a " +
-              std::string(trace::event_kind_name(b[k].kind)) + " in the ideal run, a " +
-              std::string(trace::event_kind_name(a[k].kind)) + " in the run";
-        return false;
-      }
+  const auto agreed = engine::decode<std::vector<char>>(transport.broadcast(engine::encode(std::vector<char>(first.begin(), first.end()))));
+  if (!agreed.empty()) {
+    why.assign(agreed.begin(), agreed.end());
+    return false;
   }
   out = IdealReference{};
   out.source = "ideal_network";
-  out.times.resize(t.ranks());
-  for (std::size_t r = 0; r < t.ranks(); ++r) {
-    const auto& b = ideal.locations[r].events;
-    out.times[r].resize(b.size());
-    for (std::size_t k = 0; k < b.size(); ++k) out.times[r][k] = b[k].time;
+  for (engine::Location r = shard.owned.first; r < shard.owned.last; ++r) {
+    const auto& b = ideal.locations[static_cast<std::size_t>(r)].events;
+    auto& times = out.times.emplace_back(b.size());
+    for (std::size_t k = 0; k < b.size(); ++k) times[k] = b[k].time;
   }
   return true;
 }
@@ -521,86 +287,6 @@ Time ideal_at(const std::vector<Event>& ev, const std::vector<Time>& id, IdealCu
   if (k == 0) return extend ? id[0] - (ev[0].time - t) : id[0];
   if (k == ev.size()) return extend ? id[k - 1] + (t - ev[k - 1].time) : id[k - 1];
   return id[k - 1] + (id[k] - id[k - 1]) * ((t - ev[k - 1].time) / (ev[k].time - ev[k - 1].time));
-}
-
-}  // namespace
-
-namespace {
-
-// The inputs time_resolved refuses: a reference of another trace, no window length or count.
-void check_inputs(const Trace& t, const IdealReference& ref, const WindowOptions& opt) {
-  const std::size_t P = t.ranks();
-  if (ref.times.size() != P) throw std::invalid_argument("time_resolved: the ideal reference has another rank count");
-  for (std::size_t r = 0; r < P; ++r)
-    if (ref.times[r].size() != t.locations[r].events.size())
-      throw std::invalid_argument("time_resolved: the ideal reference of rank " + std::to_string(r) +
-                                  " has another event count");
-  if (opt.rule == WindowRule::Fixed && !(opt.length > 0 && std::isfinite(opt.length)))
-    throw std::invalid_argument("time_resolved: the window length must be positive");
-  if (opt.rule != WindowRule::Fixed && opt.count == 0)
-    throw std::invalid_argument("time_resolved: the window count must be positive");
-}
-
-constexpr Time kInf = std::numeric_limits<Time>::infinity();
-
-// The run's span: T0 and T1, the ideal start i0 and end i1.
-struct Span {
-  Time t0 = kInf, t1 = -kInf, i0 = kInf, i1 = -kInf;
-};
-
-// Waitlab's span: from the first rank's MPI_Init to the last one's MPI_Finalize; only ranks with
-// events count.
-void waitlab_span(const Trace& t, const IdealReference& ref, std::vector<Unit>& units, Span& sp) {
-  const std::size_t P = t.ranks();
-  Time &t0 = sp.t0, &t1 = sp.t1, &i0 = sp.i0, &i1 = sp.i1;
-  for (std::size_t r = 0; r < P; ++r) {
-    const RankSpan span = rank_span(t, r);
-    if (span.empty) continue;
-    const auto& ev = t.locations[r].events;
-    Unit& u = units[r];
-    u.active = true;
-    u.begin = ev[span.start].time;
-    u.end = ev[span.end].time;
-    t0 = std::min(t0, u.begin);
-    t1 = std::max(t1, u.end);
-    i0 = std::min(i0, ref.times[r][span.start]);
-    i1 = std::max(i1, ref.times[r][span.end]);
-  }
-}
-
-// Bsc's and Scalasca's span: the whole trace (or the span it declares), every unit with events
-// or states counted over all of it; the ideal start is the latest ideal time at T0.
-void whole_trace_span(const Trace& t, const IdealReference& ref, std::vector<Unit>& units, Span& sp) {
-  const std::size_t P = t.ranks();
-  Time &t0 = sp.t0, &t1 = sp.t1, &i0 = sp.i0, &i1 = sp.i1;
-  for (const Unit& u : units)
-    if (!u.loc->events.empty()) {
-      t0 = std::min(t0, u.loc->events.front().time);
-      t1 = std::max(t1, u.loc->events.back().time);
-    }
-  if (t.has_declared_span()) {
-    t0 = t.span_begin;
-    t1 = t.span_end;
-  }
-  if (t0 == kInf) t0 = t1 = 0;
-  t1 = std::max(t1, t0);
-  for (Unit& u : units) {
-    u.active = !u.loc->events.empty() || !u.loc->states.empty();
-    u.begin = t0;
-    u.end = t1;
-  }
-  i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
-  for (std::size_t r = 0; r < P; ++r) {
-    const auto& ev = t.locations[r].events;
-    if (ev.empty()) continue;
-    IdealCursor c0, c1;
-    i0 = std::max(i0, ideal_at(ev, ref.times[r], c0, t0, true));
-    i1 = std::max(i1, ideal_at(ev, ref.times[r], c1, t1, true));
-  }
-  if (i0 == -kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
-    i0 = t0;
-    i1 = t1;
-  }
 }
 
 // n windows of equal length over [t0, t1].
@@ -627,136 +313,346 @@ std::vector<Time> fixed_windows(const WindowOptions& opt, Time t0, Time t1, doub
   return b;
 }
 
-// The adaptive rule: the base windows merged until every unit with events has √(units) events
-// in each (a deficient last window joins the one before).
-std::vector<Time> adaptive_windows(const WindowOptions& opt, const std::vector<Unit>& units, std::size_t counted,
-                                   Time t0, Time t1, double elapsed, TimeResolvedResult& res) {
-  std::vector<Time> b;
-  const std::vector<Time> base = equal_windows(t0, t1, elapsed, opt.count);
-  const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(counted)) - 1e-12));
-  res.min_events = need;
-  const std::size_t U = units.size();
-  std::vector<std::size_t> cursor(U, 0), have(U, 0);
-  const auto counts = [&](const Unit& u) { return u.active && !u.loc->events.empty(); };
-  for (std::size_t r = 0; r < U; ++r) {
-    const auto& ev = units[r].loc->events;
-    while (cursor[r] < ev.size() && ev[cursor[r]].time < t0) ++cursor[r];
-  }
-  std::size_t deficient = counted;
-  b.push_back(t0);
-  bool open = false;
-  for (std::size_t j = 0; j + 1 < base.size(); ++j) {
-    const bool last = j + 2 == base.size();
-    for (std::size_t r = 0; r < U; ++r) {
-      if (!counts(units[r])) continue;
-      const auto& ev = units[r].loc->events;
-      std::size_t c = cursor[r];
-      while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
-      const std::size_t before = have[r];
-      have[r] += c - cursor[r];
-      cursor[r] = c;
-      if (before < need && have[r] >= need) --deficient;
-    }
-    open = true;
-    if (deficient == 0 || need == 0) {
-      b.push_back(base[j + 1]);
-      open = false;
-      std::fill(have.begin(), have.end(), 0);
-      deficient = counted;
-    }
-  }
-  if (open) {
-    if (b.size() > 1) b.back() = t1;  // a deficient last window joins the one before
-    else b.push_back(t1);
-  }
-  b.back() = t1;
-  return b;
+// --- the windows on the replay engine ---------------------------------------------------
+
+constexpr Time kInf = std::numeric_limits<Time>::infinity();
+
+// The inputs time_resolved refuses: a reference of other locations, no window length or count.
+void check_inputs(const engine::Shard& shard, const IdealReference& ref, const WindowOptions& opt) {
+  const engine::LocationRange owned = shard.owned;
+  if (ref.times.size() != static_cast<std::size_t>(owned.size()))
+    throw std::invalid_argument("time_resolved: the ideal reference has another rank count");
+  for (engine::Location r = owned.first; r < owned.last; ++r)
+    if (ref.times[static_cast<std::size_t>(r - owned.first)].size() != shard.location(r).events.size())
+      throw std::invalid_argument("time_resolved: the ideal reference of rank " + std::to_string(r) +
+                                  " has another event count");
+  if (opt.rule == WindowRule::Fixed && !(opt.length > 0 && std::isfinite(opt.length)))
+    throw std::invalid_argument("time_resolved: the window length must be positive");
+  if (opt.rule != WindowRule::Fixed && opt.count == 0)
+    throw std::invalid_argument("time_resolved: the window count must be positive");
 }
 
-// Useful time per window (per unit, then max and sum, and both cumulated), events per window.
-struct UsefulTime {
-  std::vector<double> sum, mx, cum_sum, cum_mx;
-  std::vector<std::uint64_t> events;
+// One unit of the averages: a rank (it has ideal times) or a worker thread, owned here.
+struct Unit {
+  const trace::Location* loc = nullptr;
+  const std::vector<Time>* ideal = nullptr;  // ranks only
+  bool active = false;                       // counts in the averages
+  Time begin = 0, end = 0;                   // its span
 };
 
-// The useful time of every active unit in the windows b, its total per unit (res.useful) and
-// the useful counter figures (res.counters).
-UsefulTime useful_time(const Trace& t, const std::vector<Unit>& units, const std::vector<Time>& b, bool waitlab,
-                       TimeResolvedResult& res) {
-  const std::size_t W = b.size() - 1;
-  const Time t0 = res.t0, t1 = res.t1;
-  UsefulTime ut{std::vector<double>(W, 0), std::vector<double>(W, 0), std::vector<double>(W, 0),
-                std::vector<double>(W, 0), std::vector<std::uint64_t>(W, 0)};
-  auto &sum = ut.sum, &mx = ut.mx, &cum_sum = ut.cum_sum, &cum_mx = ut.cum_mx;
-  auto& events = ut.events;
-  std::vector<double> u(W);
-  res.useful.assign(units.size(), 0);
-  double ins = 0, cyc = 0, useful_total = 0;
-  for (std::size_t r = 0; r < units.size(); ++r) {
-    const Unit& unit = units[r];
-    if (!unit.active) continue;
-    std::vector<Interval> useful = outside_mpi(t, *unit.loc, unit.begin, unit.end);
-    if (!waitlab) useful = subtract(useful, state_union(unit.loc->states));
-    std::fill(u.begin(), u.end(), 0.0);
-    std::size_t w = 0;
-    for (const auto& [a, e] : useful) {
-      while (w + 1 < W && b[w + 1] <= a) ++w;
-      for (std::size_t x = w; x < W && b[x] < e; ++x) u[x] += std::max(0.0, std::min(e, b[x + 1]) - std::max(a, b[x]));
-    }
-    std::size_t we = 0;
-    for (const auto& ev : unit.loc->events) {
-      if (ev.time < t0 || ev.time > t1) continue;
-      while (we + 1 < W && b[we + 1] <= ev.time) ++we;
-      ++events[we];
-    }
-    double c = 0;
-    for (std::size_t x = 0; x < W; ++x) {
-      sum[x] += u[x];
-      mx[x] = std::max(mx[x], u[x]);
-      c += u[x];
-      cum_sum[x] += c;
-      cum_mx[x] = std::max(cum_mx[x], c);
-    }
-    res.useful[r] = c;
-    useful_total += c;
-    add_counters(unit.loc->counters, useful, ins, cyc);
-  }
-  auto& k = res.counters;
-  k.instructions = (t.counters & trace::kHasInstructions) != 0;
-  k.cycles = (t.counters & trace::kHasCycles) != 0;
-  k.useful_instructions = k.instructions ? ins : 0;
-  k.useful_cycles = k.cycles ? cyc : 0;
-  k.ipc = k.instructions && k.cycles && cyc > 0 ? ins / cyc : 0;
-  k.frequency_hz = k.cycles && useful_total > 0 ? cyc / useful_total : 0;
-  return ut;
+// What the span needs of a unit (process 0 gathers them in unit order).
+struct UnitFacts {
+  std::uint8_t events = 0, states = 0, span = 0;  // has events; has states; Waitlab: has a span
+  Time first = 0, last = 0;                       // its first and last event
+  Time begin = 0, end = 0, ideal_begin = 0, ideal_end = 0;  // Waitlab: its span and their ideal times
+};
+
+UnitFacts facts_of(const trace::Definitions& defs, const Unit& u) {
+  UnitFacts f;
+  const auto& ev = u.loc->events;
+  f.states = u.loc->states.empty() ? 0 : 1;
+  if (ev.empty()) return f;
+  f.events = 1;
+  f.first = ev.front().time;
+  f.last = ev.back().time;
+  if (u.ideal == nullptr) return f;
+  const RankSpan span = rank_span(defs, ev);
+  f.span = 1;
+  f.begin = ev[span.start].time;
+  f.end = ev[span.end].time;
+  f.ideal_begin = (*u.ideal)[span.start];
+  f.ideal_end = (*u.ideal)[span.end];
+  return f;
 }
 
-// I(t), the ideal time at each window boundary: the latest over the ranks, never decreasing,
-// at most i1.
-std::vector<Time> ideal_at_boundaries(const Trace& t, const IdealReference& ref, const std::vector<Time>& b,
-                                      const Span& sp, bool waitlab) {
-  const std::size_t P = t.ranks();
-  const std::size_t W = b.size() - 1;
-  const Time t0 = sp.t0, i0 = sp.i0, i1 = sp.i1;
-  std::vector<Time> I(W + 1, -kInf);
-  I[0] = i0;
-  I[W] = i1;
-  if (W > 1) {
-    for (std::size_t r = 0; r < P; ++r) {
-      const auto& ev = t.locations[r].events;
-      if (ev.empty()) continue;
-      IdealCursor c;
-      for (std::size_t x = 1; x < W; ++x) I[x] = std::max(I[x], ideal_at(ev, ref.times[r], c, b[x], !waitlab));
-    }
-    if (!waitlab && I[1] == -kInf)  // no rank has an event: the ideal run is the run
-      for (std::size_t x = 1; x < W; ++x) I[x] = i0 + (b[x] - t0);
+// The run's span: T0 and T1, the ideal start i0 and end i1; the units in the averages.
+struct Span {
+  Time t0 = kInf, t1 = -kInf, i0 = kInf, i1 = -kInf;
+  std::uint64_t active = 0;  // units in the averages
+};
+
+// Waitlab's span: from the first rank's MPI_Init to the last one's MPI_Finalize; only ranks with
+// events count (facts: the ranks').
+void waitlab_span(const std::vector<UnitFacts>& facts, Span& sp) {
+  for (const UnitFacts& f : facts) {
+    if (!f.span) continue;
+    ++sp.active;
+    sp.t0 = std::min(sp.t0, f.begin);
+    sp.t1 = std::max(sp.t1, f.end);
+    sp.i0 = std::min(sp.i0, f.ideal_begin);
+    sp.i1 = std::max(sp.i1, f.ideal_end);
   }
-  for (std::size_t x = 1; x <= W; ++x) I[x] = std::min(i1, std::max(I[x], I[x - 1]));
+}
+
+// Bsc's and Scalasca's span: the whole trace (or the span it declares), every unit with events
+// or states counted over all of it (facts: every unit's). The ideal start and end come later.
+void whole_trace_span(const engine::Shard& shard, const std::vector<UnitFacts>& facts, Span& sp) {
+  for (const UnitFacts& f : facts)
+    if (f.events) {
+      sp.t0 = std::min(sp.t0, f.first);
+      sp.t1 = std::max(sp.t1, f.last);
+    }
+  if (shard.span_end >= shard.span_begin) {  // Trace::has_declared_span
+    sp.t0 = shard.span_begin;
+    sp.t1 = shard.span_end;
+  }
+  if (sp.t0 == kInf) sp.t0 = sp.t1 = 0;
+  sp.t1 = std::max(sp.t1, sp.t0);
+  for (const UnitFacts& f : facts) {
+    sp.active += f.events || f.states ? 1 : 0;
+  }
+}
+
+// Per-unit values of every process on process 0 in unit order: every rank's, then every thread's
+// (`mine`: the owned ranks' first, `ranks` of them, then the owned threads').
+template <typename T>
+std::vector<T> gather_units(const std::vector<T>& mine, std::size_t ranks, engine::Transport& transport) {
+  engine::ByteWriter w;
+  w.put(std::vector<T>(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(ranks)))
+      .put(std::vector<T>(mine.begin() + static_cast<std::ptrdiff_t>(ranks), mine.end()));
+  std::vector<T> all, threads;
+  for (const engine::Bytes& part : transport.gather(w.bytes())) {
+    engine::ByteReader in(part);
+    const auto r = in.get_vector<T>();
+    const auto t = in.get_vector<T>();
+    all.insert(all.end(), r.begin(), r.end());
+    threads.insert(threads.end(), t.begin(), t.end());
+  }
+  all.insert(all.end(), threads.begin(), threads.end());
+  return all;
+}
+
+// Every unit's facts on process 0, in unit order.
+std::vector<UnitFacts> gather_facts(const engine::Shard& shard, const std::vector<Unit>& units, std::size_t ranks,
+                                    engine::Transport& transport) {
+  std::vector<UnitFacts> mine;
+  for (const Unit& u : units) mine.push_back(facts_of(shard.defs, u));
+  return gather_units(mine, ranks, transport);
+}
+
+// The latest ideal time at T0 and at T1 over the ranks with events (Bsc, Scalasca), on process 0.
+void whole_trace_ideal(const std::vector<Unit>& units, std::size_t ranks, Span& sp, engine::Transport& transport) {
+  std::vector<Time> mine;  // per owned rank with events: ideal(T0), ideal(T1)
+  for (std::size_t i = 0; i < ranks; ++i) {
+    const auto& ev = units[i].loc->events;
+    if (ev.empty()) continue;
+    IdealCursor c0, c1;
+    mine.push_back(ideal_at(ev, *units[i].ideal, c0, sp.t0, true));
+    mine.push_back(ideal_at(ev, *units[i].ideal, c1, sp.t1, true));
+  }
+  sp.i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
+  for (const engine::Bytes& part : transport.gather(engine::encode(mine))) {
+    const auto some = engine::decode<std::vector<Time>>(part);
+    for (std::size_t k = 0; k < some.size(); k += 2) {
+      sp.i0 = std::max(sp.i0, some[k]);
+      sp.i1 = std::max(sp.i1, some[k + 1]);
+    }
+  }
+  if (sp.i0 == -kInf) {  // no rank has an event: nothing to replay, the ideal run is the run
+    sp.i0 = sp.t0;
+    sp.i1 = sp.t1;
+  }
+}
+
+// The span on process 0 (T0 and T1 on every process), and each owned unit's part in it.
+Span span_of(const engine::Shard& shard, std::vector<Unit>& units, std::size_t ranks, bool waitlab,
+             engine::Transport& transport) {
+  const std::vector<UnitFacts> facts = gather_facts(shard, units, ranks, transport);
+  Span sp;
+  if (transport.self() == 0) {
+    if (waitlab)
+      waitlab_span(facts, sp);
+    else
+      whole_trace_span(shard, facts, sp);
+  }
+  const auto t = engine::decode<std::vector<Time>>(transport.broadcast(engine::encode(std::vector<Time>{sp.t0, sp.t1})));
+  sp.t0 = t[0];
+  sp.t1 = t[1];
+  if (!waitlab) whole_trace_ideal(units, ranks, sp, transport);
+  for (Unit& u : units) {
+    if (waitlab) {
+      const UnitFacts f = facts_of(shard.defs, u);
+      u.active = f.span != 0;
+      u.begin = f.begin;
+      u.end = f.end;
+    } else {
+      u.active = !u.loc->events.empty() || !u.loc->states.empty();
+      u.begin = sp.t0;
+      u.end = sp.t1;
+    }
+  }
+  if (sp.active == 0) sp.t0 = sp.t1 = sp.i0 = sp.i1 = 0;
+  sp.t1 = std::max(sp.t1, sp.t0);
+  sp.i1 = std::max(sp.i1, sp.i0);
+  const auto t01 = engine::decode<std::vector<Time>>(transport.broadcast(engine::encode(std::vector<Time>{sp.t0, sp.t1})));
+  sp.t0 = t01[0];
+  sp.t1 = t01[1];
+  return sp;
+}
+
+// The adaptive rule: the base windows merged until every unit with events has √(units) events
+// in each (a deficient last window joins the one before). Every process counts its units' events
+// per base window; process 0 merges and broadcasts the boundaries.
+std::vector<Time> adaptive_windows(const WindowOptions& opt, const std::vector<Unit>& units, std::size_t counted,
+                                   Time t0, Time t1, double elapsed, TimeResolvedResult& res,
+                                   engine::Transport& transport) {
+  const std::vector<Time> base = equal_windows(t0, t1, elapsed, opt.count);
+  const std::size_t B = base.size() - 1;
+  std::vector<std::uint64_t> mine;  // per counted unit, its events per base window
+  for (const Unit& u : units) {
+    if (!u.active || u.loc->events.empty()) continue;
+    const auto& ev = u.loc->events;
+    std::size_t c = 0;
+    while (c < ev.size() && ev[c].time < t0) ++c;
+    for (std::size_t j = 0; j < B; ++j) {
+      const bool last = j + 1 == B;
+      const std::size_t from = c;
+      while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
+      mine.push_back(c - from);
+    }
+  }
+  const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(counted)) - 1e-12));
+  res.min_events = need;
+  std::vector<Time> b;
+  if (transport.self() == 0) {
+    std::vector<std::uint64_t> counts;
+    for (const engine::Bytes& part : transport.gather(engine::encode(mine))) {
+      const auto some = engine::decode<std::vector<std::uint64_t>>(part);
+      counts.insert(counts.end(), some.begin(), some.end());
+    }
+    const std::size_t U = B > 0 ? counts.size() / B : 0;
+    std::vector<std::uint64_t> have(U, 0);
+    std::size_t deficient = counted;
+    b.push_back(t0);
+    bool open = false;
+    for (std::size_t j = 0; j < B; ++j) {
+      for (std::size_t r = 0; r < U; ++r) {
+        const std::uint64_t before = have[r];
+        have[r] += counts[r * B + j];
+        if (before < need && have[r] >= need) --deficient;
+      }
+      open = true;
+      if (deficient == 0 || need == 0) {
+        b.push_back(base[j + 1]);
+        open = false;
+        std::fill(have.begin(), have.end(), 0);
+        deficient = counted;
+      }
+    }
+    if (open) {
+      if (b.size() > 1) b.back() = t1;  // a deficient last window joins the one before
+      else b.push_back(t1);
+    }
+    b.back() = t1;
+  } else {
+    transport.gather(engine::encode(mine));
+  }
+  return engine::decode<std::vector<Time>>(transport.broadcast(engine::encode(b)));
+}
+
+// What travels along the units in unit order (ranks, then threads): per window the useful
+// time's sum and maximum over the units, both cumulated, the events, the ideal time at each
+// boundary (the latest over the ranks) and the counter and useful totals — the serial loops' bits.
+struct Folded {
+  std::vector<double> sum, mx, cum_sum, cum_mx;
+  std::vector<std::uint64_t> events;
+  std::vector<Time> ideal;  // I(b[x]) over the ranks so far, x in 1..W−1
+  double ins = 0, cyc = 0, useful_total = 0;
+
+  engine::Bytes bytes() const {
+    engine::ByteWriter w;
+    w.put(sum).put(mx).put(cum_sum).put(cum_mx).put(events).put(ideal).put(ins).put(cyc).put(useful_total);
+    return std::move(w).bytes();
+  }
+  static Folded of(const engine::Bytes& b) {
+    engine::ByteReader in(b);
+    Folded f;
+    f.sum = in.get_vector<double>();
+    f.mx = in.get_vector<double>();
+    f.cum_sum = in.get_vector<double>();
+    f.cum_mx = in.get_vector<double>();
+    f.events = in.get_vector<std::uint64_t>();
+    f.ideal = in.get_vector<Time>();
+    f.ins = in.get<double>();
+    f.cyc = in.get<double>();
+    f.useful_total = in.get<double>();
+    return f;
+  }
+};
+
+// One unit's part of the fold: its useful time per window, its events, its counters; its total
+// useful time returned.
+double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::vector<Time>& b, Time t0, Time t1,
+                 bool waitlab, Folded& f) {
+  const std::size_t W = b.size() - 1;
+  std::vector<Interval> useful = outside_mpi(defs, *unit.loc, unit.begin, unit.end);
+  if (!waitlab) useful = subtract(useful, state_union(unit.loc->states));
+  std::vector<double> u(W, 0.0);
+  std::size_t w = 0;
+  for (const auto& [a, e] : useful) {
+    while (w + 1 < W && b[w + 1] <= a) ++w;
+    for (std::size_t x = w; x < W && b[x] < e; ++x) u[x] += std::max(0.0, std::min(e, b[x + 1]) - std::max(a, b[x]));
+  }
+  std::size_t we = 0;
+  for (const auto& ev : unit.loc->events) {
+    if (ev.time < t0 || ev.time > t1) continue;
+    while (we + 1 < W && b[we + 1] <= ev.time) ++we;
+    ++f.events[we];
+  }
+  double c = 0;
+  for (std::size_t x = 0; x < W; ++x) {
+    f.sum[x] += u[x];
+    f.mx[x] = std::max(f.mx[x], u[x]);
+    c += u[x];
+    f.cum_sum[x] += c;
+    f.cum_mx[x] = std::max(f.cum_mx[x], c);
+  }
+  f.useful_total += c;
+  add_counters(unit.loc->counters, useful, f.ins, f.cyc);
+  return c;
+}
+
+// The fold along every unit (a chain over the processes for the ranks, another for the threads);
+// each owned unit's useful total in `useful` (0 for a unit not in the averages).
+Folded fold_units(const trace::Definitions& defs, const std::vector<Unit>& units, std::size_t ranks,
+                  const std::vector<Time>& b, Time t0, Time t1, bool waitlab, std::vector<double>& useful,
+                  engine::Transport& transport) {
+  const std::size_t W = b.size() - 1;
+  useful.assign(units.size(), 0.0);
+  Folded initial{std::vector<double>(W, 0), std::vector<double>(W, 0), std::vector<double>(W, 0),
+                 std::vector<double>(W, 0), std::vector<std::uint64_t>(W, 0), std::vector<Time>(W + 1, -kInf)};
+  const auto step = [&](std::size_t from, std::size_t to) {
+    return [&, from, to](engine::Bytes in) {
+      Folded f = Folded::of(in);
+      for (std::size_t i = from; i < to; ++i) {
+        const Unit& unit = units[i];
+        if (unit.active) useful[i] = fold_unit(defs, unit, b, t0, t1, waitlab, f);
+        if (i >= ranks || W <= 1 || unit.loc->events.empty()) continue;
+        IdealCursor c;  // I(t), the ideal time at each inner boundary: the latest over the ranks
+        for (std::size_t x = 1; x < W; ++x)
+          f.ideal[x] = std::max(f.ideal[x], ideal_at(unit.loc->events, *unit.ideal, c, b[x], !waitlab));
+      }
+      return f.bytes();
+    };
+  };
+  engine::Bytes folded = transport.chain(initial.bytes(), step(0, ranks));
+  if (!waitlab) folded = transport.chain(std::move(folded), step(ranks, units.size()));
+  return Folded::of(folded);
+}
+
+// I(t) at each window boundary: the latest over the ranks (folded), never decreasing, at most i1.
+std::vector<Time> ideal_at_boundaries(std::vector<Time> I, const std::vector<Time>& b, const Span& sp, bool waitlab) {
+  const std::size_t W = b.size() - 1;
+  I[0] = sp.i0;
+  I[W] = sp.i1;
+  if (W > 1 && !waitlab && I[1] == -kInf)  // no rank has an event: the ideal run is the run
+    for (std::size_t x = 1; x < W; ++x) I[x] = sp.i0 + (b[x] - sp.t0);
+  for (std::size_t x = 1; x <= W; ++x) I[x] = std::min(sp.i1, std::max(I[x], I[x - 1]));
   return I;
 }
 
 // The windows' metrics and the whole run's, and the reference's estimate.
-void fill_windows(const std::vector<Time>& b, const UsefulTime& ut, const std::vector<Time>& I, Time i0,
+void fill_windows(const std::vector<Time>& b, const Folded& ut, const std::vector<Time>& I, Time i0,
                   Convention convention, const IdealReference& ref, TimeResolvedResult& res) {
   const std::size_t W = b.size() - 1;
   const Time t0 = res.t0;
@@ -794,65 +690,87 @@ void fill_windows(const std::vector<Time>& b, const UsefulTime& ut, const std::v
   }
 }
 
+// The counter figures from the folded totals.
+void set_counters(std::uint8_t counters, const Folded& f, UsefulCounters& k) {
+  k.instructions = (counters & trace::kHasInstructions) != 0;
+  k.cycles = (counters & trace::kHasCycles) != 0;
+  k.useful_instructions = k.instructions ? f.ins : 0;
+  k.useful_cycles = k.cycles ? f.cyc : 0;
+  k.ipc = k.instructions && k.cycles && f.cyc > 0 ? f.ins / f.cyc : 0;
+  k.frequency_hz = k.cycles && f.useful_total > 0 ? f.cyc / f.useful_total : 0;
+}
+
+// The owned units: the ranks, then (Bsc, Scalasca) their worker threads.
+std::vector<Unit> owned_units(const engine::Shard& shard, const IdealReference& ref, bool waitlab) {
+  std::vector<Unit> units;
+  for (std::size_t i = 0; i < shard.locations.size(); ++i) units.push_back(Unit{&shard.locations[i], &ref.times[i]});
+  if (!waitlab)
+    for (const trace::Location& l : shard.threads) units.push_back(Unit{&l, nullptr});
+  return units;
+}
+
 }  // namespace
 
-TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt,
-                                 Convention convention) {
-  check_inputs(t, ref, opt);
-  const std::size_t P = t.ranks();
+TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReference& ref, const WindowOptions& opt,
+                                 Convention convention, engine::Transport& transport) {
+  check_inputs(shard, ref, opt);
   const bool waitlab = convention == Convention::Waitlab;
+  std::vector<Unit> units = owned_units(shard, ref, waitlab);
+  const std::size_t ranks = shard.locations.size();
+  std::uint64_t mpi = 0;  // owned ranks and threads with an MPI call (every convention)
+  for (const auto* list : {&shard.locations, &shard.threads})
+    for (const trace::Location& l : *list)
+      mpi += std::any_of(l.events.begin(), l.events.end(), [&](const Event& e) { return mpi_boundary(shard.defs, e); });
+  mpi = transport.sum(mpi);
+
   TimeResolvedResult res;
+  const Span sp = span_of(shard, units, ranks, waitlab, transport);
+  const double elapsed = sp.t1 - sp.t0;
+  std::uint64_t counted = 0;  // units in the averages with events (the adaptive rule)
+  for (const Unit& u : units) counted += u.active && !u.loc->events.empty() ? 1 : 0;
+  counted = transport.sum(counted);
+  std::vector<Time> b;  // window boundaries
+  if (opt.rule == WindowRule::Fixed)
+    b = fixed_windows(opt, sp.t0, sp.t1, elapsed);
+  else if (opt.rule == WindowRule::Count)
+    b = equal_windows(sp.t0, sp.t1, elapsed, opt.count);
+  else
+    b = adaptive_windows(opt, units, counted, sp.t0, sp.t1, elapsed, res, transport);
+
+  std::vector<double> useful;
+  const Folded f = fold_units(shard.defs, units, ranks, b, sp.t0, sp.t1, waitlab, useful, transport);
+  std::vector<double> all_useful = gather_units(useful, ranks, transport);
+  if (transport.self() != 0) return TimeResolvedResult{};
+
   res.convention = convention;
-  res.ranks = P;
+  res.ranks = static_cast<std::size_t>(shard.ranks);
   res.source = ref.source;
   res.relaxed_sends = ref.relaxed_sends;
   res.unresolved = ref.unresolved;
   res.windows_rule = opt;
-
-  // The units: the ranks, then (Bsc, Scalasca) the worker threads.
-  std::vector<Unit> units(P + (waitlab ? 0 : t.threads.size()));
-  for (std::size_t r = 0; r < P; ++r) units[r].loc = &t.locations[r];
-  for (std::size_t i = P; i < units.size(); ++i) units[i].loc = &t.threads[i - P];
-  const auto has_mpi = [&](const trace::Location& l) {
-    return std::any_of(l.events.begin(), l.events.end(), [&](const Event& e) { return mpi_boundary(t, e); });
-  };
-  res.mpi = std::any_of(t.locations.begin(), t.locations.end(), has_mpi) ||
-            std::any_of(t.threads.begin(), t.threads.end(), has_mpi);
-
-  // The span: T0, T1 and the ideal start i0 and end i1.
-  Span sp;
-  if (waitlab)
-    waitlab_span(t, ref, units, sp);
-  else
-    whole_trace_span(t, ref, units, sp);
-  Time &t0 = sp.t0, &t1 = sp.t1, &i0 = sp.i0, &i1 = sp.i1;
-  std::size_t active = 0, counted = 0;  // units in the averages; those with events (adaptive rule)
-  for (const Unit& u : units) {
-    active += u.active ? 1 : 0;
-    counted += u.active && !u.loc->events.empty() ? 1 : 0;
-  }
-  if (active == 0) t0 = t1 = i0 = i1 = 0;
-  t1 = std::max(t1, t0);
-  i1 = std::max(i1, i0);
-  res.t0 = t0;
-  res.t1 = t1;
-  res.elapsed = t1 - t0;
-  res.ideal_unclamped = i1 - i0;
-  res.units = active;
-
-  // Window boundaries.
-  std::vector<Time> b;
-  if (opt.rule == WindowRule::Fixed)
-    b = fixed_windows(opt, t0, t1, res.elapsed);
-  else if (opt.rule == WindowRule::Count)
-    b = equal_windows(t0, t1, res.elapsed, opt.count);
-  else
-    b = adaptive_windows(opt, units, counted, t0, t1, res.elapsed, res);
-
-  const UsefulTime ut = useful_time(t, units, b, waitlab, res);
-  const std::vector<Time> I = ideal_at_boundaries(t, ref, b, sp, waitlab);
-  fill_windows(b, ut, I, i0, convention, ref, res);
+  res.mpi = mpi > 0;
+  res.t0 = sp.t0;
+  res.t1 = sp.t1;
+  res.elapsed = elapsed;
+  res.ideal_unclamped = sp.i1 - sp.i0;
+  res.units = static_cast<std::size_t>(sp.active);
+  res.useful = std::move(all_useful);
+  set_counters(shard.counters, f, res.counters);
+  fill_windows(b, f, ideal_at_boundaries(f.ideal, b, sp, waitlab), sp.i0, convention, ref, res);
   return res;
+}
+
+bool network_reference(const Trace& t, const Trace& ideal, IdealReference& out, std::string& why) {
+  const engine::Shard shard = engine::Shard::whole(t);
+  engine::SerialTransport transport;
+  return network_reference(shard, ideal, out, why, transport);
+}
+
+TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt,
+                                 Convention convention) {
+  const engine::Shard shard = engine::Shard::whole(t);
+  engine::SerialTransport transport;
+  return time_resolved(shard, ref, opt, convention, transport);
 }
 
 }  // namespace waitlab::analysis

@@ -54,6 +54,13 @@
 //     cycles / Σ_u U_u.
 // Cost: O(events + states + samples + units·windows) time; O(units + windows) memory besides the
 // ideal timestamps and one unit's useful stretches.
+// On the replay engine (issue 32) every process replays the ranks it owns: the Lamport replay is
+// the engine's causal forward replay (engine/causal.hpp: a receive gets its send's ideal time, a
+// large send its receive's posting, a collective's members their latest entry), each unit's
+// facts for the span go to process 0, and the per-window sums, maxima, events, ideal boundary
+// times and counter totals are folded along the units in unit order (ranks, then threads) — the
+// serial loops' bits for any number of processes. The one-process run is the serial function.
+// The engine's types are only declared here: the simulator includes this header.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +69,11 @@
 
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
+
+namespace waitlab::engine {
+struct Shard;
+class Transport;
+}  // namespace waitlab::engine
 
 namespace waitlab::analysis {
 
@@ -98,12 +110,22 @@ struct IdealReference {
 inline constexpr std::uint64_t kLamportEagerLimit = 32 * 1024;  // bytes: smaller sends complete at once
 
 IdealReference lamport_reference(const trace::Trace& trace, const trace::Matching& matching);
+// The replay engine's run, called by every process with its shard and the shard's matching: the
+// owned ranks' ideal times (times[r − shard.owned.first]), relaxed_sends and unresolved the whole
+// trace's on every process.
+inline constexpr std::uint16_t kLamportChannel = 0xFE50;  // which large sends an owned rank receives
+IdealReference lamport_reference(const engine::Shard& shard, const trace::Matching& matching,
+                                 engine::Transport& transport);
 
 // The timestamps of `ideal` (a re-simulation of `trace` on an ideal network). Returns false and
 // says why in `why` when the two do not correspond: a different number of ranks or of events on
 // a rank, or an event of another kind (the completions inside one MPI_Waitall may come in
 // another order).
 bool network_reference(const trace::Trace& trace, const trace::Trace& ideal, IdealReference& out, std::string& why);
+// The same on the replay engine (every process, `ideal` whole on each): `out` holds the owned
+// ranks' times; `why` names the lowest rank that does not correspond, on every process.
+bool network_reference(const engine::Shard& shard, const trace::Trace& ideal, IdealReference& out, std::string& why,
+                       engine::Transport& transport);
 
 enum class WindowRule : std::uint8_t { Fixed = 0, Count, Adaptive };
 std::string_view window_rule_name(WindowRule r);  // "fixed", "count", "adaptive"
@@ -179,5 +201,10 @@ struct TimeResolvedResult {
 // window options are not usable (length ≤ 0, count 0).
 TimeResolvedResult time_resolved(const trace::Trace& trace, const IdealReference& reference,
                                  const WindowOptions& options = {}, Convention convention = Convention::Waitlab);
+// The replay engine's run, called by every process with its shard and the owned ranks' part of
+// the reference (times[r − shard.owned.first]; relaxed_sends, unresolved the whole trace's).
+// Process 0 gets the whole result, the serial one to the bit; every other process an empty one.
+TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReference& reference,
+                                 const WindowOptions& options, Convention convention, engine::Transport& transport);
 
 }  // namespace waitlab::analysis

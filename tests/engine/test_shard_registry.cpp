@@ -2,8 +2,9 @@
 // number of processes and delivery order, process 0's run gives, for every analysis that runs on
 // the engine, the same summary.json section and the same files, byte for byte, as run_analyses on
 // the whole trace — made from a trace that holds no events (what a process of waitlab-mpi holds:
-// the definitions), so the outputs need nothing but the gathered results. An analysis that does
-// not run on the engine yet is refused before any work.
+// the definitions), so the outputs need nothing but the gathered results — also with
+// time-resolved options (another convention and window rule). Every analysis of the registry
+// runs on the engine.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "../analysis/trace_builder.hpp"
 #include "analysis/engine/shard.hpp"
 #include "analysis/registry/registry.hpp"
+#include "analysis/timeresolved/output.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "processes.hpp"
 #include "random_trace.hpp"
@@ -59,18 +61,19 @@ trace::Trace head_of(const trace::Trace& tr) {
   return head;
 }
 
-const std::vector<std::string> kEngineAnalyses = {"waitstate", "delay", "critpath", "minprofile", "idlewave"};
+const std::vector<std::string> kEngineAnalyses = {"waitstate", "delay",    "critpath",
+                                                   "minprofile", "idlewave", "timeresolved"};
 
-void expect_outputs_as_serial(const trace::Trace& tr, const std::string& name) {
+void expect_outputs_as_serial(const trace::Trace& tr, const std::string& name, const output::Values& options = {}) {
   const fs::path root = fs::temp_directory_path() / ("waitlab-shard-registry-" + std::to_string(::getpid()));
-  const analysis::AnalysisRun serial = analysis::run_analyses(tr, kEngineAnalyses);
+  const analysis::AnalysisRun serial = analysis::run_analyses(tr, kEngineAnalyses, options);
   const auto expected = outputs(serial, tr, root / "serial");
   ASSERT_EQ(serial.ran.size(), kEngineAnalyses.size());
   const trace::Trace head = head_of(tr);
   const auto counts = event_counts(tr);
   on_every_world([&](Transport& t, const std::string& where) {
     Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
-    const analysis::AnalysisRun run = analysis::run_analyses_sharded(shard, t, kEngineAnalyses);
+    const analysis::AnalysisRun run = analysis::run_analyses_sharded(shard, t, kEngineAnalyses, options);
     if (t.self() != 0) return;
     const auto got = outputs(run, head, root / "sharded");
     ASSERT_EQ(got.size(), expected.size()) << name << ", " << where;
@@ -84,19 +87,21 @@ TEST(ShardRegistry, ProcessZerosOutputsAreTheSerialOnesByteForByte) {
   expect_outputs_as_serial(analysis::test::fixture_b().trace(), "Fixture B");
   const fs::path data = fs::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
   expect_outputs_as_serial(trace::read_trace((data / "npb-is.W.16" / "traces.otf2").string()), "npb-is.W.16");
+  output::Values options;  // time-resolved: Scalasca's convention, adaptive windows
+  options.set("timeresolved", analysis::TimeResolvedInput{{analysis::WindowRule::Adaptive, 0, 40}, nullptr,
+                                                          analysis::Convention::Scalasca});
+  expect_outputs_as_serial(random_trace(7, 5), "random 5, Scalasca's convention", options);
+  expect_outputs_as_serial(trace::read_trace((data / "npb-mg.W.16" / "traces.otf2").string()),
+                           "npb-mg.W.16, Scalasca's convention", options);
 }
 
-TEST(ShardRegistry, AnAnalysisNotOnTheEngineIsRefusedBeforeAnyWork) {
+TEST(ShardRegistry, EveryAnalysisRunsOnTheEngine) {
+  for (const auto* e : analysis::analyses()) EXPECT_TRUE(e->run_sharded) << e->name;
   const trace::Trace tr = random_trace(3, 1);
   SerialTransport t;
   Shard shard = Shard::whole(tr);
-  try {
-    analysis::run_analyses_sharded(shard, t, {"timeresolved"});
-    FAIL() << "timeresolved does not run on the engine yet";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("timeresolved"), std::string::npos) << e.what();
-  }
-  EXPECT_TRUE(shard.matching.calls.empty());  // not even matched
+  EXPECT_EQ(analysis::run_analyses_sharded(shard, t, analysis::select_analyses({"all"})).ran.size(),
+            analysis::analyses().size());
 }
 
 }  // namespace

@@ -1,0 +1,202 @@
+// Time-resolved efficiency on the replay engine (analysis/timeresolved, issue 32 step 6): on every
+// number of processes and delivery order, each process's Lamport ideal times are the serial ones
+// of the ranks it owns and the relaxed sends and unresolved dependencies the serial counts, and
+// process 0's result — span, units, useful times, counters, every window, the whole run's factors
+// and estimate (compared field by field, doubles by their bits) — is the serial one for the three
+// conventions and the three window rules, every other process's empty; on random traces (also
+// with every send large, so that cycles of sends are let go and inconsistent receives left
+// unresolved), ALGORITHMS.md's Fixtures A–C, a row/column grid, the Score-P test traces and the
+// Extrae ones (Paraver: states, threads, counters). The ideal-network reference is checked too.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../analysis/grid_trace.hpp"
+#include "../analysis/trace_builder.hpp"
+#include "analysis/engine/shard.hpp"
+#include "analysis/engine/shard_matching.hpp"
+#include "analysis/timeresolved/timeresolved.hpp"
+#include "analysis/trace/trace_io.hpp"
+#include "processes.hpp"
+#include "random_trace.hpp"
+
+namespace waitlab::engine {
+namespace {
+
+using analysis::Convention;
+using analysis::IdealReference;
+using analysis::TimeResolvedResult;
+using analysis::WindowOptions;
+using analysis::WindowRule;
+
+// Every field of a result, doubles by their bits: equal lists are equal results.
+std::vector<std::uint64_t> fields(const TimeResolvedResult& r) {
+  std::vector<std::uint64_t> f;
+  const auto d = [&](double x) { f.push_back(bits(x)); };
+  const auto eff = [&](const analysis::Efficiency& e) {
+    d(e.lb), d(e.comm_e), d(e.ser_e), d(e.trf_e), d(e.pe);
+  };
+  f.push_back(static_cast<std::uint64_t>(r.convention));
+  f.push_back(r.units);
+  f.push_back(r.mpi);
+  const auto& k = r.counters;
+  f.push_back(k.instructions), f.push_back(k.cycles);
+  d(k.useful_instructions), d(k.useful_cycles), d(k.ipc), d(k.frequency_hz);
+  for (const auto& e : r.estimates) {
+    f.insert(f.end(), e.source.begin(), e.source.end());
+    d(e.t_ideal), d(e.useful_max), d(e.ser_e), d(e.trf_e);
+  }
+  f.push_back(r.ranks);
+  d(r.t0), d(r.t1), d(r.elapsed), d(r.ideal), d(r.ideal_unclamped), d(r.useful_max), d(r.useful_mean);
+  f.push_back(r.useful.size());
+  for (double u : r.useful) d(u);
+  eff(r.eff);
+  f.insert(f.end(), r.source.begin(), r.source.end());
+  f.push_back(r.relaxed_sends), f.push_back(r.unresolved);
+  f.push_back(static_cast<std::uint64_t>(r.windows_rule.rule)), d(r.windows_rule.length),
+      f.push_back(r.windows_rule.count);
+  f.push_back(r.min_events);
+  f.push_back(r.windows.size());
+  for (const auto& w : r.windows) {
+    d(w.start), d(w.end), f.push_back(w.events), d(w.useful_max), d(w.useful_mean), d(w.ideal),
+        d(w.ideal_end);
+    eff(w.eff);
+    d(w.cum_useful_max), d(w.cum_useful_mean), d(w.cum_ideal);
+    eff(w.cum);
+  }
+  return f;
+}
+
+// The conventions with a window rule each.
+struct Setting {
+  Convention convention;
+  WindowOptions windows;
+};
+std::vector<Setting> settings(const trace::Trace& tr) {
+  double first = 0, last = 0;
+  for (const auto& l : tr.locations)
+    if (!l.events.empty())
+      first = std::min(first, l.events.front().time), last = std::max(last, l.events.back().time);
+  const double length = last > first ? (last - first) / 7.5 : 1.0;
+  return {{Convention::Waitlab, {WindowRule::Count, 0, 13}},
+          {Convention::Bsc, {WindowRule::Adaptive, 0, 20}},
+          {Convention::Scalasca, {WindowRule::Fixed, length, 0}},
+          {Convention::Waitlab, {WindowRule::Adaptive, 0, 30}}};
+}
+
+// The serial results; every sharded run checked against them. Returns the serial reference.
+IdealReference expect_sharded_as_serial(const trace::Trace& tr, const std::string& name,
+                                        const trace::Trace* ideal = nullptr) {
+  const trace::Matching matching = trace::Matching::build(tr);
+  IdealReference serial = analysis::lamport_reference(tr, matching);
+  std::string why;
+  IdealReference network;
+  const bool networked = ideal != nullptr && analysis::network_reference(tr, *ideal, network, why);
+  const IdealReference& used = networked ? network : serial;
+  std::vector<std::vector<std::uint64_t>> results;
+  for (const Setting& s : settings(tr))
+    results.push_back(fields(analysis::time_resolved(tr, used, s.windows, s.convention)));
+  const auto counts = event_counts(tr);
+  const auto check = [&](Transport& t, const std::string& where) {
+    Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
+    match_shard(shard, t);
+    IdealReference ref = analysis::lamport_reference(shard, shard.matching, t);
+    EXPECT_EQ(ref.relaxed_sends, serial.relaxed_sends) << name << ", " << where;
+    EXPECT_EQ(ref.unresolved, serial.unresolved) << name << ", " << where;
+    EXPECT_EQ(ref.source, "lamport");
+    ASSERT_EQ(ref.times.size(), static_cast<std::size_t>(shard.owned.size())) << name << ", " << where;
+    for (Location r = shard.owned.first; r < shard.owned.last; ++r) {
+      const auto& mine = ref.times[static_cast<std::size_t>(r - shard.owned.first)];
+      const auto& all = serial.times[static_cast<std::size_t>(r)];
+      ASSERT_EQ(mine.size(), all.size()) << name << ", " << where << ", rank " << r;
+      for (std::size_t k = 0; k < all.size(); ++k)
+        ASSERT_EQ(bits(mine[k]), bits(all[k])) << name << ", " << where << ", rank " << r << ", event " << k;
+    }
+    if (ideal != nullptr) {
+      IdealReference net;
+      std::string why_here;
+      ASSERT_EQ(analysis::network_reference(shard, *ideal, net, why_here, t), networked)
+          << name << ", " << where;
+      EXPECT_EQ(why_here, why) << name << ", " << where;
+      if (networked) ref = std::move(net);
+    }
+    const auto all = settings(tr);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const TimeResolvedResult mine =
+          analysis::time_resolved(shard, ref, all[i].windows, all[i].convention, t);
+      if (t.self() == 0)
+        EXPECT_EQ(fields(mine), results[i]) << name << ", " << where << ", setting " << i;
+      else
+        EXPECT_TRUE(mine.windows.empty() && mine.useful.empty() && mine.units == 0) << name << ", " << where;
+    }
+  };
+  on_every_world(check);
+  on_virtual(static_cast<int>(tr.ranks()) + 1, 5, [&](Transport& t) {
+    check(t, "L + 1 processes");
+    return Bytes{};
+  });
+  return serial;
+}
+
+// Every send of the trace at 64 KiB: each waits for its receive to be posted (cycles of them are
+// let go), and receives in a crossed order leave dependencies unresolved.
+trace::Trace with_large_sends(trace::Trace tr) {
+  for (trace::Location& loc : tr.locations)
+    for (trace::Event& e : loc.events)
+      if (e.kind == EventKind::Send || e.kind == EventKind::IsendStart) e.bytes = 64 * 1024;
+  return tr;
+}
+
+TEST(ShardTimeResolved, RandomTracesHaveTheSerialResultToTheBit) {
+  std::uint64_t relaxed = 0, unresolved = 0;
+  for (std::uint64_t seed : {1u, 2u, 3u, 99u, 123u})
+    for (trace::Rank locations : {2, 5, 9}) {
+      const std::string name = std::to_string(locations) + " locations, trace seed " + std::to_string(seed);
+      expect_sharded_as_serial(random_trace(locations, seed), name);
+      const IdealReference large =
+          expect_sharded_as_serial(with_large_sends(random_trace(locations, seed)), name + ", large sends");
+      relaxed += large.relaxed_sends;
+      unresolved += large.unresolved;
+    }
+  EXPECT_GT(relaxed, 10u);    // cycles of large sends were let go
+  EXPECT_GT(unresolved, 0u);  // and receives crossed
+}
+
+TEST(ShardTimeResolved, FixturesAndAGridHaveTheSerialResult) {
+  expect_sharded_as_serial(analysis::test::fixture_a().trace(), "Fixture A");
+  expect_sharded_as_serial(analysis::test::fixture_b().trace(), "Fixture B");
+  expect_sharded_as_serial(analysis::test::fixture_c().trace(), "Fixture C");
+  expect_sharded_as_serial(test::grid::row_column_trace(), "row/column grid");
+}
+
+TEST(ShardTimeResolved, AnIdealNetworkRunIsTakenOrRefusedAsSerially) {
+  const trace::Trace tr = random_trace(5, 7);
+  trace::Trace ideal = tr;  // the same events, other times: it corresponds
+  for (trace::Location& loc : ideal.locations)
+    for (trace::Event& e : loc.events) e.time *= 0.5;
+  expect_sharded_as_serial(tr, "ideal network", &ideal);
+  trace::Trace shorter = ideal;  // rank 3 lost an event: it does not
+  shorter.locations[3].events.pop_back();
+  shorter.locations[4].events.pop_back();
+  expect_sharded_as_serial(tr, "ideal network, a rank short", &shorter);
+}
+
+TEST(ShardTimeResolved, ScorePTracesHaveTheSerialResultToTheBit) {
+  const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
+  for (const char* name : {"ping-pong-otf2", "npb-is.W.16", "npb-mg.W.16"})
+    expect_sharded_as_serial(trace::read_trace((data / name / "traces.otf2").string()), name);
+}
+
+TEST(ShardTimeResolved, ExtraeTracesHaveTheSerialResultToTheBit) {
+  const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/extrae";
+  for (const char* name : {"epoch_2proc", "omp2"}) {
+    const trace::Trace tr = trace::read_trace((data / (std::string(name) + ".prv.gz")).string());
+    ASSERT_NE(tr.counters, 0) << name;
+    expect_sharded_as_serial(tr, name);
+  }
+}
+
+}  // namespace
+}  // namespace waitlab::engine
