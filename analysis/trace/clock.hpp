@@ -82,7 +82,10 @@ bool parse_clock_mode(const std::string& text, ClockOptions::Mode& mode);
 // The inverse: "auto", "none", ...
 const char* clock_mode_name(ClockOptions::Mode mode);
 
-// Corrects the trace's timestamps in place (events, and ground-truth intervals if any).
+// Corrects the trace's timestamps in place (events, and ground-truth intervals if any). Defined in
+// analysis/clock (library wl_clock, which its callers link): the replay engine's clock correction
+// (analysis/clock/correct.hpp) run on one process — one implementation for the serial run and the
+// run over MPI. This layer holds only the options, the report and the declaration.
 ClockReport correct_clocks(Trace& trace, const ClockOptions& options = {});
 
 }  // namespace waitlab::trace

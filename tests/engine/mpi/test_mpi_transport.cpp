@@ -1,10 +1,11 @@
 // MpiTransport (analysis/engine/mpi/mpi_transport.hpp) under mpiexec, on as many processes as
 // the job has (ctest runs it on 1, 2, 3, 4 and 7): the Transport's promises checked by the same
 // code as the virtual transport's (transport_checks.hpp, exchange_checks.hpp, fold_checks.hpp,
-// shard_checks.hpp); parcels of a megabyte and more flushed by every process at once and then
+// shard_checks.hpp, clock_checks.hpp); parcels of a megabyte and more flushed by every process at once and then
 // received (no deadlock, bytes intact); the native collectives bit for bit equal to the default
 // forms (NaN, signed zeros, infinities, wrap-around); the traffic counters exact; and the
-// sharded matching of the random and Score-P test traces equal to Matching::build; and
+// sharded matching of the random and Score-P test traces equal to Matching::build; clock
+// correction on shards equal to the one-process correction, in every mode; and
 // abort() (a disabled test ctest runs alone: it ends the job). Every
 // process runs every test, in the same order (they are collective); a process other than 0
 // prints its failures only.
@@ -19,10 +20,12 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/engine/mpi/mpi_transport.hpp"
 #include "analysis/trace/trace_io.hpp"
+#include "clock_checks.hpp"
 #include "exchange_checks.hpp"
 #include "fold_checks.hpp"
 #include "shard_checks.hpp"
@@ -221,6 +224,30 @@ TEST(MpiShardMatching, ScorePTracesMatchAsSerial) {
   const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16"})
     expect_sharded_as_serial(t, trace::read_trace((data / name / "traces.otf2").string()), name);
+}
+
+// Each process corrects its shard of skewed random traces and of a Score-P trace in every mode and
+// compares it with the one-process correction of the whole trace (clock_checks.hpp).
+TEST(MpiClock, ShardsAreCorrectedAsByOneProcessInEveryMode) {
+  MpiTransport t;
+  using Mode = trace::ClockOptions::Mode;
+  std::vector<std::pair<std::string, trace::Trace>> traces;
+  for (std::uint64_t seed : {1u, 3u})
+    for (trace::Rank locations : {5, 9})
+      traces.emplace_back(std::to_string(locations) + " locations, trace seed " + std::to_string(seed),
+                          clock_checks::skewed(shard_checks::random_trace(locations, seed), seed + 5, 1.0));
+  const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
+  traces.emplace_back("npb-is.W.16", trace::read_trace((data / "npb-is.W.16" / "traces.otf2").string()));
+  for (const auto& [name, tr] : traces)
+    for (Mode mode : {Mode::Auto, Mode::None, Mode::Linear, Mode::Clamp, Mode::LinearAndClamp, Mode::Clc}) {
+      trace::ClockOptions options;
+      options.mode = mode;
+      trace::Trace serial = tr;
+      const trace::ClockReport expected = trace::correct_clocks(serial, options);
+      clock_checks::expect_shard_as_serial(t, tr, serial, expected, options,
+                                           name + ", mode " + trace::clock_mode_name(mode),
+                                           std::to_string(t.size()) + " processes");
+    }
 }
 
 // abort() ends every process, the others waiting for a parcel that never comes, and the job
