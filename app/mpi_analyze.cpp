@@ -3,7 +3,10 @@
 #include "app/mpi_analyze.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <limits>
 #include <cstdint>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -11,11 +14,13 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/clock/correct.hpp"
 #include "analysis/engine/bytes.hpp"
 #include "analysis/engine/mpi/mpi_transport.hpp"
 #include "analysis/engine/partition.hpp"
 #include "analysis/engine/shard.hpp"
 #include "analysis/registry/registry.hpp"
+#include "analysis/timeresolved/output.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "analysis/trace/trace_part.hpp"
 #include "app/analyze.hpp"
@@ -114,6 +119,27 @@ trace::Trace head_of(const trace::TracePart& part) {
   return head;
 }
 
+// The first and last time of a part's events, widened to the trace's declared span
+// (analysis::check_window_count); first > last if there is neither.
+struct Span {
+  double first = std::numeric_limits<double>::infinity();
+  double last = -std::numeric_limits<double>::infinity();
+};
+Span span_of(const trace::TracePart& part) {
+  Span s;
+  for (const auto* locations : {&part.locations, &part.threads})
+    for (const auto& l : *locations)
+      if (!l.events.empty()) {
+        s.first = std::min(s.first, l.events.front().time);
+        s.last = std::max(s.last, l.events.back().time);
+      }
+  if (part.span_end >= part.span_begin) {
+    s.first = std::min(s.first, part.span_begin);
+    s.last = std::max(s.last, part.span_end);
+  }
+  return s;
+}
+
 class MpiAnalyze {
  public:
   MpiAnalyze(engine::Transport& t, const AnalyzeArgs& args, std::ostream& out, std::ostream& err)
@@ -130,12 +156,15 @@ class MpiAnalyze {
     if (t_.self() == 0)
       for (const auto& w : rt_.warnings) err_ << "waitlab: warning: " << w << "\n";
     if (args_.convention == "auto") options_.tri.convention = analysis::default_convention(part_.origin);
+    // The clocks corrected on the engine (analysis/clock: every process takes part), then the
+    // windows bounded from the corrected span, as `waitlab analyze` does before the output directory.
+    engine::Shard shard = engine::Shard::of_part(part_, *partition_, t_.self());
+    std::optional<Failure> failed = attempt([&] { rt_.clock_report = clock::correct_clocks(shard, t_, options_.clock); });
+    if (failed) abort_job(*failed);
+    const Span span = span_of(part_);
+    const double first = t_.min(span.first), last = t_.max(span.last);
     if (!step([&] {
-          // SCAFFOLD (until the clock correction runs on the engine): right for traces without violations only.
-          if (options_.clock.mode != trace::ClockOptions::Mode::Auto)
-            throw InputError("--clock-correction " + args_.clock_correction + ": not yet under waitlab-mpi");
-          rt_.clock_report.method = "none";
-          rt_.clock_report.reason = "no violation: nothing to correct";
+          if (options_.sel.has("timeresolved")) analysis::check_window_count(first, last, rt_.events, options_.tri);
         }))
       return code_;
     const std::string dir = analyze_output_dir(args_);
@@ -145,17 +174,12 @@ class MpiAnalyze {
           inputs_.check_output_dir(dir);
         }))
       return code_;
-    engine::Shard shard = engine::Shard::of_part(part_, *partition_, t_.self());
     std::optional<analysis::AnalysisRun> run;
-    // The analyses talk among the processes all along: a process that fails among them cannot
-    // wait for the others to agree, so it says its failure and ends the job (MPI_Abort).
-    if (const std::optional<Failure> failed = attempt([&] {
-          run = analysis::run_analyses_sharded(shard, t_, options_.sel.names,
-                                               analysis_options(options_.sel, std::nullopt, options_.tri));
-        })) {
-      print_error(std::cerr, failed->message, failed->code);
-      t_.abort(failed->code);
-    }
+    failed = attempt([&] {
+      run = analysis::run_analyses_sharded(shard, t_, options_.sel.names,
+                                           analysis_options(options_.sel, std::nullopt, options_.tri));
+    });
+    if (failed) abort_job(*failed);
     return step([&] {
              if (t_.self() != 0) return;
              AnalysisReport r;
@@ -182,6 +206,15 @@ class MpiAnalyze {
     if (t_.self() == 0) print_error(err_, failed->message, failed->code);
     code_ = failed->code;
     return false;
+  }
+
+  // The clock correction and the analyses talk among the processes all along: a process that
+  // fails among them cannot wait for the others to agree, so it says its failure and ends the
+  // job (MPI_Abort).
+  [[noreturn]] void abort_job(const Failure& failed) {
+    print_error(std::cerr, failed.message, failed.code);
+    t_.abort(failed.code);
+    std::terminate();  // not reached: abort() ends the job
   }
 
   void read() {

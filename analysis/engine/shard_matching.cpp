@@ -63,6 +63,7 @@ CallPaths merge_call_paths(const CallPaths& local, Transport& transport, std::ve
 }
 
 void match_shard(Shard& shard, Transport& transport) {
+  shard.matching = trace::Matching{};
   trace::Matching& m = shard.matching;
   trace::MatchWalk walk(shard.defs, static_cast<std::size_t>(shard.ranks), m);
   walk.walk(shard.owned.first, shard.locations);

@@ -10,7 +10,8 @@
 // locations' calls and path_after carry global ids: the same as Matching::build's on the whole
 // trace, for every partition and every delivery order. Messages (match_messages below) are
 // matched too, and collectives (match_collectives below). shard.matching.unmatched holds the
-// global totals (integer sums over the processes).
+// global totals (integer sums over the processes). A shard matched before (the clock correction
+// matches it) is matched anew: what it held is replaced.
 #pragma once
 
 #include "analysis/engine/shard.hpp"

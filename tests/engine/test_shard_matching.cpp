@@ -72,6 +72,19 @@ TEST(ShardMatching, ScorePTracesHaveTheSerialCallPathsCallsMessagesAndCollective
   }
 }
 
+// The clock correction matches a shard before the analyses match it again (waitlab-mpi analyze):
+// a second matching replaces the first, and equals the serial one.
+TEST(ShardMatching, MatchingAShardAgainGivesTheSameMatching) {
+  const trace::Trace tr = random_trace(7, 5);
+  const trace::Matching serial = trace::Matching::build(tr);
+  on_every_world([&](Transport& t, const std::string& where) {
+    Shard shard = Shard::of(tr, Partition::balanced(event_counts(tr), t.size()), t.self());
+    match_shard(shard, t);
+    match_shard(shard, t);
+    expect_as_serial(shard, serial, "matched twice, " + where);
+  });
+}
+
 TEST(Shard, OwnsItsRangeWithItsThreadsAndTheGlobalParts) {
   trace::Trace tr = random_trace(5, 7);
   tr.origin = trace::Origin::ScoreP;
