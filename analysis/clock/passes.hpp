@@ -5,7 +5,8 @@
 // gives each process the serial result for its owned ranks (the times of their events, bit for
 // bit) and the serial totals on every process (integer sums, exact maxima): count_violations the
 // violations of the clock condition, fit_linear and apply_linear the linear correction,
-// forward_replay the logical clocks' visit in happened-before order (linear.cpp, forward.cpp),
+// forward_replay the logical clocks' visit in happened-before order on the engine's causal
+// forward replay (linear.cpp, forward.cpp),
 // clamp and clc the two logical clocks (clc.cpp).
 #pragma once
 
@@ -59,11 +60,11 @@ class Rule {
   virtual Time place(Rank r, std::uint32_t event, Time old, Time c) = 0;
 };
 
-// Visits every owned event in an order consistent with happened-before across all ranks, setting
-// its time to rule.place(…): an event with a constraint waits until the events it depends on have
-// their final time. A dependency cycle (only a corrupt matching makes one) is broken, when every
-// unfinished rank waits, at the lowest such rank, without the constraints not ready: returns their
-// number over all processes.
+// Visits every owned event in an order consistent with happened-before across all ranks
+// (engine::CausalReplay), setting its time to rule.place(…): an event with a constraint waits
+// until the events it depends on have their final time. A dependency cycle (only a corrupt
+// matching makes one) is broken, when every unfinished rank waits, at the lowest such rank's
+// blocked event, without the constraints not ready: returns their number over all processes.
 std::uint64_t forward_replay(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin, Rule& rule,
                              engine::Transport& transport);
 
