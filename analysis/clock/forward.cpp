@@ -16,14 +16,16 @@
 
 namespace waitlab::clock {
 
-std::uint64_t forward_replay(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin, Rule& rule,
-                             engine::Transport& transport) {
+std::uint64_t forward_replay(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin,
+                             Rule& rule, engine::Transport& transport) {
   const trace::Matching& m = shard.matching;
   const engine::LocationRange range = shard.owned;
   std::vector<std::uint32_t> events;
-  for (Rank r = range.first; r < range.last; ++r) events.push_back(static_cast<std::uint32_t>(owned.events(r).size()));
+  for (Rank r = range.first; r < range.last; ++r)
+    events.push_back(static_cast<std::uint32_t>(owned.events(r).size()));
   engine::CausalReplay<Time> replay(transport, shard.partition, range, std::move(events),
-                                    static_cast<std::uint32_t>(g.slots()), engine::LetGo::Event, kClockChannel);
+                                    static_cast<std::uint32_t>(g.slots()), engine::LetGo::Event,
+                                    kClockChannel);
   for (std::uint32_t id = 0; id < m.messages.size(); ++id) {
     const trace::Message& msg = m.messages[id];
     if (range.holds(msg.sender)) replay.offer(msg.sender, msg.send_event, msg.receiver, g.pair_index[id]);
@@ -35,18 +37,22 @@ std::uint64_t forward_replay(const engine::Shard& shard, const Owned& owned, con
     const trace::CollMember& mem = m.members[k];
     const std::uint64_t first = g.slot_first[i];
     const bool prefix = g.dep[i] == Dep::Prefix;
-    if (g.releases(k)) replay.feed(mem.rank, mem.begin_event, static_cast<std::uint32_t>(first + (prefix ? g.position[k] : 0)));
+    if (g.releases(k))
+      replay.feed(mem.rank, mem.begin_event,
+                  static_cast<std::uint32_t>(first + (prefix ? g.position[k] : 0)));
     if (!g.constrained(k)) continue;
     if (!prefix) {
       replay.need_instance(mem.rank, mem.end_event, static_cast<std::uint32_t>(first));
       continue;
     }
     for (std::uint32_t p = 0; p <= g.position[k]; ++p)
-      if (g.prefix_releases[first + p]) replay.need_instance(mem.rank, mem.end_event, static_cast<std::uint32_t>(first + p));
+      if (g.prefix_releases[first + p])
+        replay.need_instance(mem.rank, mem.end_event, static_cast<std::uint32_t>(first + p));
   }
   std::uint64_t dropped = 0;
   engine::CausalReplay<Time>::Callbacks callbacks;
-  callbacks.event = [&](Location r, std::uint32_t i, std::span<const engine::CausalReplay<Time>::Input> inputs) {
+  callbacks.event = [&](Location r, std::uint32_t i,
+                        std::span<const engine::CausalReplay<Time>::Input> inputs) {
     double c = kNoTime;
     for (const auto& in : inputs)
       if (!in.let_go) c = std::max(c, in.value + lmin);
