@@ -90,7 +90,8 @@ Time latest_before(Time e, double l) {
 // its limit: the clock condition the forward pass established holds.
 class Clc final : public Rule {
  public:
-  Clc(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin, engine::Transport& transport)
+  Clc(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin,
+      engine::Transport& transport)
       : shard_(shard), owned_(owned), g_(g), lmin_(lmin), transport_(transport) {}
 
   void run(trace::ClockReport& rep) {
@@ -158,19 +159,20 @@ class Clc final : public Rule {
     const auto time = [&](Rank r, std::uint32_t e) { return owned_.events(r)[e].time; };
     // Per instance, the earliest end that follows a begin (Prefix: per position, the ends from
     // there on).
-    std::vector<double> ends = fold_slots(shard_, g_, transport_, kNever, engine::exact_min,
-                                          [&](std::uint32_t k, const SlotPut& put) {
-                                            if (!g_.constrained(k)) return;
-                                            const std::uint32_t i = g_.inst[k];
-                                            const std::uint64_t p = g_.dep[i] == Dep::Prefix ? g_.position[k] : 0;
-                                            put(g_.slot_first[i] + p, time(m.members[k].rank, m.members[k].end_event));
-                                          });
+    std::vector<double> ends = fold_slots(
+        shard_, g_, transport_, kNever, engine::exact_min, [&](std::uint32_t k, const SlotPut& put) {
+          if (!g_.constrained(k)) return;
+          const std::uint32_t i = g_.inst[k];
+          const std::uint64_t p = g_.dep[i] == Dep::Prefix ? g_.position[k] : 0;
+          put(g_.slot_first[i] + p, time(m.members[k].rank, m.members[k].end_event));
+        });
     for (std::uint32_t i = 0; i < m.collectives.size(); ++i)
       if (g_.dep[i] == Dep::Prefix)
-        for (std::uint64_t x = g_.slot_first[i + 1] - 1; x-- > g_.slot_first[i];) ends[x] = std::min(ends[x], ends[x + 1]);
-    const std::vector<Time> received = message_partner_times(shard_, transport_, false, [&](std::uint32_t id) {
-      return time(m.messages[id].receiver, m.messages[id].recv_event);
-    });
+        for (std::uint64_t x = g_.slot_first[i + 1] - 1; x-- > g_.slot_first[i];)
+          ends[x] = std::min(ends[x], ends[x + 1]);
+    const std::vector<Time> received = message_partner_times(
+        shard_, transport_, false,
+        [&](std::uint32_t id) { return time(m.messages[id].receiver, m.messages[id].recv_event); });
     sends_.assign(static_cast<std::size_t>(owned_.range.size()), {});
     for (Rank r = owned_.range.first; r < owned_.range.last; ++r) {
       auto& out = sends_[at(r)];
@@ -278,8 +280,8 @@ class Clc final : public Rule {
 
 }  // namespace
 
-void clamp(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin, engine::Transport& transport,
-           trace::ClockReport& rep) {
+void clamp(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin,
+           engine::Transport& transport, trace::ClockReport& rep) {
   Clamp rule(owned);
   rep.constraints_dropped += forward_replay(shard, owned, g, lmin, rule, transport);
   rule.move_truth();
@@ -287,8 +289,8 @@ void clamp(const engine::Shard& shard, const Owned& owned, const Graph& g, doubl
   rep.max_shift = std::max(rep.max_shift, transport.max(rule.max_shift));
 }
 
-void clc(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin, engine::Transport& transport,
-         trace::ClockReport& rep) {
+void clc(const engine::Shard& shard, const Owned& owned, const Graph& g, double lmin,
+         engine::Transport& transport, trace::ClockReport& rep) {
   Clc(shard, owned, g, lmin, transport).run(rep);
 }
 

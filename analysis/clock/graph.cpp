@@ -12,8 +12,8 @@
 namespace waitlab::clock {
 
 using engine::ByteReader;
-using engine::ByteWriter;
 using engine::Bytes;
+using engine::ByteWriter;
 
 Owned::Owned(const engine::Shard& shard) : range(shard.owned) {
   // The shard views locations its caller may change (the promise of graph.hpp's Owned).
@@ -50,17 +50,39 @@ Dep dependency(trace::MpiOp op) {
   }
 }
 
+// Per communicator, its members sorted (with their positions), for look-ups in O(log N).
+class Members {
+ public:
+  explicit Members(const engine::Shard& shard) : sorted_(shard.defs.comms.size()) {
+    for (std::size_t c = 0; c < sorted_.size(); ++c) {
+      const auto& members = shard.defs.comms[c].members;
+      for (std::size_t p = 0; p < members.size(); ++p)
+        sorted_[c].emplace_back(members[p], static_cast<std::uint32_t>(p));
+      std::sort(sorted_[c].begin(), sorted_[c].end());
+    }
+  }
+  // The position of `rank` in the communicator (its first, as std::find would give), kNone if none.
+  std::uint32_t of(trace::CommId comm, Rank rank) const {
+    const auto& list = sorted_.at(comm);
+    const auto it = std::lower_bound(list.begin(), list.end(), std::pair<Rank, std::uint32_t>{rank, 0});
+    return it != list.end() && it->first == rank ? it->second : kNone;
+  }
+
+ private:
+  std::vector<std::vector<std::pair<Rank, std::uint32_t>>> sorted_;
+};
+
 // What the members of an instance add up to over the processes.
 struct RoleSum {
-  std::uint32_t releasers = 0;     // members that release
+  std::uint32_t releasers = 0;      // members that release
   std::uint32_t last_follower = 0;  // 1 + the highest position of a member that may follow (0: none)
 };
 
 // Each owned member's role before the instance's totals are known (kConstrained: it may follow),
 // and the instance's totals over all processes.
-void member_roles(const engine::Shard& shard, const Owned& owned, engine::Transport& transport, Graph& g) {
+void member_roles(const engine::Shard& shard, const Owned& owned, const Members& positions,
+                  engine::Transport& transport, Graph& g) {
   const trace::Matching& m = shard.matching;
-  const auto& comms = shard.defs.comms;
   const std::size_t ni = m.collectives.size();
   std::vector<RoleSum> sums(ni);
   std::vector<std::uint8_t> bitmap(g.slots(), 0);
@@ -68,11 +90,10 @@ void member_roles(const engine::Shard& shard, const Owned& owned, engine::Transp
     const trace::CollInstance& ci = m.collectives[i];
     const Dep dep = g.dep[i];
     if (dep == Dep::None) continue;
-    const auto& members = comms[ci.comm].members;
     for (std::uint32_t k = ci.first; k < ci.first + ci.count; ++k) {
       const trace::CollMember& mem = m.members[k];
       g.inst[k] = i;
-      g.position[k] = static_cast<std::uint32_t>(std::find(members.begin(), members.end(), mem.rank) - members.begin());
+      g.position[k] = positions.of(ci.comm, mem.rank);
       // Scalasca's byte gates: a member whose CollEnd says it sent no bytes releases nothing, one
       // that received none follows nobody. A barrier moves no data and synchronises all the same;
       // MPI_Init's Enter/Leave carry no sizes.
@@ -93,18 +114,19 @@ void member_roles(const engine::Shard& shard, const Owned& owned, engine::Transp
       if (dep == Dep::Prefix && g.releases(k)) bitmap[g.slot_first[i] + g.position[k]] = 1;
     }
   }
-  const Bytes all = transport.chain(ByteWriter().put(std::vector<RoleSum>(ni)).put(std::vector<std::uint8_t>(g.slots(), 0)).bytes(),
-                                    [&](Bytes in) {
-                                      ByteReader reader(in);
-                                      auto s = reader.get_vector<RoleSum>();
-                                      auto b = reader.get_vector<std::uint8_t>();
-                                      for (std::size_t i = 0; i < ni; ++i) {
-                                        s[i].releasers += sums[i].releasers;
-                                        s[i].last_follower = std::max(s[i].last_follower, sums[i].last_follower);
-                                      }
-                                      for (std::size_t x = 0; x < b.size(); ++x) b[x] |= bitmap[x];
-                                      return ByteWriter().put(s).put(b).bytes();
-                                    });
+  const Bytes all = transport.chain(
+      ByteWriter().put(std::vector<RoleSum>(ni)).put(std::vector<std::uint8_t>(g.slots(), 0)).bytes(),
+      [&](Bytes in) {
+        ByteReader reader(in);
+        auto s = reader.get_vector<RoleSum>();
+        auto b = reader.get_vector<std::uint8_t>();
+        for (std::size_t i = 0; i < ni; ++i) {
+          s[i].releasers += sums[i].releasers;
+          s[i].last_follower = std::max(s[i].last_follower, sums[i].last_follower);
+        }
+        for (std::size_t x = 0; x < b.size(); ++x) b[x] |= bitmap[x];
+        return ByteWriter().put(s).put(b).bytes();
+      });
   ByteReader reader(all);
   sums = reader.get_vector<RoleSum>();
   g.prefix_releases = reader.get_vector<std::uint8_t>();
@@ -117,12 +139,14 @@ void member_roles(const engine::Shard& shard, const Owned& owned, engine::Transp
       for (std::uint32_t p = 0; p < g.size[i] && first_releaser == g.size[i]; ++p)
         if (g.prefix_releases[g.slot_first[i] + p]) first_releaser = p;
     const bool prefix = g.dep[i] == Dep::Prefix;
-    const bool any = prefix ? sums[i].last_follower > first_releaser
-                            : sums[i].releasers > 0 && sums[i].last_follower > 0;
+    const bool any =
+        prefix ? sums[i].last_follower > first_releaser : sums[i].releasers > 0 && sums[i].last_follower > 0;
     for (std::uint32_t k = ci.first; k < ci.first + ci.count; ++k) {
       const bool keeps = prefix ? g.position[k] >= first_releaser : sums[i].releasers > 0;
-      if (!any) g.role[k] = 0;
-      else if (!keeps) g.role[k] &= static_cast<std::uint8_t>(~Graph::kConstrained);
+      if (!any)
+        g.role[k] = 0;
+      else if (!keeps)
+        g.role[k] &= static_cast<std::uint8_t>(~Graph::kConstrained);
     }
     g.releasers[i] = any ? sums[i].releasers : 0;
     if (!any) g.dep[i] = Dep::None;
@@ -141,12 +165,12 @@ Graph build_graph(const engine::Shard& shard, const Owned& owned, engine::Transp
   g.releasers.assign(ni, 0);
   g.size.assign(ni, 0);
   g.slot_first.assign(ni + 1, 0);
+  const Members positions(shard);
   for (std::uint32_t i = 0; i < ni; ++i) {
     const trace::CollInstance& ci = m.collectives[i];
-    const auto& members = comms[ci.comm].members;
-    g.size[i] = static_cast<std::uint32_t>(members.size());
+    g.size[i] = static_cast<std::uint32_t>(comms[ci.comm].members.size());
     Dep dep = g.size[i] >= 2 ? dependency(ci.op) : Dep::None;
-    const bool root = std::find(members.begin(), members.end(), ci.root) != members.end();
+    const bool root = positions.of(ci.comm, ci.root) != kNone;
     if ((dep == Dep::FromRoot || dep == Dep::ToRoot) && !root) dep = Dep::None;
     g.dep[i] = dep;
     g.slot_first[i + 1] = g.slot_first[i] + (dep == Dep::None ? 0 : dep == Dep::Prefix ? g.size[i] : 1);
@@ -154,7 +178,7 @@ Graph build_graph(const engine::Shard& shard, const Owned& owned, engine::Transp
   g.inst.assign(m.members.size(), kNone);
   g.position.assign(m.members.size(), kNone);
   g.role.assign(m.members.size(), 0);
-  member_roles(shard, owned, transport, g);
+  member_roles(shard, owned, positions, transport, g);
 
   // Per owned rank, the points in event order (a message's owned sides, a member's begin and end).
   g.points.resize(static_cast<std::size_t>(shard.owned.size()));
@@ -196,7 +220,8 @@ std::vector<double> fold_slots(const engine::Shard& shard, const Graph& g, engin
   return engine::decode<std::vector<double>>(all);
 }
 
-std::vector<Time> message_partner_times(const engine::Shard& shard, engine::Transport& transport, bool to_receiver,
+std::vector<Time> message_partner_times(const engine::Shard& shard, engine::Transport& transport,
+                                        bool to_receiver,
                                         const std::function<Time(std::uint32_t message)>& time) {
   const auto& msgs = shard.matching.messages;
   std::vector<Time> out(msgs.size(), kNoTime);
@@ -213,8 +238,10 @@ std::vector<Time> message_partner_times(const engine::Shard& shard, engine::Tran
       ByteWriter* w = local ? nullptr : &exchange.record(from(msgs[i]), to(msgs[i]), 0);
       for (std::size_t k = i; k < j; ++k) {
         const Time t = time(static_cast<std::uint32_t>(k));
-        if (local) out[k] = t;
-        else w->put(t);
+        if (local)
+          out[k] = t;
+        else
+          w->put(t);
       }
     }
     i = j;
@@ -225,9 +252,11 @@ std::vector<Time> message_partner_times(const engine::Shard& shard, engine::Tran
     while (j < msgs.size() && msgs[j].sender == msgs[i].sender && msgs[j].receiver == msgs[i].receiver) ++j;
     if (shard.owned.holds(to(msgs[i])) && !shard.owned.holds(from(msgs[i]))) {
       const auto records = inbox.of(to(msgs[i]));
-      const auto found = std::partition_point(records.begin(), records.end(),
-                                              [&](const engine::ExchangeRecord& r) { return r.source < from(msgs[i]); });
-      if (found == records.end() || found->source != from(msgs[i])) throw std::runtime_error("clock: a partner sent no times for its messages");
+      const auto found =
+          std::partition_point(records.begin(), records.end(),
+                               [&](const engine::ExchangeRecord& r) { return r.source < from(msgs[i]); });
+      if (found == records.end() || found->source != from(msgs[i]))
+        throw std::runtime_error("clock: a partner sent no times for its messages");
       ByteReader in(found->payload);
       for (std::size_t k = i; k < j; ++k) out[k] = in.get<Time>();
     }

@@ -103,7 +103,8 @@ std::vector<double> fold_slots(const engine::Shard& shard, const Graph& g, engin
 // (the receiver gets the sender's, `to_receiver`, or the sender the receiver's): one exchange round,
 // every process. Entries of messages whose other side is not owned here are what was received;
 // where both sides are owned, time(message) itself.
-std::vector<Time> message_partner_times(const engine::Shard& shard, engine::Transport& transport, bool to_receiver,
+std::vector<Time> message_partner_times(const engine::Shard& shard, engine::Transport& transport,
+                                        bool to_receiver,
                                         const std::function<Time(std::uint32_t message)>& time);
 
 }  // namespace waitlab::clock

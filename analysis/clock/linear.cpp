@@ -8,8 +8,8 @@
 
 namespace waitlab::clock {
 
-std::uint64_t count_violations(const engine::Shard& shard, const Graph& g, engine::Transport& transport, double lmin,
-                               const TimeOf& time) {
+std::uint64_t count_violations(const engine::Shard& shard, const Graph& g, engine::Transport& transport,
+                               double lmin, const TimeOf& time) {
   const trace::Matching& m = shard.matching;
   std::uint64_t v = 0;
   // A message counts on its receiver's process, with the sender's time sent there.
@@ -22,16 +22,17 @@ std::uint64_t count_violations(const engine::Shard& shard, const Graph& g, engin
   }
   // A member's end counts on its own process, against the latest begin it depends on: the
   // instance's latest releasing begin, or for a Prefix the latest up to its position.
-  std::vector<double> begins = fold_slots(shard, g, transport, kNoTime, engine::exact_max,
-                                          [&](std::uint32_t k, const SlotPut& put) {
-                                            if (!g.releases(k)) return;
-                                            const std::uint32_t i = g.inst[k];
-                                            const std::uint64_t at = g.dep[i] == Dep::Prefix ? g.position[k] : 0;
-                                            put(g.slot_first[i] + at, time(m.members[k].rank, m.members[k].begin_event));
-                                          });
+  std::vector<double> begins =
+      fold_slots(shard, g, transport, kNoTime, engine::exact_max, [&](std::uint32_t k, const SlotPut& put) {
+        if (!g.releases(k)) return;
+        const std::uint32_t i = g.inst[k];
+        const std::uint64_t at = g.dep[i] == Dep::Prefix ? g.position[k] : 0;
+        put(g.slot_first[i] + at, time(m.members[k].rank, m.members[k].begin_event));
+      });
   for (std::uint32_t i = 0; i < m.collectives.size(); ++i)
     if (g.dep[i] == Dep::Prefix)
-      for (std::uint64_t x = g.slot_first[i] + 1; x < g.slot_first[i + 1]; ++x) begins[x] = std::max(begins[x - 1], begins[x]);
+      for (std::uint64_t x = g.slot_first[i] + 1; x < g.slot_first[i + 1]; ++x)
+        begins[x] = std::max(begins[x - 1], begins[x]);
   for (std::uint32_t k = 0; k < m.members.size(); ++k) {
     if (!g.constrained(k)) continue;
     const std::uint32_t i = g.inst[k];
@@ -43,7 +44,8 @@ std::uint64_t count_violations(const engine::Shard& shard, const Graph& g, engin
 
 // The linear correction's maps, t' = I0 + (t − Ir)·(F0 − I0)/(Fr − Ir) per rank r, from the
 // Leave times of MPI_Init (I) and MPI_Finalize (F) on r and on rank 0; one of them → an offset.
-std::vector<Affine> fit_linear(const engine::Shard& shard, engine::Transport& transport, trace::ClockReport& rep) {
+std::vector<Affine> fit_linear(const engine::Shard& shard, engine::Transport& transport,
+                               trace::ClockReport& rep) {
   const engine::LocationRange owned = shard.owned;
   std::vector<Affine> maps(static_cast<std::size_t>(owned.size()));
   if (shard.ranks == 0) return maps;
@@ -57,10 +59,11 @@ std::vector<Affine> fit_linear(const engine::Shard& shard, engine::Transport& tr
     }
   }
   // Rank 0's two times, from the process that owns it, on every process.
-  const engine::Bytes zero = transport.chain(engine::ByteWriter().put(nan).put(nan).bytes(), [&](engine::Bytes in) {
-    if (!owned.holds(0)) return in;
-    return engine::ByteWriter().put(init[0]).put(fin[0]).bytes();
-  });
+  const engine::Bytes zero =
+      transport.chain(engine::ByteWriter().put(nan).put(nan).bytes(), [&](engine::Bytes in) {
+        if (!owned.holds(0)) return in;
+        return engine::ByteWriter().put(init[0]).put(fin[0]).bytes();
+      });
   engine::ByteReader reader(zero);
   const double i0 = reader.get<double>(), f0 = reader.get<double>();
   double max_offset = 0, max_drift = 0;

@@ -33,9 +33,7 @@ inline auto fields(const ClockReport& r) {
 // ground-truth compute interval between each pair of its events, so that their moves are checked.
 inline trace::Trace skewed(trace::Trace tr, std::uint64_t seed, double scale) {
   std::mt19937_64 gen(seed);
-  const auto uniform = [&](double half) {
-    return (static_cast<double>(gen() % 2001) - 1000) / 1000 * half;
-  };
+  const auto uniform = [&](double half) { return (static_cast<double>(gen() % 2001) - 1000) / 1000 * half; };
   for (trace::Location& loc : tr.locations) {
     const double a = loc.rank == 0 ? 0 : uniform(3 * scale), d = loc.rank == 0 ? 0 : uniform(0.02);
     const double w = loc.rank == 0 ? 0 : uniform(0.6 * scale);
@@ -53,8 +51,8 @@ inline trace::Trace skewed(trace::Trace tr, std::uint64_t seed, double scale) {
 // Corrects this process's shard of `tr` and checks it against `serial`, the whole trace corrected
 // by trace::correct_clocks with the same options, which reported `expected`.
 inline void expect_shard_as_serial(Transport& t, const trace::Trace& tr, const trace::Trace& serial,
-                                   const ClockReport& expected, const ClockOptions& options, const std::string& what,
-                                   const std::string& where) {
+                                   const ClockReport& expected, const ClockOptions& options,
+                                   const std::string& what, const std::string& where) {
   Shard shard = Shard::of(tr, Partition::balanced(event_counts(tr), t.size()), t.self());
   const ClockReport report = clock::correct_clocks(shard, t, options);
   EXPECT_EQ(fields(report), fields(expected)) << what << ", " << where;
@@ -73,8 +71,9 @@ inline void expect_shard_as_serial(Transport& t, const trace::Trace& tr, const t
   }
   // The shard's matching is the corrected one: its members carry the corrected times.
   for (const trace::CollMember& mem : shard.matching.members)
-    EXPECT_EQ(std::tuple(bits(mem.begin), bits(mem.end)),
-              std::tuple(bits(shard.time(mem.rank, mem.begin_event)), bits(shard.time(mem.rank, mem.end_event))))
+    EXPECT_EQ(
+        std::tuple(bits(mem.begin), bits(mem.end)),
+        std::tuple(bits(shard.time(mem.rank, mem.begin_event)), bits(shard.time(mem.rank, mem.end_event))))
         << what << ", " << where;
 }
 

@@ -23,11 +23,13 @@ using trace::ClockOptions;
 using trace::ClockReport;
 using Mode = ClockOptions::Mode;
 
-const std::vector<Mode> kModes = {Mode::Auto, Mode::None, Mode::Linear, Mode::Clamp, Mode::LinearAndClamp, Mode::Clc};
+const std::vector<Mode> kModes = {Mode::Auto,  Mode::None,           Mode::Linear,
+                                  Mode::Clamp, Mode::LinearAndClamp, Mode::Clc};
 
 // The one-process result of each mode; every sharded run checked against it.
-void expect_sharded_as_serial(const trace::Trace& tr, const std::string& name, const std::vector<int>& processes,
-                              const std::vector<std::uint64_t>& seeds, const ClockOptions& base = {}) {
+void expect_sharded_as_serial(const trace::Trace& tr, const std::string& name,
+                              const std::vector<int>& processes, const std::vector<std::uint64_t>& seeds,
+                              const ClockOptions& base = {}) {
   for (Mode mode : kModes) {
     ClockOptions options = base;
     options.mode = mode;
@@ -58,7 +60,8 @@ TEST(ShardClock, SkewedRandomTracesAreCorrectedAsByOneProcessInEveryMode) {
   for (std::uint64_t seed : {1u, 2u, 3u, 99u})
     for (trace::Rank locations : {2, 5, 9}) {
       const trace::Trace tr = skewed(random_trace(locations, seed), seed + 5, 1.0);
-      expect_sharded_as_serial(tr, std::to_string(locations) + " locations, trace seed " + std::to_string(seed),
+      expect_sharded_as_serial(tr,
+                               std::to_string(locations) + " locations, trace seed " + std::to_string(seed),
                                with_one_more(tr), {1, 4242});
       trace::Trace copy = tr;
       const ClockReport rep = trace::correct_clocks(copy);
@@ -79,7 +82,8 @@ TEST(ShardClock, ALatencyAndTheClcsOwnAreKeptAsByOneProcess) {
   options.clc_latency = 0.5;
   for (std::uint64_t seed : {7u, 8u}) {
     const trace::Trace tr = skewed(random_trace(6, seed), seed, 0.5);
-    expect_sharded_as_serial(tr, "l_min 0.25, trace seed " + std::to_string(seed), {1, 2, 4, 7}, {3}, options);
+    expect_sharded_as_serial(tr, "l_min 0.25, trace seed " + std::to_string(seed), {1, 2, 4, 7}, {3},
+                             options);
   }
 }
 
@@ -98,7 +102,8 @@ TEST(ShardClock, ADependencyCycleIsBrokenAtTheSameRankOnEveryProcessCount) {
       mpi_call(tr, loc, t, MpiOp::Send, {make_event(0, EventKind::Send, MpiOp::None, 0, peer, 0, 8)});
     }
     mpi_call(tr, loc, t, MpiOp::Barrier,
-             {make_event(0, EventKind::CollBegin, MpiOp::Barrier, 0), make_event(0, EventKind::CollEnd, MpiOp::Barrier, 0)});
+             {make_event(0, EventKind::CollBegin, MpiOp::Barrier, 0),
+              make_event(0, EventKind::CollEnd, MpiOp::Barrier, 0)});
     tr.locations.push_back(std::move(loc));
   }
   trace::Trace copy = tr;
