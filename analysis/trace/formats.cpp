@@ -105,13 +105,12 @@ Trace read_paraver_file(const std::string& path, SkippedKinds* skipped, std::vec
   return t;
 }
 
-// Paraver per location: the whole trace is read and cut (its regions and communicators are
-// defined while every task's records are read; a reading of the owned tasks alone is to come).
-TracePart read_paraver_part(const std::string& path, Rank first, Rank last) {
-  return part_of(read_paraver(path), first, last);
+// Paraver per location (read_paraver_part): the counts are those of a part without tasks.
+TracePart read_paraver_tasks(const std::string& path, Rank first, Rank last) {
+  return read_paraver_part(path, first, last);
 }
 std::vector<std::uint64_t> paraver_event_counts(const std::string& path) {
-  return part_of(read_paraver(path), 0, 0).event_counts;
+  return read_paraver_part(path, 0, 0).event_counts;
 }
 
 // ---------------------------------------------------------------- TI ----
@@ -170,7 +169,7 @@ std::vector<FormatDescriptor> make_formats() {
                .side_files = paraver_side_files,
                .shown_path = shown_as_given,
                .read = read_paraver_file,
-               .read_part = read_paraver_part,
+               .read_part = read_paraver_tasks,
                .event_counts = paraver_event_counts,
                .write = write_paraver});
   f.push_back({.id = TraceFormat::Ti,
