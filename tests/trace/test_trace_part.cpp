@@ -3,7 +3,10 @@
 // whole trace's definitions and global values; the event counts equal the whole trace's; a
 // damaged byte of location k is reported by the part that owns k, with the serial reader's
 // message, and by no other (.wlt, OTF2); a part of an OTF2 archive opens no other location's
-// files; a TI trace and a range beyond the trace are refused.
+// files; a TI trace and a range beyond the trace are refused. Paraver: every split of the Extrae
+// traces, the fixtures and waitlab-written traces, one whose tasks meet regions in another order
+// than the file does; a part keeps its own tasks' pairs only; a malformed line fails every part
+// with the whole reader's message.
 #include <gtest/gtest.h>
 
 #include <cmath>
