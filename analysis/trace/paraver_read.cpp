@@ -1265,124 +1265,121 @@ class Reader {
     std::int64_t& open_plain = a.open_plain;
     std::vector<RegionId>& stack = a.stack;
     const Misplaced outside = worker ? Misplaced::WorkerThread : Misplaced::OutsideCall;
-    {
-      const std::uint32_t n = count;
-      bool has_exit = false;
-      for (std::uint32_t i = 0; i < n; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const std::int64_t type = pairs[i].type;
-        const std::int64_t v = pairs[i].value;
-        RCall* c = open >= 0 ? &tc.calls[static_cast<std::size_t>(open)] : nullptr;
-        ++st_.used_events;  // misplace() takes it back
-        if (is_mpi_type(type)) {
-          if (v != 0) {
-            // A call while another is open: the open one ends here.
-            if (c) c->t_leave = t;
-            if (open_plain >= 0) tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
-            open = open_plain = -1;
-            const MpiOp op = call_op(type, v);
-            if (op != MpiOp::None && !worker) {
-              RCall nc;
-              nc.op = op;
-              nc.t_enter = t;
-              nc.comp_first = static_cast<std::uint32_t>(tc.comps.size());
-              open = static_cast<std::int64_t>(tc.calls.size());
-              tc.items.push_back(Item{t, static_cast<std::uint32_t>(tc.calls.size()), Item::Call});
-              tc.calls.push_back(nc);
-            } else {
-              open_plain = op != MpiOp::None ? mpi_region(d, op) : plain_region(d, type, v);
-              tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Enter});
-              if (worker) ++st_.worker_mpi_calls;
-            }
-          } else if (c) {
-            c->t_leave = t;
-            open = -1;
-          } else if (open_plain >= 0) {
-            tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
-            open_plain = -1;
+    bool has_exit = false;
+    for (std::uint32_t i = 0; i < count; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::int64_t type = pairs[i].type;
+      const std::int64_t v = pairs[i].value;
+      RCall* c = open >= 0 ? &tc.calls[static_cast<std::size_t>(open)] : nullptr;
+      ++st_.used_events;  // misplace() takes it back
+      if (is_mpi_type(type)) {
+        if (v != 0) {
+          // A call while another is open: the open one ends here.
+          if (c) c->t_leave = t;
+          if (open_plain >= 0) tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
+          open = open_plain = -1;
+          const MpiOp op = call_op(type, v);
+          if (op != MpiOp::None && !worker) {
+            RCall nc;
+            nc.op = op;
+            nc.t_enter = t;
+            nc.comp_first = static_cast<std::uint32_t>(tc.comps.size());
+            open = static_cast<std::int64_t>(tc.calls.size());
+            tc.items.push_back(Item{t, static_cast<std::uint32_t>(tc.calls.size()), Item::Call});
+            tc.calls.push_back(nc);
+          } else {
+            open_plain = op != MpiOp::None ? mpi_region(d, op) : plain_region(d, type, v);
+            tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Enter});
+            if (worker) ++st_.worker_mpi_calls;
+          }
+        } else if (c) {
+          c->t_leave = t;
+          open = -1;
+        } else if (open_plain >= 0) {
+          tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
+          open_plain = -1;
+        } else {
+          misplace(type, Misplaced::NothingOpen);
+        }
+        continue;
+      }
+      switch (type) {
+        case kPrvUserFunction:
+          if (has_exit) break;  // the exact exit follows on this line
+          if (open >= 0 || open_plain >= 0) {
+            misplace(type, Misplaced::InsideCall);
+          } else if (v != 0) {
+            const RegionId id = user_region(d, v);
+            stack.push_back(id);
+            tc.items.push_back(Item{t, id, Item::Enter});
+          } else if (!stack.empty()) {
+            tc.items.push_back(Item{t, stack.back(), Item::Leave});
+            stack.pop_back();
           } else {
             misplace(type, Misplaced::NothingOpen);
           }
-          continue;
-        }
-        switch (type) {
-          case kPrvUserFunction:
-            if (has_exit) break;  // the exact exit follows on this line
-            if (open >= 0 || open_plain >= 0) {
-              misplace(type, Misplaced::InsideCall);
-            } else if (v != 0) {
-              const RegionId id = user_region(d, v);
-              stack.push_back(id);
-              tc.items.push_back(Item{t, id, Item::Enter});
-            } else if (!stack.empty()) {
-              tc.items.push_back(Item{t, stack.back(), Item::Leave});
-              stack.pop_back();
-            } else {
-              misplace(type, Misplaced::NothingOpen);
-            }
-            break;
-          case kPrvUserExit:
-            if (open >= 0 || open_plain >= 0) {
-              misplace(type, Misplaced::InsideCall);
-            } else if (v <= 0) {
-              misplace(type, Misplaced::BadValue);
-            } else {
-              const RegionId id = user_region(d, v);
-              const auto it = std::find(stack.rbegin(), stack.rend(), id);
-              if (it != stack.rend()) stack.erase(std::next(it).base());
-              tc.items.push_back(Item{t, id, Item::Leave});
-            }
-            break;
-          case kPrvCollSendSize:
-          case kPrvCollRecvSize:
-          case kPrvCollRoot:
-          case kPrvCollComm:
-            if (!c) {
-              misplace(type, outside);
-            } else if (type == kPrvCollSendSize) {
-              c->coll_sent = v;
-            } else if (type == kPrvCollRecvSize) {
-              c->coll_recv = v;
-            } else if (type == kPrvCollRoot) {
-              c->root_flag = v != 0;
-            } else {
-              c->coll_comm = v;
-            }
-            break;
-          case kPrvRequestCompleted:
-            if (c && waits(c->op) && v > 0) {
-              tc.comps.push_back(Completion{t, v - 1});
-              ++c->comp_count;
-            } else {
-              misplace(type, c ? Misplaced::BadValue : outside);
-            }
-            break;
-          case kPrvRequestStarted:
-            if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
-              tc.desc(*c).req = v - 1;
-              tc.desc(*c).t_req = t;
-            } else {
-              misplace(type, c ? Misplaced::BadValue : outside);
-            }
-            break;
-          default:  // the descriptors of a call
-            if (!c) {
-              misplace(type, outside);
-            } else if (type == kPrvRecvSource) {
-              tc.desc(*c).recv_src = v;
-            } else if (type == kPrvRecvTag) {
-              tc.desc(*c).recv_tag = v;
-            } else if (type == kPrvRecvSize) {
-              tc.desc(*c).recv_size = v;
-            } else if (type == kPrvSendDest) {
-              tc.desc(*c).send_dest = v;
-            } else if (type == kPrvSendTag) {
-              tc.desc(*c).send_tag = v;
-            } else {
-              misplace(type, Misplaced::BadValue);
-            }
-            break;
-        }
+          break;
+        case kPrvUserExit:
+          if (open >= 0 || open_plain >= 0) {
+            misplace(type, Misplaced::InsideCall);
+          } else if (v <= 0) {
+            misplace(type, Misplaced::BadValue);
+          } else {
+            const RegionId id = user_region(d, v);
+            const auto it = std::find(stack.rbegin(), stack.rend(), id);
+            if (it != stack.rend()) stack.erase(std::next(it).base());
+            tc.items.push_back(Item{t, id, Item::Leave});
+          }
+          break;
+        case kPrvCollSendSize:
+        case kPrvCollRecvSize:
+        case kPrvCollRoot:
+        case kPrvCollComm:
+          if (!c) {
+            misplace(type, outside);
+          } else if (type == kPrvCollSendSize) {
+            c->coll_sent = v;
+          } else if (type == kPrvCollRecvSize) {
+            c->coll_recv = v;
+          } else if (type == kPrvCollRoot) {
+            c->root_flag = v != 0;
+          } else {
+            c->coll_comm = v;
+          }
+          break;
+        case kPrvRequestCompleted:
+          if (c && waits(c->op) && v > 0) {
+            tc.comps.push_back(Completion{t, v - 1});
+            ++c->comp_count;
+          } else {
+            misplace(type, c ? Misplaced::BadValue : outside);
+          }
+          break;
+        case kPrvRequestStarted:
+          if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
+            tc.desc(*c).req = v - 1;
+            tc.desc(*c).t_req = t;
+          } else {
+            misplace(type, c ? Misplaced::BadValue : outside);
+          }
+          break;
+        default:  // the descriptors of a call
+          if (!c) {
+            misplace(type, outside);
+          } else if (type == kPrvRecvSource) {
+            tc.desc(*c).recv_src = v;
+          } else if (type == kPrvRecvTag) {
+            tc.desc(*c).recv_tag = v;
+          } else if (type == kPrvRecvSize) {
+            tc.desc(*c).recv_size = v;
+          } else if (type == kPrvSendDest) {
+            tc.desc(*c).send_dest = v;
+          } else if (type == kPrvSendTag) {
+            tc.desc(*c).send_tag = v;
+          } else {
+            misplace(type, Misplaced::BadValue);
+          }
+          break;
       }
     }
   }
