@@ -132,19 +132,22 @@ Trace read_paraver_file(const std::string& path, SkippedKinds* skipped, std::vec
   return t;
 }
 
-// Paraver per location: the whole trace is read and cut (its regions and communicators are
-// defined while every task's records are read; a reading of the owned tasks alone is to come).
-TracePart read_paraver_part(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
-                            std::vector<std::string>* warnings) {
-  Trace whole = read_paraver_file(path, skipped, warnings);
-  return part_of(whole, first, last);
+// Paraver per location (read_paraver_part): every part reads every record (the other tasks'
+// define regions and count events), so each says what was left out of the whole trace and
+// what it found suspect; the counts are those of a part without tasks.
+TracePart read_paraver_tasks(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
+                             std::vector<std::string>* warnings) {
+  ParaverReadStats st;
+  TracePart part = read_paraver_part(path, first, last, &st);
+  if (skipped) *skipped = std::move(st.skipped);
+  if (warnings && st.ends_early) warnings->push_back(paraver_ends_early(path, st));
+  return part;
 }
-// Each part says what was left out of the whole trace (it read it whole).
 SkippedKinds merge_paraver_skipped(const std::vector<SkippedKinds>& parts) {
   return parts.empty() ? SkippedKinds{} : parts.front();
 }
 std::vector<std::uint64_t> paraver_event_counts(const std::string& path) {
-  return part_of(read_paraver(path), 0, 0).event_counts;
+  return read_paraver_part(path, 0, 0).event_counts;
 }
 
 // ---------------------------------------------------------------- TI ----
@@ -205,7 +208,7 @@ std::vector<FormatDescriptor> make_formats() {
                .side_files = paraver_side_files,
                .shown_path = shown_as_given,
                .read = read_paraver_file,
-               .read_part = read_paraver_part,
+               .read_part = read_paraver_tasks,
                .merge_skipped = merge_paraver_skipped,
                .event_counts = paraver_event_counts,
                .write = write_paraver});

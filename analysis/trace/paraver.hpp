@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
+#include "analysis/trace/trace_part.hpp"
 
 namespace waitlab::trace {
 
@@ -103,6 +104,7 @@ struct ParaverReadStats {
   std::uint64_t records = 0;                // state, event and communication records read
   std::uint64_t event_pairs = 0;            // type:value pairs of the event records
   std::uint64_t used_events = 0;            // pairs the reader used
+  std::uint64_t kept_pairs = 0;             // used pairs kept for pass A: those of the tasks read (read_paraver_part)
   std::uint64_t skipped_events = 0;         // pairs it did not use: the "event type ..." kinds
   std::uint64_t skipped_records = 0;        // records and lines it did not use: the other kinds
   std::uint64_t locations = 0;              // threads read (all threads of all tasks)
@@ -135,6 +137,17 @@ struct ParaverReadStats {
 
 // Reads prv_path ("X.prv" or "X.prv.gz"; X.pcf next to it when present).
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats = nullptr);
+// Reads the tasks [first, last) of prv_path (ranks first to last - 1) in one pass: the part of
+// read_paraver's trace (trace_part.hpp), every value equal to the whole trace's. Only these
+// tasks' records are kept (their pairs, states, counter samples and events); the others' event
+// records go through pass A as they are read, and what is kept of them is what their regions,
+// collective roots and event counts need: their thread 1's MPI calls and region items, and
+// the communication records of thread 1 (every rank's event count is its events in the whole
+// trace, made and counted one task at a time and dropped). Every record of every task is
+// parsed and checked, so a malformed file fails every part with read_paraver's message.
+// read_paraver is this reader over every task. std::invalid_argument unless 0 <= first <= last
+// <= the tasks; `stats` as read_paraver's, but for the tasks read, except kept_pairs.
+TracePart read_paraver_part(const std::string& prv_path, Rank first, Rank last, ParaverReadStats* stats = nullptr);
 
 // How far before the declared end the records may stop without a warning: 1 % of it (Extrae's
 // traces end their last state records at the declared end exactly).

@@ -7,6 +7,10 @@
 // B: the call whose Enter is the logical time, preferring one whose waitlab descriptors
 // name the same peer and tag), finds the root of every collective instance from the
 // is-root flags (pass C), and writes the events (pass D). All times stay integer ticks until
+// pass D makes them seconds. A part (read_paraver_part) keeps the pairs, states and counter
+// samples of its tasks only: another task's event records go through pass A as they are read
+// (stream_line), its regions noted and defined in the whole reader's order (define_noted), and
+// its events are made in pass D to be counted, one task at a time.
 #include "analysis/trace/paraver.hpp"
 
 #include <algorithm>
@@ -14,12 +18,14 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <compare>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "analysis/trace/paraver_common.hpp"
+#include "analysis/trace/trace_part.hpp"
 #include "util/error.hpp"
 
 #include <zlib.h>
@@ -492,6 +499,7 @@ struct RawTask {
   std::int64_t last = -1;          // time of the last state/event record
   std::uint64_t last_line = 0;     // its line number
   std::int64_t covered = 0;        // the state records cover [0, covered)
+  std::uint64_t pairs_read = 0;    // used pairs read (kept or not)
   std::int64_t mpi_open = -1;      // Enter time of the open MPI call, -1 if none
   std::size_t user_depth = 0;      // user regions open (as pass A will count them, near enough)
 };
@@ -615,27 +623,34 @@ class FreeSlots {
 
 class Reader {
  public:
-  Reader(const std::string& path, ParaverReadStats& st) : path_(path), st_(st) {}
+  // Reads the tasks [first, last) (every task if `whole`).
+  Reader(const std::string& path, ParaverReadStats& st, Rank first, Rank last, bool whole)
+      : path_(path), st_(st), whole_(whole), own_first_(static_cast<std::size_t>(first)),
+        own_last_(static_cast<std::size_t>(last)) {}
 
-  Trace read() {
+  TracePart read() {
     pcf_ = read_pcf(base_of(path_) + ".pcf");
     st_.waitlab_written = pcf_.waitlab;
     store_states_ = !pcf_.waitlab;
-    parse_prv();
-    st_.waitlab_written = st_.waitlab_written || saw_waitlab_;
     Trace t;
+    parse_prv(t.defs);
+    st_.waitlab_written = st_.waitlab_written || saw_waitlab_;
     defs_regions_from_pcf(t.defs);
     build_comms(t.defs);
     const std::size_t n = header_.threads.size();
-    calls_.resize(n);
-    t.locations.resize(n);
+    t.locations.resize(own_last_ - own_first_);
     for (std::size_t k = 0; k < n; ++k) {
       const std::int64_t threads = header_.threads[k];
+      if (!owns(k)) {
+        define_noted(t.defs, first_[k] + static_cast<std::size_t>(threads));
+        for (std::int64_t th = 1; th <= threads; ++th) raw_[first_[k] + static_cast<std::size_t>(th - 1)] = RawTask{};
+        continue;
+      }
       for (std::int64_t th = 1; th <= threads; ++th) {
         RawTask& rt = raw_[first_[k] + static_cast<std::size_t>(th - 1)];
         Location* loc = nullptr;
         if (th == 1) {
-          loc = &t.locations[k];
+          loc = &t.locations[k - own_first_];
           pass_a(rt, calls_[k], t.defs, false);
         } else {
           t.threads.emplace_back();
@@ -650,14 +665,21 @@ class Reader {
         rt = RawTask{};  // the raw records are no longer needed
       }
     }
+    stream_ = {};
     give_back();
     pass_b();
     logical_ = {};
     pass_c(t.defs);
     std::size_t freed = 0;
+    std::vector<std::uint64_t> counts(n);
     for (std::size_t k = 0; k < n; ++k) {
       freed += calls_[k].calls.size() * sizeof(RCall) + calls_[k].items.size() * sizeof(Item);
-      pass_d(calls_[k], t.defs, t.locations[k].events);
+      // Another task's events are made to be counted, one task at a time.
+      std::vector<Event> others;
+      if (!owns(k)) resolve_noted(calls_[k]);
+      std::vector<Event>& events = owns(k) ? t.locations[k - own_first_].events : others;
+      pass_d(calls_[k], t.defs, events);
+      counts[k] = events.size();
       if (freed > kTrimEvery) {
         give_back();
         freed = 0;
@@ -675,7 +697,7 @@ class Reader {
     st_.ends_early = static_cast<double>(header_.end_time - last_time_) >
                      kParaverEndsEarlyFraction * static_cast<double>(header_.end_time);
     report_skipped();
-    return t;
+    return make_part(std::move(t), n, static_cast<Rank>(own_first_), std::move(counts));
   }
 
  private:
@@ -696,7 +718,8 @@ class Reader {
 
   // ---- parsing ----
 
-  void parse_prv() {
+  // `d`: the definitions the other tasks' records note their regions for (define_noted).
+  void parse_prv(Definitions& d) {
     LineReader in(path_);
     std::string_view line;
     if (!in.next(line)) fail(1, "empty file (expected the '#Paraver' header)");
@@ -710,6 +733,14 @@ class Reader {
         fail(in.line_no(), "the header declares more than " + std::to_string(kMaxLocations) + " threads in all");
     }
     raw_.resize(locations);
+    const std::size_t tasks = header_.threads.size();
+    if (whole_) own_first_ = 0, own_last_ = tasks;
+    if (own_last_ > tasks)
+      throw std::invalid_argument(path_ + ": ranks [" + std::to_string(own_first_) + ", " + std::to_string(own_last_) +
+                                  ") of a trace of " + std::to_string(tasks) + " tasks");
+    if (own_last_ - own_first_ < tasks) stream_.resize(locations);
+    calls_.resize(tasks);
+    defs_ = &d;
     for (std::int64_t c = 0; c < header_.comms; ++c) {
       if (!in.next(line))
         fail(in.line_no() + 1, "expected " + std::to_string(header_.comms) + " communicator lines after the header, found " +
@@ -866,7 +897,7 @@ class Reader {
       ++skip_endless_states_;
       return;
     }
-    if (store_states_) {
+    if (store_states_ && owns(static_cast<std::size_t>(w.task))) {
       RawTask& rt = raw_[w.loc];
       const std::int64_t b = std::max(begin, rt.covered);
       if (b > rt.covered) push_state(rt, rt.covered, b, 0);  // time no record covers: Idle
@@ -891,7 +922,12 @@ class Reader {
     in_order(f, w, time, no);
     last_time_ = std::max(last_time_, time);
     RawTask& rt = raw_[w.loc];
+    // The owned tasks' pairs are kept for pass A; another task's go through it at once.
+    const bool keep = owns(static_cast<std::size_t>(w.task));
+    Chunks<RawPair>* kept = keep ? &rt.pairs : nullptr;
+    line_pairs_.clear();
     const auto first = static_cast<std::uint32_t>(rt.pairs.size());
+    std::uint32_t used = 0;
     std::uint64_t ins = 0, cyc = 0;
     std::uint8_t has = 0;
     // User-region nesting, counted as pass A will (a line with an exit, 69000006, leaves one
@@ -912,7 +948,9 @@ class Reader {
         has |= kHasCycles;
         ++st_.used_events;
       } else if (used_type(type)) {
-        rt.pairs.push_back(RawPair{type, value});
+        if (kept) kept->push_back(RawPair{type, value});
+        else line_pairs_.push_back(RawPair{type, value});
+        ++used;
         if (is_mpi_type(type)) mpi_edge(rt, time, value);
         if (type == kPrvUserFunction && rt.mpi_open < 0) {
           if (value != 0) peak = std::max(peak, ++depth);
@@ -935,14 +973,31 @@ class Reader {
       rt.user_depth = depth;
     }
     if (has) {
-      rt.counters.push_back(CounterSample{seconds(time), ins, cyc});
+      if (keep) rt.counters.push_back(CounterSample{seconds(time), ins, cyc});
       counters_ |= has;
     }
-    if (rt.pairs.size() > first) {
-      if (rt.pairs.size() > std::numeric_limits<std::uint32_t>::max())
-        f.fail("too many events for one thread");
-      rt.lines.push_back(RawLine{time, first, static_cast<std::uint32_t>(rt.pairs.size() - first)});
+    if (used > 0) {
+      rt.pairs_read += used;
+      if (rt.pairs_read > std::numeric_limits<std::uint32_t>::max()) f.fail("too many events for one thread");
+      if (keep) {
+        rt.lines.push_back(RawLine{time, first, used});
+        st_.kept_pairs += used;
+      } else {
+        stream_line(w, time);
+      }
     }
+  }
+
+  // Pass A over one event record of a task the part does not own (its used pairs in
+  // line_pairs_): thread 1's calls and items are kept to be matched and counted (passes B to
+  // D), a worker thread's items are not; regions are noted (note()).
+  void stream_line(const Where& w, std::int64_t time) {
+    TaskCalls& tc = w.first_thread ? calls_[static_cast<std::size_t>(w.task)] : worker_items_;
+    recording_ = w.loc;
+    pass_a_line(stream_[w.loc], tc, *defs_, !w.first_thread, time, line_pairs_.data(),
+                static_cast<std::uint32_t>(line_pairs_.size()));
+    recording_ = kNoLocation;
+    worker_items_.items.clear();
   }
 
   void comm_record(std::string_view line, std::uint64_t no) {
@@ -1065,6 +1120,7 @@ class Reader {
   }
 
   RegionId user_region(Definitions& d, std::int64_t v) {
+    if (recording_ != kNoLocation) return note(RegionKey{RegionKey::User, v, 0});
     const auto it = user_.find(v);
     if (it != user_.end()) return it->second;
     const auto id = static_cast<RegionId>(d.regions.size());
@@ -1075,6 +1131,7 @@ class Reader {
 
   // An MPI call the event model does not know: a plain region named by its label.
   RegionId plain_region(Definitions& d, std::int64_t type, std::int64_t value) {
+    if (recording_ != kNoLocation) return note(RegionKey{RegionKey::Plain, type, value});
     const auto key = std::make_pair(type, value);
     const auto it = plain_.find(key);
     if (it != plain_.end()) return it->second;
@@ -1092,9 +1149,66 @@ class Reader {
   }
 
   RegionId mpi_region(Definitions& d, MpiOp op) {
+    if (recording_ != kNoLocation) return note(RegionKey{RegionKey::Mpi, static_cast<std::int64_t>(op), 0});
     auto& slot = mpi_regions_[static_cast<std::size_t>(op)];
     if (slot == kNoRegion) slot = d.mpi_region(op);
     return slot;
+  }
+
+  // ---- the regions of the tasks a part does not own ----
+  //
+  // Pass A defines regions as it meets them, task after task; a part runs it on another task's
+  // records as they are read (they are not kept), in file order. There the three functions
+  // above only note what they were asked for, under a stand-in id: a key first asked for by
+  // location `loc` is defined where the whole reader defines it, when the tasks are taken in
+  // order (define_noted), and the stand-in ids of the kept items are replaced (resolve_noted).
+
+  struct RegionKey {
+    enum Kind : std::uint8_t { User, Plain, Mpi } kind;
+    std::int64_t a, b;  // User: the value; Plain: type, value; Mpi: the MpiOp
+    auto operator<=>(const RegionKey&) const = default;
+  };
+  struct Need {
+    std::size_t loc;     // the first location (in raw_ order) that asked for the key
+    std::uint64_t when;  // when it first asked, in reading order
+  };
+
+  RegionId note(const RegionKey& k) {
+    const auto [it, added] = noted_.emplace(k, static_cast<RegionId>(noted_keys_.size()));
+    if (added) {
+      noted_keys_.push_back(k);
+      needs_.push_back(Need{recording_, notes_});
+    } else if (recording_ < needs_[it->second].loc) {
+      needs_[it->second] = Need{recording_, notes_};
+    }
+    ++notes_;
+    return it->second;
+  }
+
+  // Defines the keys first asked for by locations before `end` (in raw_ order), in the order
+  // the whole reader defines them.
+  void define_noted(Definitions& d, std::size_t end) {
+    if (order_.size() != noted_keys_.size()) {
+      order_.resize(noted_keys_.size());
+      for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<RegionId>(i);
+      std::sort(order_.begin(), order_.end(), [&](RegionId x, RegionId y) {
+        return std::tie(needs_[x].loc, needs_[x].when) < std::tie(needs_[y].loc, needs_[y].when);
+      });
+      defined_.assign(noted_keys_.size(), kNoRegion);
+    }
+    for (; next_noted_ < order_.size() && needs_[order_[next_noted_]].loc < end; ++next_noted_) {
+      const RegionId i = order_[next_noted_];
+      const RegionKey& k = noted_keys_[i];
+      defined_[i] = k.kind == RegionKey::User    ? user_region(d, k.a)
+                    : k.kind == RegionKey::Plain ? plain_region(d, k.a, k.b)
+                                                 : mpi_region(d, static_cast<MpiOp>(k.a));
+    }
+  }
+
+  // The regions of a task read without being kept, once every key is defined.
+  void resolve_noted(TaskCalls& tc) const {
+    for (Item& it : tc.items)
+      if (it.kind != Item::Call) it.ref = defined_[it.ref];
   }
 
   // The operation of an MPI call value, or None for a call waitlab does not model.
@@ -1127,134 +1241,145 @@ class Reader {
 
   // ---- pass A: calls and user regions of one task ----
 
+  // What pass A carries from one event record of a location to the next.
+  struct PassA {
+    std::int64_t open = -1;        // open call
+    std::int64_t open_plain = -1;  // open call of an MPI function waitlab does not model
+    std::vector<RegionId> stack;   // user regions
+  };
+
   // On a worker thread (worker = true) every MPI call is a plain Enter/Leave of its region:
   // Extrae's communication records and collective details belong to thread 1.
   void pass_a(RawTask& rt, TaskCalls& tc, Definitions& d, bool worker) {
-    std::int64_t open = -1;             // open call
-    std::int64_t open_plain = -1;       // open call of an MPI function waitlab does not model
-    std::vector<RegionId> stack;        // user regions
-    const Misplaced outside = worker ? Misplaced::WorkerThread : Misplaced::OutsideCall;
+    PassA a;
     const std::vector<RawLine> lines = rt.lines.take();  // one location's: a small copy
     const std::vector<RawPair> all_pairs = rt.pairs.take();
-    for (const RawLine& ln : lines) {
-      const std::int64_t t = ln.time;
-      const RawPair* pairs = all_pairs.data() + ln.first;
-      bool has_exit = false;
-      for (std::uint32_t i = 0; i < ln.count; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
-      for (std::uint32_t i = 0; i < ln.count; ++i) {
-        const std::int64_t type = pairs[i].type;
-        const std::int64_t v = pairs[i].value;
-        RCall* c = open >= 0 ? &tc.calls[static_cast<std::size_t>(open)] : nullptr;
-        ++st_.used_events;  // misplace() takes it back
-        if (is_mpi_type(type)) {
-          if (v != 0) {
-            // A call while another is open: the open one ends here.
-            if (c) c->t_leave = t;
-            if (open_plain >= 0) tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
-            open = open_plain = -1;
-            const MpiOp op = call_op(type, v);
-            if (op != MpiOp::None && !worker) {
-              RCall nc;
-              nc.op = op;
-              nc.t_enter = t;
-              nc.comp_first = static_cast<std::uint32_t>(tc.comps.size());
-              open = static_cast<std::int64_t>(tc.calls.size());
-              tc.items.push_back(Item{t, static_cast<std::uint32_t>(tc.calls.size()), Item::Call});
-              tc.calls.push_back(nc);
-            } else {
-              open_plain = op != MpiOp::None ? mpi_region(d, op) : plain_region(d, type, v);
-              tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Enter});
-              if (worker) ++st_.worker_mpi_calls;
-            }
-          } else if (c) {
-            c->t_leave = t;
-            open = -1;
-          } else if (open_plain >= 0) {
-            tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
-            open_plain = -1;
+    for (const RawLine& ln : lines) pass_a_line(a, tc, d, worker, ln.time, all_pairs.data() + ln.first, ln.count);
+  }
+
+  // Pass A over one event record's used pairs (`count` of them at `pairs`, time t), `a` the
+  // location's state after its earlier records.
+  void pass_a_line(PassA& a, TaskCalls& tc, Definitions& d, bool worker, std::int64_t t, const RawPair* pairs,
+                   std::uint32_t count) {
+    std::int64_t& open = a.open;
+    std::int64_t& open_plain = a.open_plain;
+    std::vector<RegionId>& stack = a.stack;
+    const Misplaced outside = worker ? Misplaced::WorkerThread : Misplaced::OutsideCall;
+    bool has_exit = false;
+    for (std::uint32_t i = 0; i < count; ++i) has_exit = has_exit || pairs[i].type == kPrvUserExit;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::int64_t type = pairs[i].type;
+      const std::int64_t v = pairs[i].value;
+      RCall* c = open >= 0 ? &tc.calls[static_cast<std::size_t>(open)] : nullptr;
+      ++st_.used_events;  // misplace() takes it back
+      if (is_mpi_type(type)) {
+        if (v != 0) {
+          // A call while another is open: the open one ends here.
+          if (c) c->t_leave = t;
+          if (open_plain >= 0) tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
+          open = open_plain = -1;
+          const MpiOp op = call_op(type, v);
+          if (op != MpiOp::None && !worker) {
+            RCall nc;
+            nc.op = op;
+            nc.t_enter = t;
+            nc.comp_first = static_cast<std::uint32_t>(tc.comps.size());
+            open = static_cast<std::int64_t>(tc.calls.size());
+            tc.items.push_back(Item{t, static_cast<std::uint32_t>(tc.calls.size()), Item::Call});
+            tc.calls.push_back(nc);
+          } else {
+            open_plain = op != MpiOp::None ? mpi_region(d, op) : plain_region(d, type, v);
+            tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Enter});
+            if (worker) ++st_.worker_mpi_calls;
+          }
+        } else if (c) {
+          c->t_leave = t;
+          open = -1;
+        } else if (open_plain >= 0) {
+          tc.items.push_back(Item{t, static_cast<RegionId>(open_plain), Item::Leave});
+          open_plain = -1;
+        } else {
+          misplace(type, Misplaced::NothingOpen);
+        }
+        continue;
+      }
+      switch (type) {
+        case kPrvUserFunction:
+          if (has_exit) break;  // the exact exit follows on this line
+          if (open >= 0 || open_plain >= 0) {
+            misplace(type, Misplaced::InsideCall);
+          } else if (v != 0) {
+            const RegionId id = user_region(d, v);
+            stack.push_back(id);
+            tc.items.push_back(Item{t, id, Item::Enter});
+          } else if (!stack.empty()) {
+            tc.items.push_back(Item{t, stack.back(), Item::Leave});
+            stack.pop_back();
           } else {
             misplace(type, Misplaced::NothingOpen);
           }
-          continue;
-        }
-        switch (type) {
-          case kPrvUserFunction:
-            if (has_exit) break;  // the exact exit follows on this line
-            if (open >= 0 || open_plain >= 0) {
-              misplace(type, Misplaced::InsideCall);
-            } else if (v != 0) {
-              const RegionId id = user_region(d, v);
-              stack.push_back(id);
-              tc.items.push_back(Item{t, id, Item::Enter});
-            } else if (!stack.empty()) {
-              tc.items.push_back(Item{t, stack.back(), Item::Leave});
-              stack.pop_back();
-            } else {
-              misplace(type, Misplaced::NothingOpen);
-            }
-            break;
-          case kPrvUserExit:
-            if (open >= 0 || open_plain >= 0) {
-              misplace(type, Misplaced::InsideCall);
-            } else if (v <= 0) {
-              misplace(type, Misplaced::BadValue);
-            } else {
-              const RegionId id = user_region(d, v);
-              const auto it = std::find(stack.rbegin(), stack.rend(), id);
-              if (it != stack.rend()) stack.erase(std::next(it).base());
-              tc.items.push_back(Item{t, id, Item::Leave});
-            }
-            break;
-          case kPrvCollSendSize:
-          case kPrvCollRecvSize:
-          case kPrvCollRoot:
-          case kPrvCollComm:
-            if (!c) {
-              misplace(type, outside);
-            } else if (type == kPrvCollSendSize) {
-              c->coll_sent = v;
-            } else if (type == kPrvCollRecvSize) {
-              c->coll_recv = v;
-            } else if (type == kPrvCollRoot) {
-              c->root_flag = v != 0;
-            } else {
-              c->coll_comm = v;
-            }
-            break;
-          case kPrvRequestCompleted:
-            if (c && waits(c->op) && v > 0) {
-              tc.comps.push_back(Completion{t, v - 1});
-              ++c->comp_count;
-            } else {
-              misplace(type, c ? Misplaced::BadValue : outside);
-            }
-            break;
-          case kPrvRequestStarted:
-            if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
-              tc.desc(*c).req = v - 1;
-              tc.desc(*c).t_req = t;
-            } else {
-              misplace(type, c ? Misplaced::BadValue : outside);
-            }
-            break;
-          default:  // the descriptors of a call
-            if (!c) {
-              misplace(type, outside);
-            } else if (type == kPrvRecvSource) {
-              tc.desc(*c).recv_src = v;
-            } else if (type == kPrvRecvTag) {
-              tc.desc(*c).recv_tag = v;
-            } else if (type == kPrvRecvSize) {
-              tc.desc(*c).recv_size = v;
-            } else if (type == kPrvSendDest) {
-              tc.desc(*c).send_dest = v;
-            } else if (type == kPrvSendTag) {
-              tc.desc(*c).send_tag = v;
-            } else {
-              misplace(type, Misplaced::BadValue);
-            }
-            break;
-        }
+          break;
+        case kPrvUserExit:
+          if (open >= 0 || open_plain >= 0) {
+            misplace(type, Misplaced::InsideCall);
+          } else if (v <= 0) {
+            misplace(type, Misplaced::BadValue);
+          } else {
+            const RegionId id = user_region(d, v);
+            const auto it = std::find(stack.rbegin(), stack.rend(), id);
+            if (it != stack.rend()) stack.erase(std::next(it).base());
+            tc.items.push_back(Item{t, id, Item::Leave});
+          }
+          break;
+        case kPrvCollSendSize:
+        case kPrvCollRecvSize:
+        case kPrvCollRoot:
+        case kPrvCollComm:
+          if (!c) {
+            misplace(type, outside);
+          } else if (type == kPrvCollSendSize) {
+            c->coll_sent = v;
+          } else if (type == kPrvCollRecvSize) {
+            c->coll_recv = v;
+          } else if (type == kPrvCollRoot) {
+            c->root_flag = v != 0;
+          } else {
+            c->coll_comm = v;
+          }
+          break;
+        case kPrvRequestCompleted:
+          if (c && waits(c->op) && v > 0) {
+            tc.comps.push_back(Completion{t, v - 1});
+            ++c->comp_count;
+          } else {
+            misplace(type, c ? Misplaced::BadValue : outside);
+          }
+          break;
+        case kPrvRequestStarted:
+          if (c && (c->op == MpiOp::Isend || c->op == MpiOp::Irecv) && v > 0) {
+            tc.desc(*c).req = v - 1;
+            tc.desc(*c).t_req = t;
+          } else {
+            misplace(type, c ? Misplaced::BadValue : outside);
+          }
+          break;
+        default:  // the descriptors of a call
+          if (!c) {
+            misplace(type, outside);
+          } else if (type == kPrvRecvSource) {
+            tc.desc(*c).recv_src = v;
+          } else if (type == kPrvRecvTag) {
+            tc.desc(*c).recv_tag = v;
+          } else if (type == kPrvRecvSize) {
+            tc.desc(*c).recv_size = v;
+          } else if (type == kPrvSendDest) {
+            tc.desc(*c).send_dest = v;
+          } else if (type == kPrvSendTag) {
+            tc.desc(*c).send_tag = v;
+          } else {
+            misplace(type, Misplaced::BadValue);
+          }
+          break;
       }
     }
   }
@@ -1519,9 +1644,29 @@ class Reader {
   }
 
   static constexpr RegionId kNoRegion = std::numeric_limits<RegionId>::max();
+  static constexpr std::size_t kNoLocation = std::numeric_limits<std::size_t>::max();
+
+  bool owns(std::size_t task) const { return task >= own_first_ && task < own_last_; }
 
   std::string path_;
   ParaverReadStats& st_;
+  bool whole_;
+  std::size_t own_first_, own_last_;  // the tasks read and kept
+  // The other tasks' records, read without being kept: pass A's state per location, the used
+  // pairs of the line being read, a worker thread's items (dropped line by line), the
+  // location being read (kNoLocation: none, regions are defined), and the regions noted.
+  std::vector<PassA> stream_;
+  std::vector<RawPair> line_pairs_;
+  TaskCalls worker_items_;
+  Definitions* defs_ = nullptr;
+  std::size_t recording_ = kNoLocation;
+  std::map<RegionKey, RegionId> noted_;
+  std::vector<RegionKey> noted_keys_;
+  std::vector<Need> needs_;
+  std::uint64_t notes_ = 0;
+  std::vector<RegionId> order_;    // noted_keys_ in the order they are defined
+  std::vector<RegionId> defined_;  // per noted key, its region
+  std::size_t next_noted_ = 0;
   Pcf pcf_;
   Header header_;
   static constexpr std::size_t kMaxLocations = std::size_t{1} << 20;
@@ -1566,18 +1711,32 @@ std::string paraver_ends_early(const std::string& prv_path, const ParaverReadSta
          "idle";
 }
 
-Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats) {
+namespace {
+
+TracePart read_tasks(const std::string& prv_path, Rank first, Rank last, bool whole, ParaverReadStats* stats) {
   ParaverReadStats st;
-  Trace t;
+  TracePart p;
   {
-    Reader reader(prv_path, st);
-    t = reader.read();
+    Reader reader(prv_path, st, first, last, whole);
+    p = reader.read();
   }
 #ifdef __GLIBC__
   malloc_trim(0);  // what the reader still held (the communication records): see Reader::give_back
 #endif
   if (stats) *stats = st;
-  return t;
+  return p;
+}
+
+}  // namespace
+
+Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats) {
+  return to_trace(read_tasks(prv_path, 0, 0, true, stats));
+}
+
+TracePart read_paraver_part(const std::string& prv_path, Rank first, Rank last, ParaverReadStats* stats) {
+  if (first < 0 || last < first)
+    throw std::invalid_argument(prv_path + ": ranks [" + std::to_string(first) + ", " + std::to_string(last) + ")");
+  return read_tasks(prv_path, first, last, false, stats);
 }
 
 }  // namespace waitlab::trace

@@ -11,16 +11,20 @@
 // over, not read (only their counts are), and each owned checksum is verified on its own (a
 // damaged byte in another location's arrays is its owner's error, no other part's); OTF2:
 // only the owned locations' local definitions and event files are opened (otf2.hpp: two
-// values that depend on the events read); Paraver: the whole trace is read and cut (its
-// regions and communicators are defined while all its tasks' records are read), so a part
-// takes the memory of the whole while it is read. A TI trace is refused as read_trace refuses
-// it. first ≤ last ≤ L, or std::invalid_argument.
+// values that depend on the events read); Paraver: one pass over the .prv that keeps only the
+// owned tasks' records (paraver.hpp, read_paraver_part): the other tasks' event records go
+// through the reader's first pass as they are read, for the regions they define and the
+// collective roots and event counts, and what stays of them is thread 1's MPI calls and region
+// items and the communication records; every record is checked by every part (they define
+// the regions), so a malformed .prv fails every part with the serial reader's message. A TI
+// trace is refused as read_trace refuses it. first ≤ last ≤ L, or std::invalid_argument.
 // location_event_counts(path) (trace_io.hpp) gives, for every rank of the trace, the weight
 // Partition::balanced takes, without keeping the events: .wlt and Paraver the events the
-// whole trace has per rank (.wlt: from the counts alone); OTF2 the event records the
-// definitions announce per rank's location (records the reader skips or converts included).
-// TracePart::event_counts is the same list. to_trace(part) of the part [0, L) is read_trace's
-// Trace: the .wlt and OTF2 serial readers are their part readers over every rank.
+// whole trace has per rank (.wlt: from the counts alone; Paraver: made and counted one task at
+// a time by a reading that owns no task); OTF2 the event records the definitions announce per
+// rank's location (records the reader skips or converts included). TracePart::event_counts is
+// the same list. to_trace(part) of the part [0, L) is read_trace's Trace: the serial readers
+// of .wlt, OTF2 and Paraver are their part readers over every rank.
 #pragma once
 
 #include <cstddef>

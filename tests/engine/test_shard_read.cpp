@@ -2,7 +2,7 @@
 // balances the ranks by trace::location_event_counts, reads its range with trace::read_trace_part,
 // and matches, finds the wait states and the delay costs of its shard — the serial results (of
 // read_trace and the serial analyses) to the bit, for the Score-P archives and their .wlt copies,
-// on every number of processes and delivery order.
+// an Extrae trace and a Paraver copy of NPB IS, on every number of processes and delivery order.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -56,6 +56,18 @@ TEST(ShardRead, EachProcessReadsItsRanksOfAnOtf2ArchiveAndAWltFile) {
     trace::write_wlt(trace::read_trace(archive), wlt);
     expect_read_shards_as_serial(wlt);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ShardRead, EachProcessReadsItsTasksOfAParaverTrace) {
+  // Paraver (trace::read_paraver_part): an Extrae trace, and waitlab's encoding of NPB IS.
+  const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data";
+  expect_read_shards_as_serial((data / "extrae" / "epoch_2proc.prv.gz").string());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "waitlab-shard-read-prv";
+  std::filesystem::create_directories(dir);
+  const std::string prv = (dir / "npb-is.W.16.prv").string();
+  trace::write_trace(trace::read_trace((data / "scorep" / "npb-is.W.16" / "traces.otf2").string()), prv);
+  expect_read_shards_as_serial(prv);
   std::filesystem::remove_all(dir);
 }
 

@@ -3,7 +3,10 @@
 // whole trace's definitions and global values; the event counts equal the whole trace's; a
 // damaged byte of location k is reported by the part that owns k, with the serial reader's
 // message, and by no other (.wlt, OTF2); a part of an OTF2 archive opens no other location's
-// files; a TI trace and a range beyond the trace are refused.
+// files; a TI trace and a range beyond the trace are refused. Paraver: every split of the Extrae
+// traces, the fixtures and waitlab-written traces, one whose tasks meet regions in another order
+// than the file does; a part keeps its own tasks' pairs only; a malformed line fails every part
+// with the whole reader's message.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "analysis/trace/otf2.hpp"
+#include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "analysis/trace/trace_part.hpp"
 #include "analysis/trace/wlt.hpp"
@@ -367,17 +371,175 @@ TEST(Otf2Part, ADamagedEventFileIsItsOwnersError) {
 
 // ---- Paraver ----
 
+// Every range [first, last) of the tasks (so every partition, for any number of processes)
+// read on its own equals the whole trace's part, event counts included; the counts of a
+// reading without tasks are the same.
+void expect_every_paraver_split(const std::string& prv) {
+  const Trace whole = read_trace(prv);
+  EXPECT_EQ(location_event_counts(prv), part_of(whole, 0, 0).event_counts);
+  const auto ranks = static_cast<Rank>(whole.ranks());
+  for (Rank first = 0; first <= ranks; ++first)
+    for (Rank last = first; last <= ranks; ++last)
+      EXPECT_EQ(read_trace_part(prv, first, last), part_of(whole, first, last)) << prv << " [" << first << ", "
+                                                                                << last << ")";
+  EXPECT_THROW(read_trace_part(prv, 0, ranks + 1), std::invalid_argument);
+}
+
 TEST(ParaverPart, EverySplitEqualsTheWholeTrace) {
   const fs::path data = fs::path(WAITLAB_SOURCE_DIR) / "tests" / "data";
-  for (const fs::path& prv : {data / "fixture_d.prv", data / "extrae" / "omp2.prv.gz",
-                              data / "extrae" / "epoch_2proc.prv.gz"}) {
-    const Trace whole = read_trace(prv.string());
-    EXPECT_EQ(location_event_counts(prv.string()), part_of(whole, 0, 0).event_counts);
-    const auto ranks = static_cast<Rank>(whole.ranks());
-    for (Rank first = 0; first <= ranks; ++first)
-      for (Rank last = first; last <= ranks; ++last)
-        EXPECT_EQ(read_trace_part(prv.string(), first, last), part_of(whole, first, last)) << prv;
-    EXPECT_THROW(read_trace_part(prv.string(), 0, ranks + 1), std::invalid_argument);
+  for (const fs::path& prv : {data / "fixture_d.prv", data / "grid2x2_comms.prv", data / "extrae" / "omp2.prv.gz",
+                              data / "extrae" / "epoch_1proc.prv.gz", data / "extrae" / "epoch_2proc.prv.gz"})
+    expect_every_paraver_split(prv.string());
+}
+
+TEST(ParaverPart, WaitlabWrittenTracesSplit) {
+  // waitlab's own encoding (request events, exact region nesting), 5 and 16 tasks.
+  test::ScratchDir dir("paraver_part_waitlab");
+  Trace five = whole_trace();
+  five.threads.clear();
+  write_paraver(five, dir.path("five.prv"));
+  expect_every_paraver_split(dir.path("five.prv"));
+  write_paraver(read_trace((kScoreP / "npb-is.W.16" / "traces.otf2").string()), dir.path("is.prv"));
+  expect_every_paraver_split(dir.path("is.prv"));
+}
+
+// Four tasks as Extrae writes them, task 2 with a worker thread, whose records meet regions in
+// another order than the tasks do: unlabelled user functions 9 and 7 and an unlabelled MPI
+// call (value 99) first met on task 4 and 3, then on task 1; a labelled one (MPI_Comm_rank),
+// an MPI call on a worker thread; a broadcast on communicator 2 (tasks 2 and 4) rooted at
+// task 4 and an allreduce rooted nowhere; messages 1 -> 3 and 4 -> 2; states and counters.
+constexpr const char* kMixedPrv =
+    "#Paraver (01/01/70 at 00:00):1000_ns:1(5):1:4(1:1,2:1,1:1,1:1),2\n"
+    "c:1:1:4:1:2:3:4\n"
+    "c:1:2:2:2:4\n"
+    "1:1:1:1:1:0:100:1\n"
+    "1:2:1:2:1:0:30:1\n"
+    "1:3:1:2:2:0:500:7\n"
+    "1:4:1:3:1:0:6:1\n"
+    "1:5:1:4:1:0:5:1\n"
+    "2:5:1:4:1:5:60000019:9:42000050:100\n"
+    "1:5:1:4:1:5:30:2\n"
+    "2:4:1:3:1:6:60000019:7:50000003:19\n"
+    "1:4:1:3:1:6:9:3\n"
+    "2:3:1:2:2:7:60000019:9:50000001:1\n"
+    "2:5:1:4:1:8:50000003:99\n"
+    "2:4:1:3:1:9:50000003:0\n"
+    "2:5:1:4:1:10:50000003:0:42000050:200:42000059:300\n"
+    "2:3:1:2:2:12:50000001:0\n"
+    "2:1:1:1:1:13:60000019:7\n"
+    "2:1:1:1:1:14:60000019:9:50000003:99\n"
+    "2:1:1:1:1:15:50000003:0\n"
+    "2:1:1:1:1:16:50000001:1\n"
+    "3:1:1:1:1:16:17:4:1:3:1:20:22:64:5\n"
+    "2:1:1:1:1:18:50000001:0\n"
+    "2:4:1:3:1:20:50000001:2\n"
+    "2:4:1:3:1:25:50000001:0\n"
+    "2:5:1:4:1:26:50000001:1\n"
+    "3:5:1:4:1:26:27:2:1:2:1:28:29:16:3\n"
+    "2:5:1:4:1:27:50000001:0\n"
+    "2:2:1:2:1:28:50000001:2\n"
+    "2:2:1:2:1:29:50000001:0\n"
+    "2:2:1:2:1:30:50000002:7:50100004:2:50100003:0:50100002:8\n"
+    "1:2:1:2:1:30:35:13\n"
+    "2:5:1:4:1:30:50000002:7:50100004:2:50100003:1:50100001:8\n"
+    "2:2:1:2:1:35:50000002:0\n"
+    "1:2:1:2:1:35:1000:1\n"
+    "2:5:1:4:1:36:50000002:0\n"
+    "2:1:1:1:1:40:50000002:10:50100001:4:50100002:4\n"
+    "2:2:1:2:1:40:50000002:10:50100001:4:50100002:4\n"
+    "2:4:1:3:1:40:50000002:10:50100001:4:50100002:4\n"
+    "2:5:1:4:1:40:50000002:10:50100001:4:50100002:4\n"
+    "2:1:1:1:1:45:50000002:0:60000019:0\n"
+    "2:2:1:2:1:45:50000002:0\n"
+    "2:4:1:3:1:45:50000002:0:60000019:0\n"
+    "2:5:1:4:1:45:50000002:0:60000019:0\n"
+    "2:1:1:1:1:50:60000019:0\n";
+constexpr const char* kMixedPcf =
+    "EVENT_TYPE\n0 60000019 User function\nVALUES\n0 End\n8 compute\n\n"
+    "EVENT_TYPE\n0 50000003 MPI Other\nVALUES\n0 End\n19 MPI_Comm_rank\n\n";
+
+void spit(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+TEST(ParaverPart, RegionsAndRootsMetOnOtherTasksAreTheWholeTracesOnes) {
+  test::ScratchDir dir("paraver_part_mixed");
+  const std::string prv = dir.path("mixed.prv");
+  spit(prv, kMixedPrv);
+  spit(dir.path("mixed.pcf"), kMixedPcf);
+  const Trace whole = read_trace(prv);
+  // The regions in the order the tasks meet them (task 1's 7, 9 and 99 before task 4's), not
+  // the file's; a part of task 1 alone defines them all the same.
+  std::vector<std::string> names;
+  for (const Region& r : whole.defs.regions) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"compute", "function 7", "function 9", "MPI call 99", "MPI_Send",
+                                             "MPI_Comm_rank", "MPI_Allreduce", "MPI_Recv", "MPI_Bcast"}));
+  const auto bcast_root = [](const Location& l) {
+    for (const Event& e : l.events)
+      if (e.kind == EventKind::CollEnd && e.op == MpiOp::Bcast) return e.peer;
+    return kNoRank - 1;
+  };
+  EXPECT_EQ(bcast_root(whole.locations[1]), 3);
+  EXPECT_EQ(read_trace_part(prv, 1, 2).locations[0], whole.locations[1]);
+  expect_every_paraver_split(prv);
+}
+
+TEST(ParaverPart, APartKeepsTheRecordsOfItsTasksOnly) {
+  // Pairs kept for pass A: none for a part without tasks, and those of the whole read split
+  // exactly among the parts of one task (each keeps its own, not another's).
+  test::ScratchDir dir("paraver_part_kept");
+  const std::string mixed = dir.path("mixed.prv");
+  spit(mixed, kMixedPrv);
+  write_paraver(read_trace((kScoreP / "npb-is.W.16" / "traces.otf2").string()), dir.path("is.prv"));
+  const fs::path extrae = fs::path(WAITLAB_SOURCE_DIR) / "tests" / "data" / "extrae" / "epoch_2proc.prv.gz";
+  for (const std::string& prv : {mixed, dir.path("is.prv"), extrae.string()}) {
+    ParaverReadStats all;
+    const Trace whole = read_paraver(prv, &all);
+    EXPECT_GT(all.kept_pairs, 0u) << prv;
+    std::uint64_t sum = 0;
+    for (Rank k = 0; k < static_cast<Rank>(whole.ranks()); ++k) {
+      ParaverReadStats none, one;
+      read_paraver_part(prv, k, k, &none);
+      EXPECT_EQ(none.kept_pairs, 0u) << prv;
+      const TracePart p = read_paraver_part(prv, k, k + 1, &one);
+      EXPECT_LT(one.kept_pairs, all.kept_pairs) << prv;
+      EXPECT_EQ(p.locations[0].events.size(), p.event_counts[static_cast<std::size_t>(k)]) << prv;
+      sum += one.kept_pairs;
+    }
+    EXPECT_EQ(sum, all.kept_pairs) << prv;
+  }
+}
+
+// The message of reading `prv` whole, and that of every part of it (each must be the same).
+void expect_every_part_reports(const std::string& prv, Rank ranks, const std::string& what) {
+  const std::string serial = error_of([&] { read_trace(prv); });
+  EXPECT_NE(serial.find(what), std::string::npos) << serial;
+  for (Rank first = 0; first <= ranks; ++first)
+    for (Rank last = first; last <= ranks; ++last)
+      EXPECT_EQ(error_of([&] { read_trace_part(prv, first, last); }), serial) << "[" << first << ", " << last << ")";
+}
+
+TEST(ParaverPart, AMalformedLineIsReportedByEveryPartAsTheWholeReaderReportsIt) {
+  // Every part reads every task's records (they define regions and roots): a defect in one
+  // task's records, or in the header or communicator lines, fails every part with the serial
+  // reader's message.
+  test::ScratchDir dir("paraver_part_bad");
+  const std::string prv = dir.path("bad.prv");
+  const std::string good = kMixedPrv;
+  const std::vector<std::pair<std::string, std::string>> defects = {
+      {"2:4:1:3:1:20:50000001:2\n", "2:4:1:3:1:20:50000001:\n"},       // task 3: no value
+      {"2:4:1:3:1:25:50000001:0\n", "2:4:1:3:1:2:50000001:0\n"},       // task 3: backwards
+      {"1:3:1:2:2:0:500:7\n", "1:3:1:2:3:0:500:7\n"},                   // task 2: no thread 3
+      {"3:1:1:1:1:16:17:4:1:3:1:20:22:64:5\n", "3:1:1:1:1:16:17:4:1:3:1:20:22:-64:5\n"},
+      {"c:1:2:2:2:4\n", "c:1:2:2:2:5\n"},                               // a communicator
+      {"1(5):1:4(", "1(5):1:4"},                                          // the header
+  };
+  for (const auto& [from, to] : defects) {
+    std::string bad = good;
+    bad.replace(bad.find(from), from.size(), to);
+    spit(prv, bad);
+    expect_every_part_reports(prv, 4, "bad.prv:");
   }
 }
 
