@@ -25,7 +25,8 @@
 //     in declaration order — is let go. A location lets one need go at a time: letting another
 //     one go (at the same event) takes the earlier one back. If the same need of the same event
 //     would be let go a second time without any location having advanced in between (the
-//     releases would go round for ever), every need of that event without a value is let go;
+//     releases would go round for ever), every need of that event without a value is let go
+//     (let_go is not called again for those let go before since);
 //   - LetGo::Event: every need of its next event without a value is let go.
 // let_go(l, tag) is called for every need let go. The values are a function of the trace and the
 // declarations only: the moments a replay is stuck are the same for every partition and every
@@ -33,9 +34,9 @@
 // of processes nor the order in which parcels arrive can show in them. next(l) afterwards is the
 // number of l's events the replay timed (all of them unless a stuck state had nothing blocked).
 // Cost: O(events + feeds + (needs + offers)·log needs) work per process besides the callbacks (the
-// values land in slots found once, by sorting, and by binary search for a remote value on arrival); one round per
-// step of a causal chain that crosses processes, each round one parcel per process pair and one
-// integer sum.
+// values land in slots found once, by sorting, and by binary search for a remote value on arrival); one round
+// per step of a causal chain that crosses processes, each round one parcel per process pair and one integer
+// sum.
 #pragma once
 
 #include <algorithm>
@@ -295,7 +296,7 @@ class CausalReplay {
         }
         const V* v = value_of(n, i, !s.all_go);
         if (v == nullptr && s.all_go) {
-          cb_->let_go(l, n.tag);
+          if (std::find(s.released.begin(), s.released.end(), d) == s.released.end()) cb_->let_go(l, n.tag);
           inputs_.push_back({V{}, true, n.tag});
           continue;
         }
