@@ -4,7 +4,8 @@
 // shard_checks.hpp); parcels of a megabyte and more flushed by every process at once and then
 // received (no deadlock, bytes intact); the native collectives bit for bit equal to the default
 // forms (NaN, signed zeros, infinities, wrap-around); the traffic counters exact; and the
-// sharded matching of the random and Score-P test traces equal to Matching::build; and
+// sharded matching of the random and Score-P test traces equal to Matching::build; the causal
+// forward replay of random declarations (causal_checks.hpp) equal to its one-process run; and
 // abort() (a disabled test ctest runs alone: it ends the job). Every
 // process runs every test, in the same order (they are collective); a process other than 0
 // prints its failures only.
@@ -22,7 +23,9 @@
 #include <vector>
 
 #include "analysis/engine/mpi/mpi_transport.hpp"
+#include "analysis/engine/serial_transport.hpp"
 #include "analysis/trace/trace_io.hpp"
+#include "causal_checks.hpp"
 #include "exchange_checks.hpp"
 #include "fold_checks.hpp"
 #include "shard_checks.hpp"
@@ -221,6 +224,24 @@ TEST(MpiShardMatching, ScorePTracesMatchAsSerial) {
   const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16"})
     expect_sharded_as_serial(t, trace::read_trace((data / name / "traces.otf2").string()), name);
+}
+
+// Every process replays its part of random declarations, with and without cycles, under both
+// rules; process 0 compares the joined values and let-goes with the one-process run's bits.
+TEST(MpiCausal, RandomDeclarationsGiveTheOneProcessValues) {
+  MpiTransport t;
+  for (std::uint64_t seed = 1; seed <= 25; ++seed)
+    for (const bool acyclic : {true, false})
+      for (const LetGo rule : {LetGo::Blocked, LetGo::Event}) {
+        causal_checks::Graph g = causal_checks::random_graph(seed, acyclic);
+        g.rule = rule;
+        const std::vector<Bytes> parts = t.gather(causal_checks::replay(t, g));
+        if (t.self() != 0) continue;
+        SerialTransport one;
+        EXPECT_EQ(causal_checks::bits_of(causal_checks::joined(parts)),
+                  causal_checks::bits_of(decode<causal_checks::Result>(causal_checks::replay(one, g))))
+            << "seed " << seed << (acyclic ? ", acyclic" : ", cycles") << ", " << t.size() << " processes";
+      }
 }
 
 // abort() ends every process, the others waiting for a parcel that never comes, and the job
