@@ -2,14 +2,14 @@
 // gets a value in event order, an event waiting for values made at other locations' events.
 //
 // Promise: a CausalReplay<V> (V trivially copyable) is declared by each process for the locations
-// it owns, then run() — called by every process, also those owning no location — calls
+// it owns, then run() — called once, by every process, also those owning no location — calls
 // `event(l, k, inputs)` once for every event k of every owned location l, in event order per
 // location, and the value it returns is event k's value. inputs are the event's needs in the
 // order they were declared for it; each holds the value it waited for, or let_go when the replay
 // let that need go (below). Needs:
 //   - need(l, k, from, key): the value of the event `from` offered to l under `key`
 //     (offer(from, e, l, key): event e's value goes to l under key; the pair (from, l, key)
-//     names one value);
+//     names one value; a value no need names is dropped);
 //   - need_instance(l, k, i): instance i's value — combine() of the values of every event fed to
 //     it (feed(l, e, i)), anywhere; combine must be commutative and associative to the bits
 //     (exact_max is), so that the order in which the values meet cannot show. An instance no
@@ -25,16 +25,18 @@
 //     in declaration order — is let go. A location lets one need go at a time: letting another
 //     one go (at the same event) takes the earlier one back. If the same need of the same event
 //     would be let go a second time without any location having advanced in between (the
-//     releases would go round for ever), every need of that event without a value is let go;
+//     releases would go round for ever), every need of that event without a value is let go
+//     (let_go is not called again for those let go before since);
 //   - LetGo::Event: every need of its next event without a value is let go.
 // let_go(l, tag) is called for every need let go. The values are a function of the trace and the
 // declarations only: the moments a replay is stuck are the same for every partition and every
 // delivery order (each stuck state is the most every location can reach), so neither the number
 // of processes nor the order in which parcels arrive can show in them. next(l) afterwards is the
 // number of l's events the replay timed (all of them unless a stuck state had nothing blocked).
-// Cost: O(events + needs + offers + feeds) work per process besides the callbacks; one round per
-// step of a causal chain that crosses processes, each round one parcel per process pair and one
-// integer sum.
+// Cost: O(events + feeds + (needs + offers)·log needs) work per process besides the callbacks (the
+// values land in slots found once, by sorting, and by binary search for a remote value on arrival); one round
+// per step of a causal chain that crosses processes, each round one parcel per process pair and one integer
+// sum.
 #pragma once
 
 #include <algorithm>
@@ -45,7 +47,6 @@
 #include <span>
 #include <stdexcept>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 #include "analysis/engine/bytes.hpp"
@@ -121,9 +122,7 @@ class CausalReplay {
     for (;;) {
       const bool active = advance();
       const bool sent = t_.size() > 1 && exchange();
-      std::uint64_t unfinished = 0;
-      for (const Loc& s : loc_) unfinished += s.next < s.events ? 1 : 0;
-      const std::uint64_t total = t_.sum(unfinished * kUnit + (active || sent ? 1 : 0));
+      const std::uint64_t total = t_.sum(unfinished_ * kUnit + (active || sent ? 1 : 0));
       if (total / kUnit == 0) break;
       if (total % kUnit != 0) {
         ++epoch_;
@@ -143,12 +142,14 @@ class CausalReplay {
     bool instance;
     std::uint8_t tag;
     Location from;
-    std::uint64_t key;  // the offer's key, or the instance
+    std::uint64_t key;     // the offer's key, or the instance
+    std::size_t slot = 0;  // where its value lands (a point need)
   };
   struct Offer {
     std::uint32_t event;
     Location to;
     std::uint64_t key;
+    std::size_t slot = kNone;  // a location owned here: where the value lands (kNone: nobody needs it)
   };
   struct Feed {
     std::uint32_t event;
@@ -175,18 +176,9 @@ class CausalReplay {
   struct Key {
     Location from, to;
     std::uint64_t key;
-    bool operator==(const Key&) const = default;
+    auto operator<=>(const Key&) const = default;
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      std::uint64_t h = static_cast<std::uint32_t>(k.from) * 0x9E3779B97F4A7C15ull;
-      h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.to)) + 0x632BE59BD9B4E019ull + (h << 6) +
-            (h >> 2));
-      h ^= k.key + 0x85EBCA77C2B2AE63ull + (h << 6) + (h >> 2);
-      return static_cast<std::size_t>(h);
-    }
-  };
-  struct Got {
+  struct Slot {  // the value of one (from, to, key) some owned location needs
     std::optional<V> value;
     std::vector<std::size_t> waiting;
   };
@@ -202,9 +194,8 @@ class CausalReplay {
 
   void prepare() {
     std::vector<std::uint8_t> feeds(inst_.size(), 0), needs(inst_.size(), 0);
-    std::size_t points = 0;
-    for (const Loc& s : loc_) points += s.needs.size() + s.offers.size();
-    got_.reserve(points);
+    for (const Loc& s : loc_) unfinished_ += s.events > 0 ? 1 : 0;
+    link_slots();
     const auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
     for (Loc& s : loc_) {
       std::stable_sort(s.needs.begin(), s.needs.end(), by_event);
@@ -217,6 +208,42 @@ class CausalReplay {
     routes_ = instance_routes(t_, feeds, needs);
     for (std::size_t i = 0; i < inst_.size(); ++i) inst_[i].missing = routes_.feeders[i];
     out_.assign(static_cast<std::size_t>(t_.size()), ByteWriter());
+  }
+
+  // The slot of a key (kNone if no owned location needs it).
+  std::size_t slot_of(const Key& k) const {
+    const auto it = std::lower_bound(keys_.begin(), keys_.end(), k);
+    return it != keys_.end() && *it == k ? static_cast<std::size_t>(it - keys_.begin()) : kNone;
+  }
+
+  // One slot per key the owned locations need; each point need and each offer to an owned
+  // location learns its slot.
+  void link_slots() {
+    struct Ref {
+      Key key;
+      std::size_t* slot;
+    };
+    std::vector<Ref> needs, offers;
+    for (std::size_t i = 0; i < loc_.size(); ++i) {
+      const Location l = owned_.first + static_cast<Location>(i);
+      for (Need& n : loc_[i].needs)
+        if (!n.instance) needs.push_back({Key{n.from, l, n.key}, &n.slot});
+      for (Offer& o : loc_[i].offers)
+        if (owned_.holds(o.to)) offers.push_back({Key{l, o.to, o.key}, &o.slot});
+    }
+    const auto less = [](const Ref& a, const Ref& b) { return a.key < b.key; };
+    std::sort(needs.begin(), needs.end(), less);
+    std::sort(offers.begin(), offers.end(), less);
+    for (const Ref& r : needs) {
+      if (keys_.empty() || keys_.back() != r.key) keys_.push_back(r.key);
+      *r.slot = keys_.size() - 1;
+    }
+    slots_.resize(keys_.size());
+    std::size_t j = 0;  // the offers to owned locations meet their slots in one merge
+    for (const Ref& r : offers) {
+      while (j < keys_.size() && keys_[j] < r.key) ++j;
+      if (j < keys_.size() && keys_[j] == r.key) *r.slot = j;
+    }
   }
 
   void wake(std::size_t i) {
@@ -247,7 +274,7 @@ class CausalReplay {
       if (wait) in.waiting.push_back(i);
       return nullptr;
     }
-    Got& g = got_[Key{n.from, owned_.first + static_cast<Location>(i), n.key}];
+    Slot& g = slots_[n.slot];
     if (g.value) return &*g.value;
     if (wait) g.waiting.push_back(i);
     return nullptr;
@@ -269,7 +296,7 @@ class CausalReplay {
         }
         const V* v = value_of(n, i, !s.all_go);
         if (v == nullptr && s.all_go) {
-          cb_->let_go(l, n.tag);
+          if (std::find(s.released.begin(), s.released.end(), d) == s.released.end()) cb_->let_go(l, n.tag);
           inputs_.push_back({V{}, true, n.tag});
           continue;
         }
@@ -283,6 +310,7 @@ class CausalReplay {
       any = true;
       s.need = d;
       s.next = k + 1;
+      if (s.next == s.events) --unfinished_;
       s.all_go = false;
       s.released.clear();
       for (; s.offer < s.offers.size() && s.offers[s.offer].event == k; ++s.offer)
@@ -295,15 +323,15 @@ class CausalReplay {
 
   void send(Location from, const Offer& o, const V& value) {
     if (owned_.holds(o.to)) {
-      arrive(Key{from, o.to, o.key}, value);
+      if (o.slot != kNone) arrive(o.slot, value);
       return;
     }
     ByteWriter& w = out_[static_cast<std::size_t>(partition_.owner(o.to))];
     w.put(std::uint8_t{0}).put(from).put(o.to).put(o.key).put(value);
   }
 
-  void arrive(const Key& key, const V& value) {
-    Got& g = got_[key];
+  void arrive(std::size_t slot, const V& value) {
+    Slot& g = slots_[slot];
     g.value = value;
     for (std::size_t w : g.waiting) wake(w);
     g.waiting.clear();
@@ -346,7 +374,8 @@ class CausalReplay {
           const auto from = in.get<Location>();
           const auto to = in.get<Location>();
           const auto key = in.get<std::uint64_t>();
-          arrive(Key{from, to, key}, in.get<V>());
+          const V value = in.get<V>();
+          if (const std::size_t slot = slot_of(Key{from, to, key}); slot != kNone) arrive(slot, value);
         } else {
           const auto i = in.get<std::uint64_t>();
           partial(i, in.get<V>());
@@ -392,11 +421,13 @@ class CausalReplay {
   std::vector<Loc> loc_;
   std::vector<Inst> inst_;
   InstanceRoutes routes_;
-  std::unordered_map<Key, Got, KeyHash> got_;
+  std::vector<Key> keys_;    // sorted: what the owned locations need
+  std::vector<Slot> slots_;  // their values, as keys_
   std::vector<ByteWriter> out_;
   std::vector<std::size_t> ready_;
   std::vector<Input> inputs_;
   std::uint64_t epoch_ = 0;
+  std::uint64_t unfinished_ = 0;  // owned locations with events not timed
   const V empty_{};
   const Callbacks* cb_ = nullptr;
 };

@@ -164,6 +164,43 @@ TEST(ShardTimeResolved, RandomTracesHaveTheSerialResultToTheBit) {
   EXPECT_GT(unresolved, 0u);  // and receives crossed
 }
 
+// Two ranks each start two large sends to the other, complete both in one MPI_Waitall and only
+// then receive: the Waitall's Leave waits for two receives posted after the other's Waitall. The
+// replay lets rank 0's first send go, then its second (the first comes back), then, going round,
+// both at once: each counted once.
+trace::Trace crossed_waitalls() {
+  trace::Trace tr;
+  tr.defs.comms = {{"MPI_COMM_WORLD", {0, 1}}};
+  for (trace::Rank r = 0; r < 2; ++r) {
+    trace::Location loc;
+    loc.rank = r;
+    double t = r;
+    const trace::Rank peer = 1 - r;
+    mpi_call(tr, loc, t, MpiOp::Isend,
+             {make_event(0, EventKind::IsendStart, MpiOp::None, 0, peer, 0, 65536, 1)});
+    mpi_call(tr, loc, t, MpiOp::Isend,
+             {make_event(0, EventKind::IsendStart, MpiOp::None, 0, peer, 0, 65536, 2)});
+    mpi_call(tr, loc, t, MpiOp::Waitall,
+             {make_event(0, EventKind::IsendComplete, MpiOp::None, 0, trace::kNoRank, 0, 0, 1),
+              make_event(0, EventKind::IsendComplete, MpiOp::None, 0, trace::kNoRank, 0, 0, 2)});
+    for (int k = 0; k < 2; ++k)
+      mpi_call(tr, loc, t, MpiOp::Recv, {make_event(0, EventKind::Recv, MpiOp::None, 0, peer, 0, 65536)});
+    tr.locations.push_back(std::move(loc));
+  }
+  return tr;
+}
+
+TEST(ShardTimeResolved, CrossedWaitallsOfLargeSendsEnd) {
+  const IdealReference ref = expect_sharded_as_serial(crossed_waitalls(), "crossed Waitalls");
+  EXPECT_EQ(ref.relaxed_sends, 2u);
+  EXPECT_EQ(ref.unresolved, 0u);
+  // Events: Isend 0–2, Isend 3–5, Waitall 6–9, Recv 10–12, Recv 13–15. Rank 0's Waitall ends
+  // without waiting (its sends let go); rank 1's waits for rank 0's two receives to be posted.
+  EXPECT_EQ(ref.times[0][9], ref.times[0][6]);
+  EXPECT_EQ(ref.times[1][9], ref.times[0][13]);
+  EXPECT_GT(ref.times[1][9], ref.times[1][6]);
+}
+
 TEST(ShardTimeResolved, FixturesAndAGridHaveTheSerialResult) {
   expect_sharded_as_serial(analysis::test::fixture_a().trace(), "Fixture A");
   expect_sharded_as_serial(analysis::test::fixture_b().trace(), "Fixture B");

@@ -5,7 +5,8 @@
 // received (no deadlock, bytes intact); the native collectives bit for bit equal to the default
 // forms (NaN, signed zeros, infinities, wrap-around); the traffic counters exact; and the
 // sharded matching of the random and Score-P test traces equal to Matching::build; clock
-// correction on shards equal to the one-process correction, in every mode; and
+// correction on shards equal to the one-process correction, in every mode; the causal forward
+// replay of random declarations (causal_checks.hpp) equal to its one-process run; and
 // abort() (a disabled test ctest runs alone: it ends the job). Every
 // process runs every test, in the same order (they are collective); a process other than 0
 // prints its failures only.
@@ -24,7 +25,9 @@
 #include <vector>
 
 #include "analysis/engine/mpi/mpi_transport.hpp"
+#include "analysis/engine/serial_transport.hpp"
 #include "analysis/trace/trace_io.hpp"
+#include "causal_checks.hpp"
 #include "clock_checks.hpp"
 #include "exchange_checks.hpp"
 #include "fold_checks.hpp"
@@ -248,6 +251,24 @@ TEST(MpiClock, ShardsAreCorrectedAsByOneProcessInEveryMode) {
                                            name + ", mode " + trace::clock_mode_name(mode),
                                            std::to_string(t.size()) + " processes");
     }
+}
+
+// Every process replays its part of random declarations, with and without cycles, under both
+// rules; process 0 compares the joined values and let-goes with the one-process run's bits.
+TEST(MpiCausal, RandomDeclarationsGiveTheOneProcessValues) {
+  MpiTransport t;
+  for (std::uint64_t seed = 1; seed <= 25; ++seed)
+    for (const bool acyclic : {true, false})
+      for (const LetGo rule : {LetGo::Blocked, LetGo::Event}) {
+        causal_checks::Graph g = causal_checks::random_graph(seed, acyclic);
+        g.rule = rule;
+        const std::vector<Bytes> parts = t.gather(causal_checks::replay(t, g));
+        if (t.self() != 0) continue;
+        SerialTransport one;
+        EXPECT_EQ(causal_checks::bits_of(causal_checks::joined(parts)),
+                  causal_checks::bits_of(decode<causal_checks::Result>(causal_checks::replay(one, g))))
+            << "seed " << seed << (acyclic ? ", acyclic" : ", cycles") << ", " << t.size() << " processes";
+      }
 }
 
 // abort() ends every process, the others waiting for a parcel that never comes, and the job
