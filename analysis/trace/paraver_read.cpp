@@ -1210,7 +1210,7 @@ class Reader {
   // records as they are read (they are not kept), in file order. There the three functions
   // above only note what they were asked for, under a stand-in id: a key first asked for by
   // location `loc` is defined where the whole reader defines it, when the tasks are taken in
-  // order (define_noted), and the stand-in ids of the kept items are replaced (resolve_noted).
+  // order (define_noted); no item of another task is kept, so no stand-in id stays.
 
   struct RegionKey {
     enum Kind : std::uint8_t { User, Plain, Mpi } kind;
@@ -1243,14 +1243,13 @@ class Reader {
       std::sort(order_.begin(), order_.end(), [&](RegionId x, RegionId y) {
         return std::tie(needs_[x].loc, needs_[x].when) < std::tie(needs_[y].loc, needs_[y].when);
       });
-      defined_.assign(noted_keys_.size(), kNoRegion);
     }
     for (; next_noted_ < order_.size() && needs_[order_[next_noted_]].loc < end; ++next_noted_) {
       const RegionId i = order_[next_noted_];
       const RegionKey& k = noted_keys_[i];
-      defined_[i] = k.kind == RegionKey::User    ? user_region(d, k.a)
-                    : k.kind == RegionKey::Plain ? plain_region(d, k.a, k.b)
-                                                 : mpi_region(d, static_cast<MpiOp>(k.a));
+      if (k.kind == RegionKey::User) user_region(d, k.a);
+      else if (k.kind == RegionKey::Plain) plain_region(d, k.a, k.b);
+      else mpi_region(d, static_cast<MpiOp>(k.a));
     }
   }
 
@@ -1722,7 +1721,6 @@ class Reader {
   std::vector<Need> needs_;
   std::uint64_t notes_ = 0;
   std::vector<RegionId> order_;    // noted_keys_ in the order they are defined
-  std::vector<RegionId> defined_;  // per noted key, its region
   std::size_t next_noted_ = 0;
   Pcf pcf_;
   Header header_;
