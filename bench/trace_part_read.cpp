@@ -3,9 +3,10 @@
 //
 // usage: trace_part_read TRACE              reads the whole trace (trace::read_trace)
 //        trace_part_read TRACE FIRST LAST   reads the ranks [FIRST, LAST) (trace::read_trace_part)
-//        trace_part_read TRACE counts       the ranks' event counts (trace::location_event_counts)
+//        trace_part_read TRACE counts       the ranks' weights (trace::location_event_counts: the
+//                                           events of a .wlt, the records of a Paraver task, ...)
 //
-// Prints the ranks and events held, host seconds of the read and the process's peak resident set
+// Prints the ranks and events held (counts: the sum of the weights), host seconds of the read and the process's peak resident set
 // (VmHWM) after it; run it under `/usr/bin/time -v` for the same peak as the system reports it.
 // The process does nothing else, so the peak is the reader's (and the program's few MB).
 #include <cstdio>
@@ -47,8 +48,8 @@ int main(int argc, char** argv) {
         for (const auto& l : *ls) events += l.events.size();
     }
   });
-  std::printf("%s: %s of %zu ranks: %zu ranks held, %llu events (counts: of every rank), %.2f s, peak %.1f MB\n",
-              path.c_str(), what.c_str(), ranks, held, static_cast<unsigned long long>(events), s,
+  std::printf("%s: %s of %zu ranks: %zu ranks held, %llu %s, %.2f s, peak %.1f MB\n", path.c_str(), what.c_str(),
+              ranks, held, static_cast<unsigned long long>(events), argc == 3 ? "weight (every rank's)" : "events", s,
               bench::status_bytes("VmHWM") / 1e6);
   return 0;
 }

@@ -133,8 +133,10 @@ Trace read_paraver_file(const std::string& path, SkippedKinds* skipped, std::vec
 }
 
 // Paraver per location (read_paraver_part): every part reads every record (the other tasks'
-// define regions and count events), so each says what was left out of the whole trace and
-// what it found suspect; the counts are those of a part without tasks.
+// define regions and collective roots), so each says what was left out of the whole trace
+// (but the requests completed without start of its own tasks only: merge_paraver_skipped sums
+// them) and what it found suspect; the weights are those of a part without tasks: the records
+// per task.
 TracePart read_paraver_tasks(const std::string& path, Rank first, Rank last, SkippedKinds* skipped,
                              std::vector<std::string>* warnings) {
   ParaverReadStats st;
@@ -142,9 +144,6 @@ TracePart read_paraver_tasks(const std::string& path, Rank first, Rank last, Ski
   if (skipped) *skipped = std::move(st.skipped);
   if (warnings && st.ends_early) warnings->push_back(paraver_ends_early(path, st));
   return part;
-}
-SkippedKinds merge_paraver_skipped(const std::vector<SkippedKinds>& parts) {
-  return parts.empty() ? SkippedKinds{} : parts.front();
 }
 std::vector<std::uint64_t> paraver_event_counts(const std::string& path) {
   return read_paraver_part(path, 0, 0).event_counts;

@@ -66,7 +66,9 @@ struct FormatDescriptor {
   Trace (*read)(const std::string& path, SkippedKinds* skipped, std::vector<std::string>* warnings) = nullptr;
   std::string (*why_unreadable)(const std::string& path) = nullptr;
   // Reading per location (trace_part.hpp): the ranks [first, last) of the trace and their
-  // threads, and the weight of every rank; nullptr for a format without timed reader.
+  // threads, and the weight of every rank (event_counts: .wlt the events, OTF2 the event
+  // records announced, Paraver the records naming the task); nullptr for a format without
+  // timed reader.
   // `skipped` gets what the part's reader left out, in a form merge_skipped takes (nullptr: the
   // parts' lists summed kind by kind, in the order they first appear); `warnings` the whole
   // trace's (each part says them alike).

@@ -64,6 +64,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
@@ -138,16 +139,24 @@ struct ParaverReadStats {
 // Reads prv_path ("X.prv" or "X.prv.gz"; X.pcf next to it when present).
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats = nullptr);
 // Reads the tasks [first, last) of prv_path (ranks first to last - 1) in one pass: the part of
-// read_paraver's trace (trace_part.hpp), every value equal to the whole trace's. Only these
-// tasks' records are kept (their pairs, states, counter samples and events); the others' event
-// records go through pass A as they are read, and what is kept of them is what their regions,
-// collective roots and event counts need: their thread 1's MPI calls and region items, and
-// the communication records of thread 1 (every rank's event count is its events in the whole
-// trace, made and counted one task at a time and dropped). Every record of every task is
-// parsed and checked, so a malformed file fails every part with read_paraver's message.
-// read_paraver is this reader over every task. std::invalid_argument unless 0 <= first <= last
-// <= the tasks; `stats` as read_paraver's, but for the tasks read, except kept_pairs.
+// read_paraver's trace (trace_part.hpp), every value equal to the whole trace's but
+// event_counts. Only these tasks' records are kept (their pairs, states, counter samples,
+// events, and the communication records that they send or receive); the others' event records
+// go through pass A as they are read, and what is kept of them is what the regions and the
+// collective roots need: the regions noted, thread 1's open MPI call, the operations its calls
+// met first, and per collective instance the lowest task flagged its root. event_counts is the
+// weight of every task: the records naming it (a state or event record of one of its threads,
+// a communication record it sends or receives), the same in every part. Every record of every
+// task is parsed and checked, so a malformed file fails every part with read_paraver's
+// message. read_paraver is this reader over every task. std::invalid_argument unless 0 <=
+// first <= last <= the tasks. `stats` as read_paraver's, but kept_pairs, unmatched_comms and
+// the requests completed without start (pass D's: a kind of `skipped`, listed even at 0 when
+// the trace has request events) count the tasks read only.
 TracePart read_paraver_part(const std::string& prv_path, Rank first, Rank last, ParaverReadStats* stats = nullptr);
+// What read_paraver's `skipped` is, made of read_paraver_part's for each part of a partition
+// (every part lists the same kinds: the per-task one summed, kinds of 0 dropped).
+std::vector<std::pair<std::string, std::uint64_t>> merge_paraver_skipped(
+    const std::vector<std::vector<std::pair<std::string, std::uint64_t>>>& parts);
 
 // How far before the declared end the records may stop without a warning: 1 % of it (Extrae's
 // traces end their last state records at the declared end exactly).

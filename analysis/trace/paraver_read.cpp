@@ -8,9 +8,10 @@
 // name the same peer and tag), finds the root of every collective instance from the
 // is-root flags (pass C), and writes the events (pass D). All times stay integer ticks until
 // pass D makes them seconds. A part (read_paraver_part) keeps the pairs, states and counter
-// samples of its tasks only: another task's event records go through pass A as they are read
-// (stream_line), its regions noted and defined in the whole reader's order (define_noted), and
-// its events are made in pass D to be counted, one task at a time.
+// samples of its tasks only, and the communication records they send or receive: another
+// task's event records go through pass A as they are read (stream_line), its regions noted and
+// defined in the whole reader's order (define_noted), and its calls dropped as they end, once
+// the order of their operations and the collective roots they flag are noted (retire_calls).
 #include "analysis/trace/paraver.hpp"
 
 #include <algorithm>
@@ -636,7 +637,6 @@ class Reader {
     parse_prv(t.defs);
     st_.waitlab_written = st_.waitlab_written || saw_waitlab_;
     defs_regions_from_pcf(t.defs);
-    build_comms(t.defs);
     const std::size_t n = header_.threads.size();
     t.locations.resize(own_last_ - own_first_);
     for (std::size_t k = 0; k < n; ++k) {
@@ -671,15 +671,15 @@ class Reader {
     logical_ = {};
     pass_c(t.defs);
     std::size_t freed = 0;
-    std::vector<std::uint64_t> counts(n);
     for (std::size_t k = 0; k < n; ++k) {
+      if (!owns(k)) {
+        // Pass D defines the MPI regions of a task's calls as it meets them: another task's
+        // first-met operations, in the order it met them.
+        for (const MpiOp op : ops_met_[k].order) mpi_region(t.defs, op);
+        continue;
+      }
       freed += calls_[k].calls.size() * sizeof(RCall) + calls_[k].items.size() * sizeof(Item);
-      // Another task's events are made to be counted, one task at a time.
-      std::vector<Event> others;
-      if (!owns(k)) resolve_noted(calls_[k]);
-      std::vector<Event>& events = owns(k) ? t.locations[k - own_first_].events : others;
-      pass_d(calls_[k], t.defs, events);
-      counts[k] = events.size();
+      pass_d(calls_[k], t.defs, t.locations[k - own_first_].events);
       if (freed > kTrimEvery) {
         give_back();
         freed = 0;
@@ -697,7 +697,7 @@ class Reader {
     st_.ends_early = static_cast<double>(header_.end_time - last_time_) >
                      kParaverEndsEarlyFraction * static_cast<double>(header_.end_time);
     report_skipped();
-    return make_part(std::move(t), n, static_cast<Rank>(own_first_), std::move(counts));
+    return make_part(std::move(t), n, static_cast<Rank>(own_first_), std::move(weights_));
   }
 
  private:
@@ -747,6 +747,9 @@ class Reader {
                                    std::to_string(c));
       comm_line(line, in.line_no());
     }
+    build_comms(d);  // before the records: another task's collectives are resolved as they end
+    weights_.assign(tasks, 0);
+    if (own_last_ - own_first_ < tasks) ops_met_.resize(tasks), coll_seq_.resize(tasks);
     while (in.next(line)) {
       if (line.empty() || line[0] == '#') continue;
       const std::uint64_t no = in.line_no();
@@ -772,6 +775,8 @@ class Reader {
         fail(no, "unknown record type " + quote(kind) + " (expected 1, 2, 3, 4, a communicator line or '#')");
       }
     }
+    for (std::size_t k = 0; k < tasks; ++k)
+      if (!owns(k)) retire_calls(k, -1);
   }
 
   void comm_line(std::string_view line, std::uint64_t no) {
@@ -891,6 +896,7 @@ class Reader {
     if (state < 0 || state > std::numeric_limits<std::uint32_t>::max())
       f.fail("state " + std::to_string(state) + " out of range");
     ++st_.records;
+    ++weights_[static_cast<std::size_t>(w.task)];
     in_order(f, w, begin, no);
     last_time_ = std::max({last_time_, begin, end});
     if (end == -1) {
@@ -919,6 +925,7 @@ class Reader {
     const Where w = common(f);
     const std::int64_t time = time_field(f, "the time");
     ++st_.records;
+    ++weights_[static_cast<std::size_t>(w.task)];
     in_order(f, w, time, no);
     last_time_ = std::max(last_time_, time);
     RawTask& rt = raw_[w.loc];
@@ -989,15 +996,50 @@ class Reader {
   }
 
   // Pass A over one event record of a task the part does not own (its used pairs in
-  // line_pairs_): thread 1's calls and items are kept to be matched and counted (passes B to
-  // D), a worker thread's items are not; regions are noted (note()).
+  // line_pairs_): regions are noted (note()), and of thread 1's calls only the open one is
+  // kept; the others are retired (retire_calls). Items are not kept.
   void stream_line(const Where& w, std::int64_t time) {
-    TaskCalls& tc = w.first_thread ? calls_[static_cast<std::size_t>(w.task)] : worker_items_;
+    const auto task = static_cast<std::size_t>(w.task);
+    TaskCalls& tc = w.first_thread ? calls_[task] : worker_items_;
+    PassA& a = stream_[w.loc];
     recording_ = w.loc;
-    pass_a_line(stream_[w.loc], tc, *defs_, !w.first_thread, time, line_pairs_.data(),
-                static_cast<std::uint32_t>(line_pairs_.size()));
+    pass_a_line(a, tc, *defs_, !w.first_thread, time, line_pairs_.data(), static_cast<std::uint32_t>(line_pairs_.size()));
     recording_ = kNoLocation;
-    worker_items_.items.clear();
+    if (w.first_thread) a.open = retire_calls(task, a.open);
+    tc.items.clear();
+  }
+
+  // What the whole reader's passes C and D take from another task's thread-1 calls, taken from
+  // them as they end: the operations in the order first met (pass D defines their regions),
+  // and per collective instance (communicator, sequence number), the lowest task flagged its
+  // root (pass C). Keeps the call `open` (-1: none) as the only one; returns its new index.
+  std::int64_t retire_calls(std::size_t task, std::int64_t open) {
+    TaskCalls& tc = calls_[task];
+    for (std::size_t i = 0; i < tc.calls.size(); ++i) {
+      if (static_cast<std::int64_t>(i) == open) continue;
+      RCall& c = tc.calls[i];
+      OpsMet& met = ops_met_[task];
+      const std::uint64_t bit = std::uint64_t{1} << static_cast<unsigned>(c.op);
+      if (!(met.seen & bit)) met.seen |= bit, met.order.push_back(c.op);
+      if (!is_collective(c.op)) continue;
+      resolve_comm(c);
+      std::vector<std::uint32_t>& seq = coll_seq_[task];
+      if (seq.size() <= c.comm) seq.resize(c.comm + std::size_t{1}, 0u);
+      const std::uint64_t key = (std::uint64_t{c.comm} << 32) | seq[c.comm]++;
+      if (!c.root_flag) continue;
+      const auto [it, added] = roots_.emplace(key, static_cast<Rank>(task));
+      if (!added) it->second = std::min(it->second, static_cast<Rank>(task));
+    }
+    if (open < 0) {
+      tc = TaskCalls{};
+      return -1;
+    }
+    RCall kept = tc.calls[static_cast<std::size_t>(open)];
+    kept.desc = kNone32;  // the descriptors and completions serve pass B and D only
+    tc.calls.assign(1, kept);
+    tc.descs.clear();
+    tc.comps.clear();
+    return 0;
   }
 
   void comm_record(std::string_view line, std::uint64_t no) {
@@ -1019,12 +1061,16 @@ class Reader {
     if (tag < std::numeric_limits<std::int32_t>::min() || tag > std::numeric_limits<std::int32_t>::max())
       f.fail("tag " + std::to_string(tag) + " out of range");
     ++st_.records;
+    ++weights_[static_cast<std::size_t>(s.task)];
+    ++weights_[static_cast<std::size_t>(r.task)];
     last_time_ = std::max({last_time_, lsend, psend, lrecv, precv});
     if (!s.first_thread || !r.first_thread) {
       ++skip_worker_comms_;
       return;
     }
-    if (comms_.size() >= kNone32) f.fail("too many communication records");
+    if (thread1_comms_++ >= kNone32) f.fail("too many communication records");  // in every part alike
+    // Pass B attaches a record's sides to the calls of its two tasks: only the owned ones'.
+    if (!owns(static_cast<std::size_t>(s.task)) && !owns(static_cast<std::size_t>(r.task))) return;
     comms_.push_back(RawComm{psend, precv, size, static_cast<std::int32_t>(s.task), static_cast<std::int32_t>(r.task),
                              static_cast<std::int32_t>(tag)});
     logical_.push_back(LogicalTimes{lsend, lrecv});
@@ -1065,6 +1111,9 @@ class Reader {
   void report_skipped() {
     std::map<std::pair<std::int64_t, int>, std::uint64_t> all(misplaced_.begin(), misplaced_.end());
     for (const auto& [type, n] : unknown_) all[{type, -1}] += n;
+    // Pass D completes the requests of the tasks read only: a part lists their kind even at 0,
+    // for merge_paraver_skipped to sum (every other kind is the whole trace's in every part).
+    if (!whole_ && st_.waitlab_events) all[{kPrvRequestCompleted, static_cast<int>(Misplaced::NoRequest)}] += 0;
     st_.skipped_events = 0;
     for (const auto& [key, n] : all) {
       std::string what = "event type " + std::to_string(key.first) + " (" + type_label(key.first) + ")";
@@ -1161,7 +1210,7 @@ class Reader {
   // records as they are read (they are not kept), in file order. There the three functions
   // above only note what they were asked for, under a stand-in id: a key first asked for by
   // location `loc` is defined where the whole reader defines it, when the tasks are taken in
-  // order (define_noted), and the stand-in ids of the kept items are replaced (resolve_noted).
+  // order (define_noted); no item of another task is kept, so no stand-in id stays.
 
   struct RegionKey {
     enum Kind : std::uint8_t { User, Plain, Mpi } kind;
@@ -1194,21 +1243,14 @@ class Reader {
       std::sort(order_.begin(), order_.end(), [&](RegionId x, RegionId y) {
         return std::tie(needs_[x].loc, needs_[x].when) < std::tie(needs_[y].loc, needs_[y].when);
       });
-      defined_.assign(noted_keys_.size(), kNoRegion);
     }
     for (; next_noted_ < order_.size() && needs_[order_[next_noted_]].loc < end; ++next_noted_) {
       const RegionId i = order_[next_noted_];
       const RegionKey& k = noted_keys_[i];
-      defined_[i] = k.kind == RegionKey::User    ? user_region(d, k.a)
-                    : k.kind == RegionKey::Plain ? plain_region(d, k.a, k.b)
-                                                 : mpi_region(d, static_cast<MpiOp>(k.a));
+      if (k.kind == RegionKey::User) user_region(d, k.a);
+      else if (k.kind == RegionKey::Plain) plain_region(d, k.a, k.b);
+      else mpi_region(d, static_cast<MpiOp>(k.a));
     }
-  }
-
-  // The regions of a task read without being kept, once every key is defined.
-  void resolve_noted(TaskCalls& tc) const {
-    for (Item& it : tc.items)
-      if (it.kind != Item::Call) it.ref = defined_[it.ref];
   }
 
   // The operation of an MPI call value, or None for a call waitlab does not model.
@@ -1434,27 +1476,43 @@ class Reader {
     }
     for (std::size_t i = 0; i < comms_.size(); ++i) {
       const RawComm& m = comms_[i];
-      auto& scalls = calls_[static_cast<std::size_t>(m.stask)].calls;
-      const TaskCalls& stc = calls_[static_cast<std::size_t>(m.stask)];
-      const std::int64_t sc = take(snd[static_cast<std::size_t>(m.stask)], scalls, logical_[i].lsend, [&](const RCall& c) {
-        const Desc& w = stc.desc(c);
-        return (w.send_dest == kUnset || w.send_dest == m.rtask + 1) && (w.send_tag == kUnset || w.send_tag == m.tag);
-      });
-      if (sc >= 0) scalls[static_cast<std::size_t>(sc)].send_rec = static_cast<std::uint32_t>(i);
-      else ++st_.unmatched_comms;
-      auto& rcalls = calls_[static_cast<std::size_t>(m.rtask)].calls;
-      const TaskCalls& rtc = calls_[static_cast<std::size_t>(m.rtask)];
-      const std::int64_t rc = take(rcv[static_cast<std::size_t>(m.rtask)], rcalls, logical_[i].lrecv, [&](const RCall& c) {
-        const Desc& w = rtc.desc(c);
-        return (w.recv_src == kUnset || w.recv_src == 0 || w.recv_src == m.stask + 1) &&
-               (w.recv_tag == kUnset || w.recv_tag == m.tag);
-      });
-      if (rc >= 0) rcalls[static_cast<std::size_t>(rc)].recv_rec = static_cast<std::uint32_t>(i);
-      else ++st_.unmatched_comms;
+      if (owns(static_cast<std::size_t>(m.stask))) send_side(snd, i);
+      if (owns(static_cast<std::size_t>(m.rtask))) recv_side(rcv, i);
     }
   }
 
+  // One side of the communication record i onto the first free call of its task that fits.
+  void send_side(std::vector<CallIndex>& snd, std::size_t i) {
+    const RawComm& m = comms_[i];
+    TaskCalls& tc = calls_[static_cast<std::size_t>(m.stask)];
+    const std::int64_t c = take(snd[static_cast<std::size_t>(m.stask)], tc.calls, logical_[i].lsend, [&](const RCall& x) {
+      const Desc& w = tc.desc(x);
+      return (w.send_dest == kUnset || w.send_dest == m.rtask + 1) && (w.send_tag == kUnset || w.send_tag == m.tag);
+    });
+    if (c >= 0) tc.calls[static_cast<std::size_t>(c)].send_rec = static_cast<std::uint32_t>(i);
+    else ++st_.unmatched_comms;
+  }
+  void recv_side(std::vector<CallIndex>& rcv, std::size_t i) {
+    const RawComm& m = comms_[i];
+    TaskCalls& tc = calls_[static_cast<std::size_t>(m.rtask)];
+    const std::int64_t c = take(rcv[static_cast<std::size_t>(m.rtask)], tc.calls, logical_[i].lrecv, [&](const RCall& x) {
+      const Desc& w = tc.desc(x);
+      return (w.recv_src == kUnset || w.recv_src == 0 || w.recv_src == m.stask + 1) &&
+             (w.recv_tag == kUnset || w.recv_tag == m.tag);
+    });
+    if (c >= 0) tc.calls[static_cast<std::size_t>(c)].recv_rec = static_cast<std::uint32_t>(i);
+    else ++st_.unmatched_comms;
+  }
+
   // ---- pass C: communicators and roots of collectives ----
+
+  // A collective's communicator: the c: line's its 50100004 event names (else MPI_COMM_WORLD).
+  void resolve_comm(RCall& c) {
+    if (c.coll_comm == kUnset) return;
+    const auto it = comm_ids_.find(c.coll_comm);
+    if (it != comm_ids_.end()) c.comm = it->second;
+    else ++st_.unknown_communicators;
+  }
 
   void pass_c(const Definitions& d) {
     struct Entry {
@@ -1472,21 +1530,19 @@ class Reader {
       for (std::size_t i = 0; i < calls.size(); ++i) {
         RCall& c = calls[i];
         if (!is_collective(c.op)) continue;
-        if (c.coll_comm != kUnset) {
-          const auto it = comm_ids_.find(c.coll_comm);
-          if (it != comm_ids_.end()) c.comm = it->second;
-          else ++st_.unknown_communicators;
-        }
+        resolve_comm(c);
         entries.push_back(Entry{c.comm, seq[c.comm]++, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(i)});
       }
     }
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key() < b.key(); });
     for (std::size_t i = 0; i < entries.size();) {
       std::size_t j = i;
-      Rank root = kNoRank;
+      // The lowest task flagged the root: an owned one (in task order) or another (retire_calls).
+      const auto other = roots_.find((std::uint64_t{entries[i].comm} << 32) | entries[i].seq);
+      Rank root = other != roots_.end() ? other->second : kNoRank;
       while (j < entries.size() && entries[j].comm == entries[i].comm && entries[j].seq == entries[i].seq) {
-        if (root == kNoRank && calls_[entries[j].task].calls[entries[j].call].root_flag)
-          root = static_cast<Rank>(entries[j].task);
+        const auto task = static_cast<Rank>(entries[j].task);
+        if (calls_[entries[j].task].calls[entries[j].call].root_flag && (root == kNoRank || task < root)) root = task;
         ++j;
       }
       for (std::size_t q = i; q < j; ++q) calls_[entries[q].task].calls[entries[q].call].root = root;
@@ -1665,7 +1721,6 @@ class Reader {
   std::vector<Need> needs_;
   std::uint64_t notes_ = 0;
   std::vector<RegionId> order_;    // noted_keys_ in the order they are defined
-  std::vector<RegionId> defined_;  // per noted key, its region
   std::size_t next_noted_ = 0;
   Pcf pcf_;
   Header header_;
@@ -1680,11 +1735,26 @@ class Reader {
   std::vector<std::pair<std::int64_t, std::uint64_t>> unknown_;  // event type -> pairs
   std::size_t hint_ = 0;
   std::map<std::pair<std::int64_t, int>, std::uint64_t> misplaced_;  // (type, Misplaced) -> pairs
-  Chunks<RawComm, 4096, 4096> comms_;
+  Chunks<RawComm, 4096, 4096> comms_;  // those of thread 1 the tasks read send or receive
+  std::uint64_t thread1_comms_ = 0;     // every task's thread-1 communication records
   Chunks<LogicalTimes, 4096, 4096> logical_;  // of comms_, until pass B
   std::vector<std::pair<std::int64_t, std::vector<Rank>>> raw_comms_;  // (Paraver id, members)
   std::unordered_map<std::int64_t, CommId> comm_ids_;
-  std::vector<TaskCalls> calls_;
+  std::vector<TaskCalls> calls_;  // another task's: its open call only (retire_calls)
+  // Per task, the records naming it (TracePart::event_counts: a state or event record of one
+  // of its threads, a communication record it sends or receives).
+  std::vector<std::uint64_t> weights_;
+  // Of the tasks a part does not own: the operations of thread 1's calls in the order first met,
+  // the collectives per communicator so far, and per collective instance ((communicator << 32)
+  // | sequence number) the lowest of them flagged its root.
+  struct OpsMet {
+    std::uint64_t seen = 0;
+    std::vector<MpiOp> order;
+  };
+  static_assert(static_cast<std::size_t>(MpiOp::Count_) <= 64);
+  std::vector<OpsMet> ops_met_;
+  std::vector<std::vector<std::uint32_t>> coll_seq_;
+  std::unordered_map<std::uint64_t, Rank> roots_;
   std::unordered_map<std::int64_t, RegionId> user_;
   std::map<std::pair<std::int64_t, std::int64_t>, RegionId> plain_;
   std::array<RegionId, static_cast<std::size_t>(MpiOp::Count_)> mpi_regions_ = [] {
@@ -1731,6 +1801,21 @@ TracePart read_tasks(const std::string& prv_path, Rank first, Rank last, bool wh
 
 Trace read_paraver(const std::string& prv_path, ParaverReadStats* stats) {
   return to_trace(read_tasks(prv_path, 0, 0, true, stats));
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> merge_paraver_skipped(
+    const std::vector<std::vector<std::pair<std::string, std::uint64_t>>>& parts) {
+  std::vector<std::pair<std::string, std::uint64_t>> all;
+  if (parts.empty()) return all;
+  const std::string_view per_task = misplaced_text(Misplaced::NoRequest);
+  for (std::size_t i = 0; i < parts.front().size(); ++i) {
+    auto kind = parts.front()[i];
+    const std::string_view what = kind.first;
+    if (what.size() >= per_task.size() && what.substr(what.size() - per_task.size()) == per_task)
+      for (std::size_t p = 1; p < parts.size(); ++p) kind.second += parts[p].at(i).second;
+    if (kind.second > 0) all.push_back(std::move(kind));
+  }
+  return all;
 }
 
 TracePart read_paraver_part(const std::string& prv_path, Rank first, Rank last, ParaverReadStats* stats) {

@@ -45,9 +45,11 @@ std::vector<std::string> write_trace(const Trace& trace, const std::string& path
 
 // Reading per location (trace_part.hpp; FormatDescriptor::read_part and event_counts): the
 // ranks [first, last) of the trace and their threads, and every rank's weight for
-// Partition::balanced. A format without them (TI) is refused as read_trace refuses it.
-// merge_skipped(path, parts) makes of the `skipped` of each part of a partition (in rank
-// order) what read_trace's `skipped` is; `warnings` are the whole trace's in every part.
+// Partition::balanced (per format: trace_part.hpp; .wlt the events, OTF2 the event records
+// announced, Paraver the records naming the task). A format without them (TI) is refused as
+// read_trace refuses it. merge_skipped(path, parts) makes of the `skipped` of each part of a
+// partition (in rank order) what read_trace's `skipped` is; `warnings` are the whole trace's
+// in every part.
 TracePart read_trace_part(const std::string& path, Rank first, Rank last, SkippedKinds* skipped = nullptr,
                           std::vector<std::string>* warnings = nullptr);
 SkippedKinds merge_skipped(const std::string& path, const std::vector<SkippedKinds>& parts);

@@ -12,19 +12,21 @@
 // damaged byte in another location's arrays is its owner's error, no other part's); OTF2:
 // only the owned locations' local definitions and event files are opened (otf2.hpp: two
 // values that depend on the events read); Paraver: one pass over the .prv that keeps only the
-// owned tasks' records (paraver.hpp, read_paraver_part): the other tasks' event records go
-// through the reader's first pass as they are read, for the regions they define and the
-// collective roots and event counts, and what stays of them is thread 1's MPI calls and region
-// items and the communication records; every record is checked by every part (they define
-// the regions), so a malformed .prv fails every part with the serial reader's message. A TI
-// trace is refused as read_trace refuses it. first ≤ last ≤ L, or std::invalid_argument.
+// owned tasks' records and the communication records they send or receive (paraver.hpp,
+// read_paraver_part): the other tasks' event records go through the reader's first pass as
+// they are read, for the regions they define and the collective roots they flag, and what
+// stays of them is each one's open MPI call, the order its calls met their operations and per
+// collective instance the root; every record is checked by every part (they define the
+// regions), so a malformed .prv fails every part with the serial reader's message. A TI trace
+// is refused as read_trace refuses it. first ≤ last ≤ L, or std::invalid_argument.
 // location_event_counts(path) (trace_io.hpp) gives, for every rank of the trace, the weight
-// Partition::balanced takes, without keeping the events: .wlt and Paraver the events the
-// whole trace has per rank (.wlt: from the counts alone; Paraver: made and counted one task at
-// a time by a reading that owns no task); OTF2 the event records the definitions announce per
-// rank's location (records the reader skips or converts included). TracePart::event_counts is
-// the same list. to_trace(part) of the part [0, L) is read_trace's Trace: the serial readers
-// of .wlt, OTF2 and Paraver are their part readers over every rank.
+// Partition::balanced takes, without keeping the events (a weight only balances: no result
+// depends on it): .wlt the events the whole trace has per rank (from the counts alone); OTF2
+// the event records the definitions announce per rank's location (records the reader skips or
+// converts included); Paraver the records naming the task (a state or event record of one of
+// its threads, a communication record it sends or receives), counted in the one pass.
+// TracePart::event_counts is the same list. to_trace(part) of the part [0, L) is read_trace's
+// Trace: the serial readers of .wlt, OTF2 and Paraver are their part readers over every rank.
 #pragma once
 
 #include <cstddef>
@@ -48,7 +50,7 @@ struct TracePart {
   std::uint8_t counters = 0;
   std::size_t ranks = 0;  // L, the ranks of the whole trace
   Rank first = 0;
-  std::vector<std::uint64_t> event_counts;  // per rank, all L of them (location_event_counts)
+  std::vector<std::uint64_t> event_counts;  // per rank, all L weights (location_event_counts)
 
   Rank last() const { return first + static_cast<Rank>(locations.size()); }
   bool operator==(const TracePart&) const = default;

@@ -1,6 +1,7 @@
 // Tests of reading a trace per location (trace_part.hpp): for every split [first, last) of the
 // test traces, the part equals the whole trace's ranks [first, last), their threads and the
-// whole trace's definitions and global values; the event counts equal the whole trace's; a
+// whole trace's definitions and global values; the event counts equal the whole trace's
+// (.wlt; OTF2: the records announced; Paraver: the records per task, the same in every part); a
 // damaged byte of location k is reported by the part that owns k, with the serial reader's
 // message, and by no other (.wlt, OTF2); a part of an OTF2 archive opens no other location's
 // files; a TI trace and a range beyond the trace are refused. Paraver: every split of the Extrae
@@ -372,16 +373,33 @@ TEST(Otf2Part, ADamagedEventFileIsItsOwnersError) {
 // ---- Paraver ----
 
 // Every range [first, last) of the tasks (so every partition, for any number of processes)
-// read on its own equals the whole trace's part, event counts included; the counts of a
-// reading without tasks are the same.
+// read on its own equals the whole trace's part but for event_counts, which are the weights
+// of a reading without tasks in every part, positive for every task with records; the
+// skipped kinds of the two parts of every split merge into the whole reader's.
 void expect_every_paraver_split(const std::string& prv) {
-  const Trace whole = read_trace(prv);
-  EXPECT_EQ(location_event_counts(prv), part_of(whole, 0, 0).event_counts);
+  SkippedKinds skipped;
+  const Trace whole = read_trace(prv, &skipped);
+  const std::vector<std::uint64_t> weights = location_event_counts(prv);
+  ASSERT_EQ(weights.size(), whole.ranks()) << prv;
+  for (std::size_t k = 0; k < weights.size(); ++k)
+    if (!whole.locations[k].events.empty() || !whole.locations[k].states.empty()) {
+      EXPECT_GT(weights[k], 0u) << prv << " task " << k + 1;
+    }
   const auto ranks = static_cast<Rank>(whole.ranks());
   for (Rank first = 0; first <= ranks; ++first)
-    for (Rank last = first; last <= ranks; ++last)
-      EXPECT_EQ(read_trace_part(prv, first, last), part_of(whole, first, last)) << prv << " [" << first << ", "
-                                                                                << last << ")";
+    for (Rank last = first; last <= ranks; ++last) {
+      const TracePart p = read_trace_part(prv, first, last);
+      EXPECT_EQ(p.event_counts, weights) << prv << " [" << first << ", " << last << ")";
+      TracePart expected = part_of(whole, first, last);
+      expected.event_counts = weights;
+      EXPECT_EQ(p, expected) << prv << " [" << first << ", " << last << ")";
+    }
+  for (Rank m = 0; m <= ranks; ++m) {
+    std::vector<SkippedKinds> parts(2);
+    read_trace_part(prv, 0, m, &parts[0]);
+    read_trace_part(prv, m, ranks, &parts[1]);
+    EXPECT_EQ(merge_skipped(prv, parts), skipped) << prv << " split at " << m;
+  }
   EXPECT_THROW(read_trace_part(prv, 0, ranks + 1), std::invalid_argument);
 }
 
@@ -482,6 +500,28 @@ TEST(ParaverPart, RegionsAndRootsMetOnOtherTasksAreTheWholeTracesOnes) {
   };
   EXPECT_EQ(bcast_root(whole.locations[1]), 3);
   EXPECT_EQ(read_trace_part(prv, 1, 2).locations[0], whole.locations[1]);
+  // The weights: the records naming each task (a message 1 -> 3 counts for both).
+  EXPECT_EQ(location_event_counts(prv), (std::vector<std::uint64_t>{10, 13, 9, 12}));
+  expect_every_paraver_split(prv);
+}
+
+TEST(ParaverPart, RequestsCompletedWithoutStartAreCountedByTheirTasksPartAndSummed) {
+  // Tasks 1 and 3 complete requests never started (1 and 2 of them), task 2 none: each part
+  // counts its own tasks' (pass D), and the parts of every split sum to the whole reader's.
+  test::ScratchDir dir("paraver_part_requests");
+  const std::string prv = dir.path("req.prv");
+  spit(prv,
+       "#Paraver (01/01/70 at 00:00):100_ns:0:1:3(1:1,1:1,1:1)\n"
+       "2:0:1:1:1:5:50000001:5:69000001:7\n"
+       "2:0:1:1:1:6:50000001:0\n"
+       "2:0:1:2:1:5:50000001:1\n"
+       "2:0:1:2:1:6:50000001:0\n"
+       "2:0:1:3:1:7:50000001:6:69000001:2:69000001:3\n"
+       "2:0:1:3:1:8:50000001:0\n");
+  SkippedKinds skipped;
+  read_trace(prv, &skipped);
+  EXPECT_EQ(skipped, (SkippedKinds{{"event type 69000001 (unlabelled) completing a request never started", 3}}));
+  EXPECT_EQ(location_event_counts(prv), (std::vector<std::uint64_t>{2, 2, 2}));
   expect_every_paraver_split(prv);
 }
 
@@ -500,11 +540,11 @@ TEST(ParaverPart, APartKeepsTheRecordsOfItsTasksOnly) {
     std::uint64_t sum = 0;
     for (Rank k = 0; k < static_cast<Rank>(whole.ranks()); ++k) {
       ParaverReadStats none, one;
-      read_paraver_part(prv, k, k, &none);
+      const TracePart none_part = read_paraver_part(prv, k, k, &none);
       EXPECT_EQ(none.kept_pairs, 0u) << prv;
       const TracePart p = read_paraver_part(prv, k, k + 1, &one);
       EXPECT_LT(one.kept_pairs, all.kept_pairs) << prv;
-      EXPECT_EQ(p.locations[0].events.size(), p.event_counts[static_cast<std::size_t>(k)]) << prv;
+      EXPECT_EQ(p.event_counts, none_part.event_counts) << prv;
       sum += one.kept_pairs;
     }
     EXPECT_EQ(sum, all.kept_pairs) << prv;
