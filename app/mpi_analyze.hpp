@@ -2,9 +2,10 @@
 // the analyses of `waitlab analyze` on the replay engine (analysis/engine), each MPI process
 // holding only its share of the trace's ranks.
 //
-// Promise: every process balances the ranks by their event counts (trace::location_event_counts,
-// engine::Partition::balanced), reads only its range (trace::read_trace_part: the .wlt blocks of
-// its ranks, the OTF2 event files of its locations) and runs the selected analyses on its shard
+// Promise: every process balances the ranks by their weights (trace::location_event_counts: event
+// counts, for Paraver records per task; engine::Partition::balanced), reads only its range
+// (trace::read_trace_part: the .wlt blocks of its ranks, the OTF2 event files of its locations,
+// its tasks' records of one pass over a Paraver file) and runs the selected analyses on its shard
 // over an engine::MpiTransport (analysis::run_analyses_sharded); process 0 then writes the
 // outputs of `waitlab analyze` — summary.json, the analyses' files and pictures, report.html,
 // host.json — through the same staged output directory (app/output_dir.hpp) and prints the same
@@ -17,8 +18,8 @@
 // (2 for bad input); nothing is written unless every step succeeded, and a killed process ends
 // the job (mpirun) before process 0 puts the staged outputs in place.
 // The SMPI ideal-network estimate (--ideal smpi, both, or auto on a measured trace) needs SimGrid,
-// which waitlab-mpi does not link: process 0 runs `waitlab smpi-ideal` (the waitlab binary beside
-// this one, or $WAITLAB_BIN), which reads the whole trace.
+// which waitlab-mpi does not link: process 0 runs `waitlab smpi-ideal` (app/waitlab_child.hpp),
+// which reads the whole trace.
 #pragma once
 
 namespace waitlab::app {
