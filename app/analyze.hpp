@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "analysis/minprofile/estimator.hpp"
-#include "analysis/trace/clock.hpp"
-#include "analysis/trace/formats.hpp"
 #include "analysis/registry/registry.hpp"
 #include "analysis/timeresolved/output.hpp"
+#include "analysis/trace/clock.hpp"
+#include "analysis/trace/formats.hpp"
 #include "analysis/waitstate/waitstate.hpp"
 #include "app/ideal_replay.hpp"
 #include "app/inputs.hpp"
@@ -53,13 +53,13 @@ struct AnalysisReport : analysis::AnalysisRun {
   output::Context context() const { return AnalysisRun::context(*trace); }
 };
 
+// The options run_analyses gives the registry (analysis::run_analyses, run_analyses_sharded).
+output::Values analysis_options(const AnalysisSelection& selection, std::optional<minprofile::Result> online,
+                                const analysis::TimeResolvedInput& timeresolved);
 // `online`: the simulator's own estimate of this run (RunOptions::minprofile), used instead of
 // computing it from the trace (they are equal: tests/sim/test_minprofile_online.cpp).
 // Throws InputError naming timeresolved.windows_where when windows of a fixed length would be
 // more than analysis::kMaxWindows over the trace's span (first to last event).
-// The options run_analyses gives the registry (analysis::run_analyses, run_analyses_sharded).
-output::Values analysis_options(const AnalysisSelection& selection, std::optional<minprofile::Result> online,
-                                const analysis::TimeResolvedInput& timeresolved);
 AnalysisReport run_analyses(const trace::Trace& trace, const AnalysisSelection& selection,
                             std::optional<minprofile::Result> online = std::nullopt,
                             const analysis::TimeResolvedInput& timeresolved = {});

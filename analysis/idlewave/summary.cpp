@@ -282,8 +282,13 @@ Summaries summarize(const engine::Shard& shard, const trace::Matching& m, const 
   messages(shard, m, transport, owned);
   ByteWriter mine;
   for (const RankSummary& s : owned) put(mine, s);
-  for (const Bytes& part : transport.gather(mine.bytes()))  // process order = rank order
+  owned = {};  // process 0 holds every rank's summary next: only one copy of its own at a time
+  std::vector<Bytes> parts = transport.gather(std::move(mine).bytes());
+  if (!parts.empty()) all.of.reserve(static_cast<std::size_t>(shard.ranks));
+  for (Bytes& part : parts) {  // process order = rank order; each part's bytes go once read
     for (ByteReader in(part); !in.done();) all.of.push_back(get(in));
+    part = {};
+  }
   return all;
 }
 
