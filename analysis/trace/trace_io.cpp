@@ -91,12 +91,12 @@ SkippedKinds merge_skipped(const std::string& path, const std::vector<SkippedKin
   if (f.merge_skipped) return f.merge_skipped(parts);
   SkippedKinds merged;
   for (const SkippedKinds& part : parts)
-    for (const auto& [what, n] : part) {
-      const auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& m) { return m.first == what; });
+    for (const auto& kind : part) {  // (clang 14: a lambda cannot capture a structured binding)
+      const auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& m) { return m.first == kind.first; });
       if (it == merged.end())
-        merged.emplace_back(what, n);
+        merged.push_back(kind);
       else
-        it->second += n;
+        it->second += kind.second;
     }
   return merged;
 }
