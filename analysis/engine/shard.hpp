@@ -35,6 +35,7 @@ struct Shard {
   std::uint8_t counters = 0;
   bool has_truth = false;  // the trace carries ground truth (its locations' `truth`)
   trace::Matching matching;
+  bool matched = false;  // match_shard ran (the clock correction's does): run_analyses_sharded matches no more
 
   // The shard of `process` under `partition` (whose locations must be the trace's ranks;
   // throws std::invalid_argument otherwise).

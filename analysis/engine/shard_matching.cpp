@@ -79,6 +79,7 @@ void match_shard(Shard& shard, Transport& transport) {
     for (trace::Call& c : m.calls[static_cast<std::size_t>(l)]) c.path = renumbered(c.path, to_global);
     for (CallPathId& p : m.path_after[static_cast<std::size_t>(l)]) p = renumbered(p, to_global);
   }
+  shard.matched = true;
 }
 
 }  // namespace waitlab::engine

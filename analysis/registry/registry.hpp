@@ -54,7 +54,8 @@ AnalysisRun run_analyses(const trace::Trace& trace, const std::vector<std::strin
                          output::Values options = {});
 
 // The same on the replay engine (issue 32): every process calls it with its shard, which it
-// matches (engine::match_shard); each analysis runs its run_sharded after those it needs, then its
+// matches (engine::match_shard) unless it is matched already (Shard::matched: the clock
+// correction leaves it matched, with the corrected times); each analysis runs its run_sharded after those it needs, then its
 // gather. On process 0 the run then holds what run_analyses gives on the whole trace, as far as
 // the outputs read it (summary, write, print: byte for byte), with `matching` holding the global
 // call paths, collective instances and unmatched counts and `messages` the trace's messages; the
