@@ -6,7 +6,8 @@
 // bit-identical to `for (l = 0; l < L; ++l) step(l, acc)` in one process. gather_in_location_order
 // brings one value per location to process 0 in location order — the rows a writer folds while
 // it writes them (D4). location_order_sum is the partial fold (D3b) of one double per location:
-// added on process 0 in location order, so the same bits as the serial loop. Every process calls
+// added on process 0 in location order, so the same bits as the serial loop; median an exact
+// order statistic of values spread over the processes. Every process calls
 // each of them (collectives). An accumulator or value is a trivially copyable type or a
 // std::vector of one.
 #pragma once
@@ -49,6 +50,13 @@ std::vector<T> gather_in_location_order(Transport& transport, LocationRange owne
 
 // The sum of `values` (one per owned location) over all locations, on every process.
 double location_order_sum(Transport& transport, LocationRange owned, std::span<const double> values);
+
+// The median of every process's `values` together (0 if there are none; the mean of the middle
+// two if their number is even), on every process: an exact order statistic, found by eight
+// rounds of 256-bucket histograms of the values' bytes (most significant first, in an order-
+// preserving map of doubles to integers) summed over the processes — what is per value never
+// leaves its process. The same bits as sorting all the values in one process; −0 counts as +0.
+double median(Transport& transport, std::span<const double> values);
 
 // Table rows (each process's sorted by `less`, the keys of all processes distinct) on process 0,
 // all of them in `less` order — the serial table (rule D4: process 0 writes and folds them); an

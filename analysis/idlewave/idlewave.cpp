@@ -81,16 +81,6 @@ LineFit fit_segmented(const std::vector<double>& x, const std::vector<double>& y
   return f;
 }
 
-// Mean of the middle 80 % (a one-off delay or a rare long detour does not make a rank slow).
-double trimmed_mean(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t cut = v.size() / 10;
-  double s = 0;
-  for (std::size_t i = cut; i < v.size() - cut; ++i) s += v[i];
-  return s / static_cast<double>(v.size() - 2 * cut);
-}
-
 // The communication topology the fronts are tracked in: the graph of the ranks that exchange
 // point-to-point messages, recognised as a 1D chain (every rank exchanges with every rank up to
 // d away: distances in ranks, walked rank by rank) or a Cartesian grid (every message one
@@ -295,20 +285,19 @@ std::pair<Time, Time> time_range(const Summaries& s) {
           end == -std::numeric_limits<Time>::infinity() ? 0 : end};
 }
 
-// What the steps of idle_waves share beyond the result: every rank's summary (summary.hpp), the
-// options, and what the earlier steps found.
+// What the steps of idle_waves share beyond the result: every rank's summary (summary.hpp; its
+// starts and idle periods are moved out of it), the options, and what the earlier steps found.
 struct IdleWaveRun {
-  IdleWaveRun(const Summaries& summaries, const IdleWaveOptions& options, IdleWaveResult& result)
+  IdleWaveRun(Summaries& summaries, const IdleWaveOptions& options, IdleWaveResult& result)
       : s(summaries), opt(options), res(result), P(summaries.ranks()), t_begin(time_range(summaries).first),
         t_end(time_range(summaries).second) {}
-  const Summaries& s;
+  Summaries& s;
   const IdleWaveOptions& opt;
   IdleWaveResult& res;
   std::size_t P = 0;
   Time t_begin = 0, t_end = 0;
   std::vector<std::vector<Time>> starts;                // step 1: each rank's iteration starts
   std::vector<std::size_t> first;                       // step 2: rank r's periods: [first[r], first[r + 1])
-  std::vector<std::vector<double>> exec_of, period_of;  // step 3: [r][k − 1]: iteration k
   Topology topo;                                        // step 4
   // The idle a wave can account for: in a pipeline what the period holds beyond the usual.
   double amount(const IdlePeriod& p) const { return res.pipeline ? p.seconds - p.usual : p.seconds; }
@@ -331,42 +320,30 @@ struct WaveTracks {
 // Step 1: the iterations of each rank.
 void find_iterations(IdleWaveRun& run) {
   run.res.iterations_from_truth = run.s.iterations_from_truth;
-  for (const RankSummary& r : run.s.of) run.starts.push_back(r.starts);
+  for (RankSummary& r : run.s.of) run.starts.push_back(std::move(r.starts));
   for (const auto& s : run.starts)
     run.res.iterations = std::max(run.res.iterations, static_cast<std::int32_t>(s.size()));
 }
 
-// Step 2: the idle periods, sorted by (rank, start), and where each rank's begin.
+// Step 2: the idle periods, sorted by (rank, start) (the summaries': rank by rank, each by
+// start), and where each rank's begin.
 void collect_idle_periods(IdleWaveRun& run) {
   IdleWaveResult& res = run.res;
-  for (const RankSummary& r : run.s.of)  // rank by rank, each in its wait states' order
-    for (const IdlePeriod& p : r.periods) {
-      res.periods.push_back(p);
-      res.total_idle += p.seconds;
-    }
-  std::sort(res.periods.begin(), res.periods.end(),
-            [](const IdlePeriod& a, const IdlePeriod& b) { return std::tie(a.rank, a.start) < std::tie(b.rank, b.start); });
+  res.periods = std::move(run.s.periods);
+  for (const IdlePeriod& p : res.periods) res.total_idle += p.seconds;
   run.first.assign(run.P + 1, 0);
   for (const auto& p : res.periods) ++run.first[static_cast<std::size_t>(p.rank) + 1];
   std::partial_sum(run.first.begin(), run.first.end(), run.first.begin());
 }
 
-// Step 3: the iteration: its length as run, and the time outside and inside MPI, per (rank,
-// iteration), the first and last iteration left out (start-up, and no following iteration
-// start) — each rank's from its summary.
+// Step 3: the iteration: its length as run, and the time outside and inside MPI, medians over
+// every (rank, iteration) but each rank's first and last (start-up, and no following iteration
+// start) — the summaries' order statistics.
 void measure_iterations(IdleWaveRun& run) {
-  std::vector<double> period_all, exec_all, comm_all;
-  for (const RankSummary& r : run.s.of) {
-    run.period_of.push_back(r.period_of);
-    run.exec_of.push_back(r.exec_of);
-    period_all.insert(period_all.end(), r.period_of.begin(), r.period_of.end());
-    exec_all.insert(exec_all.end(), r.exec_of.begin(), r.exec_of.end());
-    comm_all.insert(comm_all.end(), r.comm_of.begin(), r.comm_of.end());
-  }
-  run.res.t_exec_s = median(exec_all);
-  run.res.t_comm_s = median(comm_all);
+  run.res.t_exec_s = run.s.exec_median;
+  run.res.t_comm_s = run.s.comm_median;
   // Until the waves are known, the median iteration stands for the period.
-  run.res.iteration_s = median(period_all);
+  run.res.iteration_s = run.s.period_median;
 }
 
 // Step 4: the exchange: topology, distance, direction, phases, protocol.
@@ -405,31 +382,13 @@ void infer_exchange(IdleWaveRun& run) {
 // Step 4b: what each rank usually idles at each point of its iterations: per (rank, position of
 // the call in the iteration) the median over the rank's iterations (0 where it idles now
 // and then). A wavefront pipeline waits at the same points every iteration: if that usual
-// idle is a quarter of the period or more on a graph, the fronts follow the extra idle.
+// idle is a quarter of the period or more on a graph, the fronts follow the extra idle. Each
+// rank's owner measured its usual idle (summary.hpp); the pipeline is decided from their sums.
 void find_usual_idle(IdleWaveRun& run) {
   IdleWaveResult& res = run.res;
-  const auto& first = run.first;
-  std::vector<double> usual_cells;
-  for (std::size_t r = 0; r < run.P; ++r) {
-    const auto& s = run.starts[r];
-    if (s.empty()) continue;
-    const auto& first_call = run.s.of[r].first_call;  // first call at or after each start
-    std::vector<std::vector<double>> at_pos;  // [position][iteration]
-    std::vector<std::size_t> where(first[r + 1] - first[r], SIZE_MAX);
-    for (std::size_t i = first[r]; i < first[r + 1]; ++i) {
-      const IdlePeriod& p = res.periods[i];
-      if (p.iteration < 0 || p.call < first_call[static_cast<std::size_t>(p.iteration)]) continue;
-      const std::size_t pos = p.call - first_call[static_cast<std::size_t>(p.iteration)];
-      if (pos >= at_pos.size()) at_pos.resize(pos + 1, std::vector<double>(s.size(), 0.0));
-      at_pos[pos][static_cast<std::size_t>(p.iteration)] += p.seconds;
-      where[i - first[r]] = pos;
-    }
-    std::vector<double> usual(at_pos.size());
-    for (std::size_t pos = 0; pos < at_pos.size(); ++pos) usual[pos] = median(at_pos[pos]);
-    for (std::size_t i = first[r]; i < first[r + 1]; ++i)
-      if (where[i - first[r]] != SIZE_MAX) res.periods[i].usual = std::min(res.periods[i].seconds, usual[where[i - first[r]]]);
-    usual_cells.push_back(std::accumulate(usual.begin(), usual.end(), 0.0));
-  }
+  std::vector<double> usual_cells;  // each rank's (with iterations) from its summary
+  for (std::size_t r = 0; r < run.P; ++r)
+    if (!run.starts[r].empty()) usual_cells.push_back(run.s.of[r].usual_idle);
   res.pipeline = run.topo.metric == DistanceMetric::Hops && res.iteration_s > 0 &&
                  median(usual_cells) >= 0.25 * res.iteration_s;
 }
@@ -676,9 +635,9 @@ WaveTracks track_waves(IdleWaveRun& run) {
 void measure_period_as_run(IdleWaveRun& run, const WaveTracks& tracks) {
   IdleWaveResult& res = run.res;
   const std::size_t P = run.P;
-  const auto& period_of = run.period_of;
+  // Iteration k of rank r (1 ≤ k ≤ its starts − 2) is struck[r][k − 1].
   std::vector<std::vector<char>> struck(P);
-  for (std::size_t r = 0; r < P; ++r) struck[r].assign(period_of[r].size(), 0);
+  for (std::size_t r = 0; r < P; ++r) struck[r].assign(run.starts[r].size() >= 3 ? run.starts[r].size() - 2 : 0, 0);
   auto strike = [&](std::size_t r, std::int32_t k) {
     if (k >= 1 && static_cast<std::size_t>(k) <= struck[r].size()) struck[r][static_cast<std::size_t>(k) - 1] = 1;
   };
@@ -692,9 +651,9 @@ void measure_period_as_run(IdleWaveRun& run, const WaveTracks& tracks) {
   double sum = 0;
   std::size_t count = 0;
   for (std::size_t r = 0; r < P; ++r)
-    for (std::size_t k = 0; k < period_of[r].size(); ++k)
+    for (std::size_t k = 0; k < struck[r].size(); ++k)
       if (!struck[r][k]) {
-        sum += period_of[r][k];
+        sum += idle::iteration_length(run.starts[r], k + 1);
         ++count;
       }
   if (count > 0) res.iteration_s = sum / static_cast<double>(count);
@@ -864,7 +823,7 @@ bool find_slow_group(const IdleWaveRun& run, SelfSync& ss, std::vector<char>& sl
   const std::size_t P = run.P;
   std::vector<std::pair<double, Rank>> speed;
   for (std::size_t r = 0; r < P; ++r)
-    if (run.exec_of[r].size() >= 3) speed.emplace_back(trimmed_mean(run.exec_of[r]), static_cast<Rank>(r));
+    if (run.s.of[r].has_exec_mean) speed.emplace_back(run.s.of[r].exec_mean, static_cast<Rank>(r));
   std::sort(speed.begin(), speed.end());
   std::size_t split = 0;
   double gap = 0;
@@ -902,22 +861,25 @@ void measure_self_sync(const IdleWaveRun& run, const std::vector<char>& slow, Se
   const IdleWaveResult& res = run.res;
   const std::size_t P = run.P;
   const auto& starts = run.starts;
-  // The longest idle period's start per (rank, iteration).
   const auto n = static_cast<std::size_t>(res.iterations);
-  // The whole idle time (a pipeline's usual waits included: the baseline takes them out).
-  std::vector<double> idle(P * n, 0.0);
-  for (const auto& p : res.periods)
-    if (p.iteration >= 0 && static_cast<std::size_t>(p.iteration) < n)
-      idle[static_cast<std::size_t>(p.rank) * n + static_cast<std::size_t>(p.iteration)] += p.seconds;
-  std::vector<double> longest(P * n, 0.0), longest_start(P * n, 0.0);
-  for (const auto& p : res.periods) {
-    if (p.iteration < 0 || static_cast<std::size_t>(p.iteration) >= n) continue;
-    const std::size_t c = static_cast<std::size_t>(p.rank) * n + static_cast<std::size_t>(p.iteration);
-    if (p.seconds > longest[c]) {
-      longest[c] = p.seconds;
-      longest_start[c] = p.start;
+  // Per iteration of one rank at a time: its whole idle time (a pipeline's usual waits
+  // included: the baseline takes them out), and its longest idle period's length and start.
+  std::vector<double> idle(n), longest(n), longest_start(n);
+  const auto of_rank = [&](std::size_t r) {
+    std::fill(idle.begin(), idle.end(), 0.0);
+    std::fill(longest.begin(), longest.end(), 0.0);
+    std::fill(longest_start.begin(), longest_start.end(), 0.0);
+    for (std::size_t i = run.first[r]; i < run.first[r + 1]; ++i) {
+      const IdlePeriod& p = res.periods[i];
+      if (p.iteration < 0 || static_cast<std::size_t>(p.iteration) >= n) continue;
+      const auto k = static_cast<std::size_t>(p.iteration);
+      idle[k] += p.seconds;
+      if (p.seconds > longest[k]) {
+        longest[k] = p.seconds;
+        longest_start[k] = p.start;
+      }
     }
-  }
+  };
   std::vector<double> earliest(n, std::numeric_limits<double>::infinity());
   for (std::size_t r = 0; r < P; ++r)
     for (std::size_t k = 0; k < starts[r].size() && k < n; ++k) earliest[k] = std::min(earliest[k], starts[r][k]);
@@ -930,19 +892,22 @@ void measure_self_sync(const IdleWaveRun& run, const std::vector<char>& slow, Se
   // every rank waits without a slow group).
   const std::vector<int> dist_slow = bfs(run.topo, ss.slow_ranks);
   std::vector<double> slow_cells;
-  for (Rank q : ss.slow_ranks)
-    for (std::size_t k = half; k < last; ++k) slow_cells.push_back(idle[static_cast<std::size_t>(q) * n + k]);
+  for (Rank q : ss.slow_ranks) {
+    of_rank(static_cast<std::size_t>(q));
+    for (std::size_t k = half; k < last; ++k) slow_cells.push_back(idle[k]);
+  }
   ss.baseline_idle_per_iteration = median(slow_cells);
   std::vector<double> sync_iter, sync_dist;
   for (std::size_t r = 0; r < P; ++r) {
     if (slow[r]) continue;
+    of_rank(r);
     double ph = 0;
     std::size_t ph_n = 0;
     for (std::size_t k = half; k < last; ++k) {
-      fast_idle += idle[r * n + k];
+      fast_idle += idle[k];
       ++fast_cells;
-      if (longest[r * n + k] > 0 && std::isfinite(earliest[k])) {
-        ph += longest_start[r * n + k] - earliest[k];
+      if (longest[k] > 0 && std::isfinite(earliest[k])) {
+        ph += longest_start[k] - earliest[k];
         ++ph_n;
       }
     }
@@ -955,7 +920,7 @@ void measure_self_sync(const IdleWaveRun& run, const std::vector<char>& slow, Se
     // three iterations in a row.
     for (std::size_t k = 1; k + 3 <= last && dist_slow[r] > 0; ++k) {
       const double h = ss.baseline_idle_per_iteration + 0.5 * ss.expected_idle;
-      if (idle[r * n + k] >= h && idle[r * n + k + 1] >= h && idle[r * n + k + 2] >= h) {
+      if (idle[k] >= h && idle[k + 1] >= h && idle[k + 2] >= h) {
         sync_iter.push_back(static_cast<double>(k));
         sync_dist.push_back(static_cast<double>(dist_slow[r]));
         break;
@@ -986,7 +951,7 @@ void detect_self_sync(IdleWaveRun& run) {
 }
 
 // Today's analysis on every rank's summary (process 0).
-IdleWaveResult idle_waves_of(const Summaries& summaries, const IdleWaveOptions& opt) {
+IdleWaveResult idle_waves_of(Summaries summaries, const IdleWaveOptions& opt) {
   IdleWaveResult res;
   IdleWaveRun run(summaries, opt, res);
   // Step 1: iterations.
@@ -1016,9 +981,9 @@ IdleWaveResult idle_waves_of(const Summaries& summaries, const IdleWaveOptions& 
 
 IdleWaveResult idle_waves(const engine::Shard& shard, const trace::Matching& matching, const WaitStateResult& waits,
                           engine::Transport& transport, const IdleWaveOptions& options) {
-  const Summaries summaries = idle::summarize(shard, matching, waits, transport);
+  Summaries summaries = idle::summarize(shard, matching, waits, transport);
   if (transport.self() != 0) return {};
-  return idle_waves_of(summaries, options);
+  return idle_waves_of(std::move(summaries), options);
 }
 
 IdleWaveResult idle_waves(const trace::Trace& trace, const trace::Matching& matching, const WaitStateResult& waits,

@@ -56,9 +56,10 @@
 // Nothing here prints or reads files.
 //
 // On the replay engine (issue 32) the analysis is global by nature: every process summarises the
-// ranks it owns (summary.hpp: iteration starts, idle periods, iteration lengths, message partners
-// and sides, injected delays — not their events), process 0 gathers the summaries in rank order
-// and runs the steps above on them. Process 0 gets the whole result, the serial one to the bit;
+// ranks it owns (summary.hpp: iteration starts, idle periods with what the rank usually idles,
+// its mean compute per iteration, message partners and sides, injected delays — not their
+// events; the medians of T_exec, T_comm and the iteration are exact order statistics over the
+// processes), process 0 gathers the summaries in rank order and runs the steps above on them. Process 0 gets the whole result, the serial one to the bit;
 // the other processes an empty IdleWaveResult (the outputs are written on process 0).
 #pragma once
 

@@ -10,19 +10,19 @@
 
 namespace waitlab::analysis {
 
-// One idle period of one rank.
+// One idle period of one rank. 40 bytes: process 0 holds every rank's.
 struct IdlePeriod {
-  Rank rank = 0;
   Time start = 0;
   double seconds = 0;
-  std::int32_t iteration = -1;  // -1 before the first iteration
-  Pattern pattern = Pattern::LateSender;
-  Rank cause_rank = trace::kNoRank;
-  std::uint32_t call = 0;  // index into Matching::calls[rank]
   // What the rank idles at this point of its iterations (the median over its iterations of
   // the idle of the call at the same position in the iteration, 0 where it idles now and
   // then): the pipeline's regular wait, subtracted from the period in a wavefront pipeline.
   double usual = 0;
+  Rank rank = 0;
+  std::int32_t iteration = -1;  // -1 before the first iteration
+  Rank cause_rank = trace::kNoRank;
+  Pattern pattern = Pattern::LateSender;
 };
+static_assert(sizeof(IdlePeriod) == 40);
 
 }  // namespace waitlab::analysis

@@ -2,8 +2,16 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "analysis/engine/bytes.hpp"
+#include "analysis/engine/fold.hpp"
 #include "analysis/waitstate/partners.hpp"
 
 namespace waitlab::analysis::idle {
@@ -37,6 +45,15 @@ double median(std::vector<double> v) {
   if (v.size() % 2 == 1) return *mid;
   const double hi = *mid;
   return (hi + *std::max_element(v.begin(), mid)) / 2;
+}
+
+double trimmed_mean(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t cut = v.size() / 10;
+  double s = 0;
+  for (std::size_t i = cut; i < v.size() - cut; ++i) s += v[i];
+  return s / static_cast<double>(v.size() - 2 * cut);
 }
 
 std::int32_t iteration_at(const std::vector<Time>& starts, Time time) {
@@ -159,35 +176,80 @@ void idle_periods(const engine::Shard& shard, const trace::Matching& m, const Wa
     p.seconds = w.seconds;
     p.pattern = w.pattern;
     p.cause_rank = w.cause_rank;
-    p.call = w.call;
     p.iteration = iteration_at(s.starts, start);
     s.periods.push_back(p);
+    s.calls.push_back(w.call);
   }
+  // By start (stable), the calls alongside.
+  std::vector<std::size_t> order(s.periods.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return s.periods[a].start < s.periods[b].start; });
+  std::vector<IdlePeriod> periods;
+  std::vector<std::uint32_t> calls;
+  periods.reserve(order.size());
+  calls.reserve(order.size());
+  for (const std::size_t i : order) {
+    periods.push_back(s.periods[i]);
+    calls.push_back(s.calls[i]);
+  }
+  s.periods = std::move(periods);
+  s.calls = std::move(calls);
 }
 
-// The rank's iterations but the first and the last (start-up, and no following start): their
-// length and the time outside and inside MPI; and the first call of every iteration.
-void iterations(const engine::Shard& shard, const trace::Matching& m, Rank r, RankSummary& s) {
+// Each owned rank's iterations but the first and the last (start-up, and no following start):
+// their length and the time outside and inside MPI, appended to the process's lists for the
+// medians; the rank's mean time outside MPI per iteration. And what the rank usually idles at
+// each point of its iterations: per position of the call in the iteration (from the first call
+// at or after the iteration's start) the median over its iterations of the idle there (0 where
+// it idles now and then), each period's `usual` the smaller of that and its length.
+struct IterationValues {
+  std::vector<double> period, exec, comm;
+};
+
+void iterations(const engine::Shard& shard, const trace::Matching& m, Rank r, RankSummary& s, IterationValues& all) {
   const auto& st = s.starts;
   const auto& ev = shard.location(r).events;
   const auto& calls = m.calls[static_cast<std::size_t>(r)];
+  if (st.size() >= 3) {
+    std::vector<double> exec;
+    std::size_t ci = 0;
+    for (std::size_t k = 1; k + 1 < st.size(); ++k) {
+      double mpi = 0;
+      while (ci < calls.size() && ev[calls[ci].enter].time < st[k]) ++ci;
+      for (std::size_t cj = ci; cj < calls.size() && ev[calls[cj].enter].time < st[k + 1]; ++cj)
+        if (calls[cj].op != MpiOp::Init && calls[cj].op != MpiOp::Finalize)
+          mpi += ev[calls[cj].leave].time - ev[calls[cj].enter].time;
+      const double period = iteration_length(st, k);
+      all.period.push_back(period);
+      exec.push_back(period - mpi);
+      all.comm.push_back(mpi);
+    }
+    all.exec.insert(all.exec.end(), exec.begin(), exec.end());
+    s.has_exec_mean = exec.size() >= 3;
+    if (s.has_exec_mean) s.exec_mean = trimmed_mean(std::move(exec));
+  }
+  if (st.empty()) return;
+  std::vector<std::uint32_t> first_call;  // per iteration start: the first call entered at or after it
   for (const Time t : st)
-    s.first_call.push_back(static_cast<std::uint32_t>(
+    first_call.push_back(static_cast<std::uint32_t>(
         std::partition_point(calls.begin(), calls.end(), [&](const trace::Call& c) { return ev[c.enter].time < t; }) -
         calls.begin()));
-  if (st.size() < 3) return;
-  std::size_t ci = 0;
-  for (std::size_t k = 1; k + 1 < st.size(); ++k) {
-    double mpi = 0;
-    while (ci < calls.size() && ev[calls[ci].enter].time < st[k]) ++ci;
-    for (std::size_t cj = ci; cj < calls.size() && ev[calls[cj].enter].time < st[k + 1]; ++cj)
-      if (calls[cj].op != MpiOp::Init && calls[cj].op != MpiOp::Finalize)
-        mpi += ev[calls[cj].leave].time - ev[calls[cj].enter].time;
-    const double period = st[k + 1] - st[k];
-    s.period_of.push_back(period);
-    s.exec_of.push_back(period - mpi);
-    s.comm_of.push_back(mpi);
+  std::vector<std::vector<double>> at_pos;  // [position][iteration]
+  std::vector<std::size_t> where(s.periods.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < s.periods.size(); ++i) {
+    const IdlePeriod& p = s.periods[i];
+    if (p.iteration < 0 || s.calls[i] < first_call[static_cast<std::size_t>(p.iteration)]) continue;
+    const std::size_t pos = s.calls[i] - first_call[static_cast<std::size_t>(p.iteration)];
+    if (pos >= at_pos.size()) at_pos.resize(pos + 1, std::vector<double>(st.size(), 0.0));
+    at_pos[pos][static_cast<std::size_t>(p.iteration)] += p.seconds;
+    where[i] = pos;
   }
+  std::vector<double> usual(at_pos.size());
+  for (std::size_t pos = 0; pos < at_pos.size(); ++pos) usual[pos] = median(std::move(at_pos[pos]));
+  for (std::size_t i = 0; i < s.periods.size(); ++i)
+    if (where[i] != SIZE_MAX) s.periods[i].usual = std::min(s.periods[i].seconds, usual[where[i]]);
+  s.usual_idle = std::accumulate(usual.begin(), usual.end(), 0.0);
 }
 
 // What the messages tell of the owned ranks: the sides each receive-completing call receives
@@ -228,19 +290,24 @@ void messages(const engine::Shard& shard, const trace::Matching& m, engine::Tran
 }
 
 void put(ByteWriter& out, const RankSummary& s) {
-  out.put(s.starts).put(s.periods).put(s.period_of).put(s.exec_of).put(s.comm_of).put(s.first_call);
+  out.put(s.starts).put(s.periods).put(s.usual_idle).put(s.exec_mean).put(s.has_exec_mean);
   out.put(s.senders).put(s.delays).put(s.sides).put(s.receiving_calls).put(s.one_sided_calls).put(s.eager);
   out.put(s.has_events).put(s.first_time).put(s.last_time);
 }
 
-RankSummary get(ByteReader& in) {
+// A rank's summary; its idle periods are appended to `periods`.
+RankSummary get(ByteReader& in, std::vector<IdlePeriod>& periods) {
   RankSummary s;
   s.starts = in.get_vector<Time>();
-  s.periods = in.get_vector<IdlePeriod>();
-  s.period_of = in.get_vector<double>();
-  s.exec_of = in.get_vector<double>();
-  s.comm_of = in.get_vector<double>();
-  s.first_call = in.get_vector<std::uint32_t>();
+  const auto n = in.get<std::uint64_t>();
+  if (n > in.remaining() / sizeof(IdlePeriod)) throw std::runtime_error("idle waves: a summary ends early");
+  const auto raw = in.get_raw(static_cast<std::size_t>(n) * sizeof(IdlePeriod));
+  const std::size_t at = periods.size();
+  periods.resize(at + static_cast<std::size_t>(n));
+  if (n > 0) std::memcpy(static_cast<void*>(periods.data() + at), raw.data(), raw.size());
+  s.usual_idle = in.get<double>();
+  s.exec_mean = in.get<double>();
+  s.has_exec_mean = in.get<bool>();
   s.senders = in.get_vector<Rank>();
   s.delays = in.get_vector<InjectedDelay>();
   s.sides = in.get<std::uint8_t>();
@@ -261,12 +328,13 @@ Summaries summarize(const engine::Shard& shard, const trace::Matching& m, const 
   all.has_truth = shard.has_truth;
   std::vector<std::vector<Time>> starts = iteration_starts(shard, transport, all.iterations_from_truth);
   std::vector<RankSummary> owned(shard.locations.size());
+  IterationValues values;
   for (Location l = shard.owned.first; l < shard.owned.last; ++l) {
     const auto at = static_cast<std::size_t>(l - shard.owned.first);
     RankSummary& s = owned[at];
     s.starts = std::move(starts[at]);
     idle_periods(shard, m, waits, l, s);
-    iterations(shard, m, l, s);
+    iterations(shard, m, l, s, values);
     const trace::Location& loc = shard.location(l);
     if (shard.has_truth)
       for (const auto& c : loc.truth) {
@@ -280,13 +348,31 @@ Summaries summarize(const engine::Shard& shard, const trace::Matching& m, const 
     }
   }
   messages(shard, m, transport, owned);
+  all.period_median = engine::median(transport, values.period);
+  all.exec_median = engine::median(transport, values.exec);
+  all.comm_median = engine::median(transport, values.comm);
+  values = {};
   ByteWriter mine;
-  for (const RankSummary& s : owned) put(mine, s);
+  std::uint64_t periods = 0;
+  for (const RankSummary& s : owned) {
+    put(mine, s);
+    periods += s.periods.size();
+  }
   owned = {};  // process 0 holds every rank's summary next: only one copy of its own at a time
+  periods = transport.sum(periods);
+  // The summaries are all process 0 holds beyond its shard: what the steps above freed (the
+  // partner exchange, the iterations' values) goes back to the system first, or glibc keeps it
+  // resident beside them.
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
   std::vector<Bytes> parts = transport.gather(std::move(mine).bytes());
-  if (!parts.empty()) all.of.reserve(static_cast<std::size_t>(shard.ranks));
+  if (!parts.empty()) {
+    all.of.reserve(static_cast<std::size_t>(shard.ranks));
+    all.periods.reserve(static_cast<std::size_t>(periods));
+  }
   for (Bytes& part : parts) {  // process order = rank order; each part's bytes go once read
-    for (ByteReader in(part); !in.done();) all.of.push_back(get(in));
+    for (ByteReader in(part); !in.done();) all.of.push_back(get(in, all.periods));
     part = {};
   }
   return all;

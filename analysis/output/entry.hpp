@@ -50,6 +50,14 @@ class Values {
     return it == values_.end() ? nullptr : &it->second;
   }
   void set(std::string_view name, std::any value) { values_.insert_or_assign(std::string(name), std::move(value)); }
+  // The value moved out and its name removed (an empty value if there is none).
+  std::any take(std::string_view name) {
+    const auto it = values_.find(name);
+    if (it == values_.end()) return {};
+    std::any value = std::move(it->second);
+    values_.erase(it);
+    return value;
+  }
   bool has(std::string_view name) const { return values_.find(name) != values_.end(); }
 
  private:

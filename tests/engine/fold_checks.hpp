@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -70,6 +72,30 @@ inline void expect_gathered_in_location_order(Transport& t) {
   const auto all = gather_in_location_order(t, owned, std::span<const Location>(mine));
   if (t.self() == 0) EXPECT_EQ(all, (std::vector<Location>{0, 10, 20, 30, 40, 50, 60})) << t.size();
   else EXPECT_TRUE(all.empty());
+}
+
+// Values for the spread median: negatives, zeros of both signs, ties, a subnormal, huge and tiny
+// magnitudes — whose byte-wise order differs from their order as doubles unless mapped.
+inline const std::vector<double> kMedianValues = {3.5,    -2.0,  0.0,   -0.0,   1e300, -1e-300, 4.9e-324, 3.5,
+                                                  7.25,   -7.25, 1e-9,  2.5e-9, 3.5,   -1e300,  0.125,    42.0,
+                                                  1.0e16, 1.5,   -1.5,  6.0,    6.0,   1e-310,  -3.0,     9.75};
+
+// The median of the first n values in one process: sorted, the middle one, or the mean of the
+// middle two (as idle::median; a zero may come out as −0).
+inline double serial_median(std::size_t n) {
+  std::vector<double> v(kMedianValues.begin(), kMedianValues.begin() + static_cast<std::ptrdiff_t>(n));
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2] + v[v.size() / 2 - 1]) / 2;
+}
+
+// engine::median of the first n values, value i on process (i * i + 1) % P: spread unevenly, some
+// processes holding none.
+inline double spread_median(Transport& t, std::size_t n) {
+  std::vector<double> mine;
+  for (std::size_t i = 0; i < n; ++i)
+    if (static_cast<int>((i * i + 1) % static_cast<std::size_t>(t.size())) == t.self()) mine.push_back(kMedianValues[i]);
+  return median(t, mine);
 }
 
 }  // namespace waitlab::engine::fold_checks

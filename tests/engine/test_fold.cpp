@@ -63,6 +63,28 @@ TEST(Fold, ChainedFoldContinuesAVectorTermByTerm) {
       for (const Bytes& result : on_virtual(p, seed, chained_vector_fold)) EXPECT_EQ(result, encode(serial)) << p << " processes, seed " << seed;
 }
 
+TEST(Fold, SerialMedianOfTheTestValues) {
+  EXPECT_EQ(serial_median(0), 0.0);
+  EXPECT_EQ(serial_median(1), 3.5);
+  EXPECT_EQ(serial_median(2), 0.75);     // (3.5 + −2) / 2
+  EXPECT_EQ(serial_median(5), 0.0);      // −2, ±0, ±0, 3.5, 1e300
+  EXPECT_EQ(serial_median(9), 4.9e-324);  // −2, −1e-300, ±0, ±0, the subnormal, …
+  EXPECT_EQ(serial_median(24), (0.125 + 2.5e-9) / 2);
+}
+
+// The spread median is the serial one, bit for bit (a zero as +0), for every count (odd, even,
+// none), process count and delivery order.
+TEST(Fold, MedianOfValuesSpreadOverTheProcessesIsTheSerialMedian) {
+  for (std::size_t n = 0; n <= kMedianValues.size(); ++n) {
+    const auto run = [&](Transport& t) { return encode(spread_median(t, n)); };
+    EXPECT_EQ(bits(decode<double>(on_serial(run)[0])), bits(serial_median(n) + 0.0)) << n;
+    for (int p : kProcessCounts)
+      for (std::uint64_t seed : kSeeds)
+        for (const Bytes& result : on_virtual(p, seed, run))
+          EXPECT_EQ(bits(decode<double>(result)), bits(serial_median(n) + 0.0)) << n << " values, " << p << " processes, seed " << seed;
+  }
+}
+
 TEST(Fold, GatherInLocationOrderHandsProcessZeroEveryLocation) {
   for (int p : kProcessCounts) {
     on_virtual(p, 3, [&](Transport& t) {

@@ -41,7 +41,7 @@ class Describe {
   }
   Describe& operator()(const analysis::LineFit& f) { return (*this)(f.slope)(f.intercept)(f.r2)(f.points); }
   Describe& operator()(const analysis::IdlePeriod& p) {
-    return (*this)(p.rank)(p.start)(p.seconds)(p.iteration)(p.pattern)(p.cause_rank)(p.call)(p.usual);
+    return (*this)(p.rank)(p.start)(p.seconds)(p.iteration)(p.pattern)(p.cause_rank)(p.usual);
   }
   Describe& operator()(const analysis::FrontPoint& p) {
     return (*this)(p.rank)(p.distance)(p.time)(p.iteration)(p.amplitude);

@@ -10,6 +10,10 @@
 namespace waitlab::engine {
 namespace {
 
+// The gather's parts travel as point-to-point messages on the reserved channel of the default
+// gather (transport.cpp), which no parcel can use.
+constexpr int kGatherTag = kFirstReservedChannel;
+
 // MPI counts are ints: a size beyond INT_MAX cannot travel as one message.
 int mpi_count(std::uint64_t bytes, const char* what) {
   if (bytes > static_cast<std::uint64_t>(INT_MAX))
@@ -180,26 +184,28 @@ MaxLoc MpiTransport::maxloc(const MaxLoc& value) {
 }
 
 std::vector<Bytes> MpiTransport::gather(std::span<const std::byte> bytes) {
-  // Every process learns the total first, so that a gather too large fails everywhere alike.
-  const std::uint64_t total = sum(bytes.size());
-  (void)mpi_count(total, "a gather");
+  // Every process learns the largest part first, so that a part too large fails everywhere alike.
+  (void)mpi_count(static_cast<std::uint64_t>(max(static_cast<double>(bytes.size()))), "a gather part");
   const int mine = static_cast<int>(bytes.size());
   std::vector<int> counts(self_ == 0 ? static_cast<std::size_t>(size_) : 0);
   MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
-  std::vector<int> displacements(counts.size());
-  for (std::size_t p = 1; p < counts.size(); ++p) displacements[p] = displacements[p - 1] + counts[p - 1];
-  Bytes all(self_ == 0 ? static_cast<std::size_t>(total) : 0);
-  MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displacements.data(), MPI_BYTE, 0,
-              comm_);
   traffic_.collectives += 2;
   traffic_.collective_bytes += sizeof mine + bytes.size();
-  if (self_ != 0) return {};
-  std::vector<Bytes> split(static_cast<std::size_t>(size_));
-  for (std::size_t p = 0; p < split.size(); ++p) {
-    const auto from = all.begin() + displacements[p];
-    split[p].assign(from, from + counts[p]);
+  if (self_ != 0) {
+    MPI_Send(bytes.data(), mine, MPI_BYTE, 0, kGatherTag, comm_);
+    return {};
   }
-  return split;
+  // Each part is received into its own buffer: process 0 never holds the gathered bytes twice
+  // (a gather into one buffer cut into parts would, at the idle-wave summaries' size).
+  std::vector<Bytes> parts(static_cast<std::size_t>(size_));
+  parts[0].assign(bytes.begin(), bytes.end());
+  std::vector<MPI_Request> requests(parts.size() - 1);
+  for (std::size_t p = 1; p < parts.size(); ++p) {
+    parts[p].resize(static_cast<std::size_t>(counts[p]));
+    MPI_Irecv(parts[p].data(), counts[p], MPI_BYTE, static_cast<int>(p), kGatherTag, comm_, &requests[p - 1]);
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  return parts;
 }
 
 Bytes MpiTransport::broadcast(std::span<const std::byte> bytes) {

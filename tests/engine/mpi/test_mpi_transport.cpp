@@ -203,6 +203,8 @@ TEST(MpiFold, SumsGiveTheSerialBits) {
           << locations << " locations";
   EXPECT_EQ(fold_checks::chained_vector_fold(t), encode(fold_checks::serial_vector_fold()));
   fold_checks::expect_gathered_in_location_order(t);
+  for (std::size_t n = 0; n <= fold_checks::kMedianValues.size(); n += 5)
+    EXPECT_EQ(bits(fold_checks::spread_median(t, n)), bits(fold_checks::serial_median(n) + 0.0)) << n << " values";
 }
 
 // Each process matches its shard and compares it with the serial matching of the whole trace;
