@@ -36,7 +36,7 @@ std::string last_region(const std::string& call_path) {
 struct JobResult {
   double wall = 0;
   double waiting = 0;        // at the points the delay analysis charges: all but Wait at Init/Finalize
-  double init_finalize = 0;  // Wait at Init + Wait at Finalize
+  double init_finalize = 0;  // Wait at Init + MPI Initialization Completion + Wait at Finalize
   std::vector<TableRow> delay;    // delay.csv
   std::string delay_path;
   std::vector<TableRow> profile;  // critical_path_profile.csv
@@ -51,6 +51,7 @@ JobResult read_job(const fs::path& dir) {
   r.wall = s["wall_time_s"].get<double>();
   const Json& w = s["analyses"]["waitstate"];
   r.init_finalize = w["patterns"]["wait_at_init"]["total_s"].get<double>() +
+                    w["patterns"]["init_completion"]["total_s"].get<double>() +
                     w["patterns"]["wait_at_finalize"]["total_s"].get<double>();
   r.waiting = w["total_waiting_s"].get<double>() - r.init_finalize;
   r.delay_path = (dir / "delay.csv").string();

@@ -23,13 +23,13 @@ constexpr std::array<std::string_view, kPatternCount> kNames = {
     "late_receiver",   "wait_at_barrier",                     "barrier_completion",
     "wait_at_nxn",     "nxn_completion",                      "late_broadcast",
     "early_reduce",    "early_scan",                          "wait_at_init",
-    "wait_at_finalize"};
+    "wait_at_finalize", "init_completion"};
 constexpr std::array<std::string_view, kPatternCount> kTitles = {
     "Late Sender",   "Late Sender, wrong order (same source)", "Late Sender, wrong order (different source)",
     "Late Receiver", "Wait at Barrier",                        "Barrier Completion",
     "Wait at NxN",   "NxN Completion",                         "Late Broadcast",
     "Early Reduce",  "Early Scan",                             "Wait at Init",
-    "Wait at Finalize"};
+    "Wait at Finalize", "MPI Initialization Completion"};
 
 // Late Sender instances remembered for the wrong-order check, per receiving rank (Scalasca
 // keeps a bounded buffer of recent instances too).
@@ -70,7 +70,8 @@ bool is_subset_pattern(Pattern p) {
   return p == Pattern::LateSenderWrongOrderSameSource || p == Pattern::LateSenderWrongOrderDifferentSource;
 }
 bool has_cause(Pattern p) {
-  return p != Pattern::BarrierCompletion && p != Pattern::NxNCompletion && !is_subset_pattern(p);
+  return p != Pattern::BarrierCompletion && p != Pattern::NxNCompletion && p != Pattern::InitCompletion &&
+         !is_subset_pattern(p);
 }
 
 std::pair<std::size_t, std::size_t> WaitStateResult::of_call(Rank r, std::uint32_t call) const {
@@ -194,7 +195,7 @@ void collective_waits(const engine::Shard& shard, const Matching& m, const Colle
     };
     switch (trace::base_collective(inst.op)) {
       case MpiOp::Init:
-        barrier_like(Pattern::WaitAtInit, Pattern::WaitAtInit, false);
+        barrier_like(Pattern::WaitAtInit, Pattern::InitCompletion, true);
         break;
       case MpiOp::Finalize:
         barrier_like(Pattern::WaitAtFinalize, Pattern::WaitAtFinalize, false);

@@ -48,8 +48,9 @@ enum class Pattern : std::uint8_t {
   LateBroadcast,
   EarlyReduce,
   EarlyScan,
-  WaitAtInit,
+  WaitAtInit,      // waitlab's own: Wait at Finalize's rule at MPI_Init (Scalasca 2.6 has none)
   WaitAtFinalize,
+  InitCompletion,  // Scalasca's "MPI Initialization Completion": Barrier Completion's rule at MPI_Init
   Count_
 };
 inline constexpr std::size_t kPatternCount = static_cast<std::size_t>(Pattern::Count_);

@@ -76,7 +76,8 @@ TEST(Simulated, Heat1dDelayIsChargedToTheDelayedRanksCompute) {
   // in MPI_Finalize for rank 128, which enters it last.
   const auto at_finalize = [](const Analysed& x) {
     return x.waits.total[static_cast<std::size_t>(Pattern::WaitAtFinalize)] +
-           x.waits.total[static_cast<std::size_t>(Pattern::WaitAtInit)];
+           x.waits.total[static_cast<std::size_t>(Pattern::WaitAtInit)] +
+           x.waits.total[static_cast<std::size_t>(Pattern::InitCompletion)];
   };
   const double finalize_increase = at_finalize(a) - at_finalize(base);
   const double increase = a.waits.total_waiting - base.waits.total_waiting - finalize_increase;

@@ -133,6 +133,28 @@ TEST(Patterns, WaitAtInitAndFinalizeAreBarriers) {
   EXPECT_EQ(a.waits.instances.size(), 2u);
 }
 
+// Scalasca 2.6's MPI Initialization Completion (MPI.pattern, MPI_INIT_COMPLETION): Barrier
+// Completion's rule on MPI_Init's Enter and Leave, X_me − max(min_q X_q, min(max_q E_q, X_me)):
+// the time in MPI_Init after the first rank left it, bounded below by the last Enter. Wait at Init
+// (waitlab's own, Wait at Finalize's rule: min(max_q E_q, X_me) − E_me) stays beside it.
+TEST(Patterns, InitCompletionIsScalascas) {
+  TraceBuilder b(3, 1.0);
+  // Enters 0, 3, 1; Leaves 5, 8, 9: min X = 5, max E = 3.
+  b.call(0, MpiOp::Init, 0, 5).call(1, MpiOp::Init, 3, 8).call(2, MpiOp::Init, 1, 9);
+  const auto a = analyse(b);
+  EXPECT_EQ(value(a, Pattern::InitCompletion, "MPI_Init", 0), -1);               // 5 − max(5, 3) = 0
+  EXPECT_DOUBLE_EQ(value(a, Pattern::InitCompletion, "MPI_Init", 1), 8.0 - 5.0);  // 8 − max(5, 3)
+  EXPECT_DOUBLE_EQ(value(a, Pattern::InitCompletion, "MPI_Init", 2), 9.0 - 5.0);
+  EXPECT_DOUBLE_EQ(value(a, Pattern::WaitAtInit, "MPI_Init", 0), 3.0);  // min(3, 5) − 0
+  EXPECT_DOUBLE_EQ(value(a, Pattern::WaitAtInit, "MPI_Init", 2), 2.0);  // min(3, 9) − 1
+  EXPECT_EQ(value(a, Pattern::WaitAtInit, "MPI_Init", 1), -1);           // the last to enter
+  EXPECT_DOUBLE_EQ(a.waits.total_waiting, 3.0 + 4.0 + 3.0 + 2.0);
+  // A completion has no delaying rank: no delay cost, no critical-path jump.
+  EXPECT_FALSE(has_cause(Pattern::InitCompletion));
+  EXPECT_EQ(pattern_name(Pattern::InitCompletion), "init_completion");
+  EXPECT_EQ(pattern_title(Pattern::InitCompletion), "MPI Initialization Completion");
+}
+
 TEST(Patterns, LateSenderIsClampedByTheReceiveLeave) {
   // The send starts after the receive left (clock skew in a measured trace): min(E_send, X_recv).
   TraceBuilder b(2, 1.0);
