@@ -9,7 +9,6 @@
 #include "sim/engine.hpp"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +31,7 @@
 
 #include "analysis/trace/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/memory.hpp"
 #include "analysis/trace/wlt.hpp"
 #include "models/spec.hpp"
 #include "sim/resources.hpp"
@@ -347,7 +347,7 @@ RunResult simulate(const models::PlatformDesc& platform, const models::Workload&
 
   // What the caller freed before (a replay's trace records, once converted) goes back to the
   // system: otherwise it stays resident in this process and in the child, which shares it.
-  malloc_trim(0);
+  util::release_freed_memory();
   // What the run needs of the host, before anything is started: a run that cannot fit is
   // refused in a second rather than killed after an hour.
   const HostLimits limits = read_host_limits();

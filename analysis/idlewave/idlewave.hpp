@@ -59,8 +59,9 @@
 // ranks it owns (summary.hpp: iteration starts, idle periods with what the rank usually idles,
 // its mean compute per iteration, message partners and sides, injected delays — not their
 // events; the medians of T_exec, T_comm and the iteration are exact order statistics over the
-// processes), process 0 gathers the summaries in rank order and runs the steps above on them. Process 0 gets the whole result, the serial one to the bit;
-// the other processes an empty IdleWaveResult (the outputs are written on process 0).
+// processes), process 0 gathers the summaries in rank order and runs the steps above on them.
+// Process 0 gets the whole result, the serial one to the bit; the other processes an empty
+// IdleWaveResult (the outputs are written on process 0).
 #pragma once
 
 #include <cstdint>

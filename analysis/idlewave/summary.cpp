@@ -6,13 +6,10 @@
 #include <numeric>
 #include <stdexcept>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "analysis/engine/bytes.hpp"
 #include "analysis/engine/fold.hpp"
 #include "analysis/waitstate/partners.hpp"
+#include "util/memory.hpp"
 
 namespace waitlab::analysis::idle {
 
@@ -363,9 +360,7 @@ Summaries summarize(const engine::Shard& shard, const trace::Matching& m, const 
   // The summaries are all process 0 holds beyond its shard: what the steps above freed (the
   // partner exchange, the iterations' values) goes back to the system first, or glibc keeps it
   // resident beside them.
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
+  util::release_freed_memory();
   std::vector<Bytes> parts = transport.gather(std::move(mine).bytes());
   if (!parts.empty()) {
     all.of.reserve(static_cast<std::size_t>(shard.ranks));

@@ -4,11 +4,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "analysis/engine/shard_matching.hpp"
+#include "util/memory.hpp"
 #include "util/text.hpp"
 
 namespace waitlab::analysis {
@@ -102,15 +99,6 @@ output::Context AnalysisRun::context(const trace::Trace& trace) const {
 
 namespace {
 
-// What an analysis freed goes back to the system before the next runs: glibc keeps freed heap
-// resident (only the top of the heap is returned), so each analysis's temporaries would stay in
-// the process's peak beside the next one's — on process 0, beside every rank's idle periods.
-void give_back_freed_memory() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
-
 // The run's analyses: the selected and what they need, in registry order.
 std::vector<const output::Entry*> chosen_entries(const std::vector<std::string>& selected) {
   std::vector<std::string> chosen;
@@ -177,7 +165,10 @@ AnalysisRun run_analyses_sharded(engine::Shard& shard, engine::Transport& transp
     t0 = std::chrono::steady_clock::now();
     mine.set(e->name, e->run_sharded(output::ShardContext{{r.options, mine}, shard, shard.matching, transport}));
     r.seconds[e->name] = seconds_since(t0);
-    give_back_freed_memory();
+    // What the analysis freed goes back to the system before the next one runs: its temporaries
+    // would stay in the process's peak beside the next one's (on process 0, beside every rank's
+    // idle periods).
+    util::release_freed_memory();
   }
   for (const auto* e : r.ran) {
     std::any result = mine.take(e->name);  // moved: no analysis reads the shard's results any more

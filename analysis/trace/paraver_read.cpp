@@ -37,11 +37,9 @@
 #include "analysis/trace/paraver_common.hpp"
 #include "analysis/trace/trace_part.hpp"
 #include "util/error.hpp"
+#include "util/memory.hpp"
 
 #include <zlib.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 namespace waitlab::trace {
 
@@ -706,11 +704,7 @@ class Reader {
   // pieces are of sizes the new arrays cannot reuse. Returning them keeps the resident peak
   // near what is live.
   static constexpr std::size_t kTrimEvery = std::size_t{64} << 20;
-  static void give_back() {
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
-  }
+  static void give_back() { util::release_freed_memory(); }
 
   [[noreturn]] void fail(std::uint64_t line, const std::string& what) const {
     throw InputError(path_ + ":" + std::to_string(line) + ": " + what);
@@ -1790,9 +1784,7 @@ TracePart read_tasks(const std::string& prv_path, Rank first, Rank last, bool wh
     Reader reader(prv_path, st, first, last, whole);
     p = reader.read();
   }
-#ifdef __GLIBC__
-  malloc_trim(0);  // what the reader still held (the communication records): see Reader::give_back
-#endif
+  util::release_freed_memory();  // what the reader still held (the communication records): see Reader::give_back
   if (stats) *stats = st;
   return p;
 }
