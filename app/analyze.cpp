@@ -41,6 +41,7 @@ output::Values analysis_options(const AnalysisSelection& sel, std::optional<minp
                                 const analysis::TimeResolvedInput& tri) {
   output::Values options;
   options.set("waitstate", sel.waitstate_options);
+  options.set("critpath", sel.critpath_options);
   if (online) options.set("minprofile", minprofile::Shared(std::make_shared<minprofile::Result>(std::move(*online))));
   options.set("timeresolved", tri);
   return options;
@@ -141,16 +142,17 @@ AnalyzeOptions analyze_options(const AnalyzeArgs& args) {
   if (args.convention != "auto" && !analysis::parse_convention(args.convention, tri.convention))
     throw InputError("--convention: unknown convention '" + args.convention +
                      "' (allowed: auto, bsc, scalasca, waitlab)");
-  // The windows, the conventions and the ideal-network estimate are the timeresolved
-  // analysis's: without it they would change nothing.
+  // The windows and the ideal-network estimate are the timeresolved analysis's, the conventions
+  // its and the critical path's: without them they would change nothing.
   if (!sel.has("timeresolved")) {
-    const char* given = !args.windows.empty()       ? "--windows"
-                        : args.convention != "auto" ? "--convention"
-                        : args.ideal != "auto"      ? "--ideal"
-                                                    : nullptr;
+    const char* given = !args.windows.empty()                                ? "--windows"
+                        : args.convention != "auto" && !sel.has("critpath") ? "--convention"
+                        : args.ideal != "auto"                               ? "--ideal"
+                                                                             : nullptr;
     if (given)
-      throw InputError(std::string(given) + ": only for the timeresolved analysis, which --analyses does not select (" +
-                       fmt::format("{}", fmt::join(sel.names, ",")) + ")");
+      throw InputError(std::string(given) + ": only for the timeresolved analysis" +
+                       (given == std::string_view("--convention") ? " and the critical path" : "") +
+                       ", which --analyses does not select (" + fmt::format("{}", fmt::join(sel.names, ",")) + ")");
   }
   return o;
 }
@@ -317,7 +319,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out, const SmpiIdeal
   rt.threads = t.threads.size();
   rt.events = t.event_count();
   for (const auto& w : rt.warnings) std::cerr << "waitlab: warning: " << w << "\n";
-  if (args.convention == "auto") o.tri.convention = analysis::default_convention(t.origin);
+  apply_convention(o, args, t.origin);
   rt.clock_report = trace::correct_clocks(t, o.clock);
   if (o.sel.has("timeresolved")) analysis::check_window_count(t, o.tri);  // before the output directory is made
   const std::string dir = analyze_output_dir(args);
@@ -327,6 +329,12 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out, const SmpiIdeal
   AnalysisReport r = run_analyses(t, o.sel, std::nullopt, o.tri);
   const double smpi_host_seconds = add_smpi_estimate(r, rt, args, smpi_ideal);
   write_analysis_outputs(args, rt, r, inputs, dir, smpi_host_seconds, out);
+}
+
+void apply_convention(AnalyzeOptions& o, const AnalyzeArgs& args, trace::Origin origin) {
+  if (args.convention == "auto") o.tri.convention = analysis::default_convention(origin);
+  o.sel.critpath_options.bounds = o.tri.convention == analysis::Convention::Scalasca ? analysis::PathBounds::Scalasca
+                                                                                     : analysis::PathBounds::Waitlab;
 }
 
 std::string analyze_output_dir(const AnalyzeArgs& args) {

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/critpath/critpath.hpp"
 #include "analysis/minprofile/estimator.hpp"
 #include "analysis/registry/registry.hpp"
 #include "analysis/timeresolved/output.hpp"
@@ -35,6 +36,7 @@ namespace waitlab::app {
 struct AnalysisSelection {
   std::vector<std::string> names;
   analysis::WaitStateOptions waitstate_options;  // Scalasca's collective classes unless told
+  analysis::CriticalPathOptions critpath_options;  // waitlab's bounds unless the convention is Scalasca's
   bool any() const { return !names.empty(); }
   bool has(std::string_view name) const;
 };
@@ -92,6 +94,10 @@ struct AnalyzeOptions {
   analysis::TimeResolvedInput tri;
 };
 AnalyzeOptions analyze_options(const AnalyzeArgs& args);
+// … the conventions once the trace's origin is known: --convention auto takes the origin's
+// (analysis::default_convention), and the critical path takes Scalasca's bounds under Scalasca's
+// convention, waitlab's otherwise …
+void apply_convention(AnalyzeOptions& options, const AnalyzeArgs& args, trace::Origin origin);
 // … where it writes (--out, or <trace's directory>/analysis) …
 std::string analyze_output_dir(const AnalyzeArgs& args);
 

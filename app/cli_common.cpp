@@ -96,7 +96,9 @@ void add_analyze_options(CLI::App& analyze, AnalyzeArgs& args) {
                       "Whose definitions the efficiency metrics follow: auto (default: the trace's tool — bsc for "
                       "Extrae/Paraver, scalasca for Score-P/OTF2, waitlab for simulated runs), bsc (whole trace, "
                       "useful = Running outside MPI, every thread a unit), scalasca, waitlab (MPI_Init to "
-                      "MPI_Finalize, useful = outside MPI)");
+                      "MPI_Finalize, useful = outside MPI). The critical path takes Scalasca's bounds under scalasca "
+                      "(from the MPI_Init Enter to the last MPI_Finalize Enter, no jump inside MPI_Init), waitlab's "
+                      "otherwise (first to last event)");
   analyze.add_option("--ideal", a->ideal,
                       "Ideal-network estimate of SerE/TrfE: lamport (Lamport-clock replay of the trace), smpi (the "
                       "trace replayed by the SMPI engine on an ideal network, as Dimemas does), both, or auto "

@@ -155,7 +155,7 @@ class MpiAnalyze {
     gather_trace_facts(t_, part_, skipped_, args_.trace, rt_);
     if (t_.self() == 0)
       for (const auto& w : rt_.warnings) err_ << "waitlab: warning: " << w << "\n";
-    if (args_.convention == "auto") options_.tri.convention = analysis::default_convention(part_.origin);
+    apply_convention(options_, args_, part_.origin);
     // The clocks corrected on the engine (analysis/clock: every process takes part), then the
     // windows bounded from the corrected span, as `waitlab analyze` does before the output directory.
     engine::Shard shard = engine::Shard::of_part(part_, *partition_, t_.self());

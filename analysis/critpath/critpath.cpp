@@ -1,6 +1,7 @@
 #include "analysis/critpath/critpath.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "analysis/critpath/walk.hpp"
 #include "analysis/engine/bytes.hpp"
@@ -15,11 +16,11 @@ using trace::Matching;
 namespace {
 
 // Where the path ends: the rank entering the last MPI_Finalize last (its member that began last,
-// first such in communicator order), else the rank whose last event is latest (the lowest such),
-// or kNoRank. One fold along the processes: each Finalize instance's owned member that began last
+// first such in communicator order) and that call, else the rank whose last event is latest (the
+// lowest such) and kNoCall, or kNoRank. One fold along the processes: each Finalize instance's owned member that began last
 // joins the others' by later_begin (the wait states' exact rule over begin and position), and the
 // ranks' last events are compared in rank order, as the serial loop compares them.
-Rank end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& transport) {
+std::pair<Rank, std::uint32_t> end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& transport) {
   std::vector<MemberMark> mine;  // per MPI_Finalize instance, in m.collectives order
   for (const trace::CollInstance& inst : m.collectives) {
     if (inst.op != trace::MpiOp::Finalize) continue;
@@ -56,10 +57,10 @@ Rank end_rank(const engine::Shard& shard, const Matching& m, engine::Transport& 
   const auto marks = reader.get_vector<MemberMark>();
   const auto latest = reader.get<Rank>();
   // A member has a call, so its rank has events for the walk to start from.
-  Rank rank = trace::kNoRank;
+  std::pair<Rank, std::uint32_t> end{latest, kNoCall};
   for (const MemberMark& mark : marks)
-    if (mark.found()) rank = mark.rank;
-  return rank != trace::kNoRank ? rank : latest;
+    if (mark.found()) end = {mark.rank, mark.call};
+  return end;
 }
 
 // The walk's step budget, the serial one: events + 2·instances + 16 of the whole trace.
@@ -100,15 +101,17 @@ std::vector<CallPathImpact> profile(const engine::Shard& shard, const Matching& 
 }  // namespace
 
 CriticalPathResult critical_path(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
-                                 engine::Transport& transport) {
+                                 engine::Transport& transport, const CriticalPathOptions& options) {
   CriticalPathResult res;
+  res.bounds = options.bounds;
   const auto n = static_cast<std::size_t>(shard.ranks);
   res.ranks = n;
   if (n == 0) return res;
-  const Rank rank = end_rank(shard, m, transport);
+  const auto [rank, finalize] = end_rank(shard, m, transport);
   if (rank == trace::kNoRank) return res;
 
-  WalkedPath path = walk_path(shard, m, w, transport, rank, walk_budget(shard, w, transport));
+  WalkedPath path =
+      walk_path(shard, m, w, transport, rank, finalize, walk_budget(shard, w, transport), options.bounds);
   res.segments = std::move(path.segments);
   res.start = path.start;
   res.end = path.end;
@@ -129,9 +132,18 @@ CriticalPathResult critical_path(const engine::Shard& shard, const Matching& m, 
   return res;
 }
 
-CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, const WaitStateResult& w) {
+CriticalPathResult critical_path(const trace::Trace& tr, const Matching& m, const WaitStateResult& w,
+                                 const CriticalPathOptions& options) {
   engine::SerialTransport serial;
-  return critical_path(engine::Shard::whole(tr), m, w, serial);
+  return critical_path(engine::Shard::whole(tr), m, w, serial, options);
+}
+
+std::string_view path_bounds_name(PathBounds b) { return b == PathBounds::Scalasca ? "scalasca" : "waitlab"; }
+
+std::string path_bounds_text(PathBounds b) {
+  return b == PathBounds::Scalasca
+             ? "Scalasca's bounds: from the MPI_Init Enter to the last MPI_Finalize Enter, no jump inside MPI_Init"
+             : "waitlab's bounds: from the first event to the last event of the rank entering MPI_Finalize last";
 }
 
 }  // namespace waitlab::analysis

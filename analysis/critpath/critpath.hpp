@@ -5,6 +5,12 @@
 // without MPI_Finalize, the rank whose last event is latest) and, whenever the current
 // activity is a wait state with a cause, jumps to the delaying rank at the moment the
 // waiting ended (the sender entering its send, the last rank entering the barrier, ...).
+// Its bounds (CriticalPathOptions::bounds) are waitlab's — from that rank's last event back
+// to the first event of the rank the walk reaches, jumping at every wait state with a cause —
+// or Scalasca 2.6's (scout's CriticalPath.pattern) — from the Enter of that last MPI_Finalize
+// back to the Enter of MPI_Init on the rank the walk reaches, with no jump at Wait at Init,
+// Wait at Finalize or Early Scan (scout has none there); a rank without MPI_Init/MPI_Finalize
+// falls back to waitlab's bound on that side.
 // It returns the path as segments (rank, call path, start, end), the critical-path profile
 // (seconds per call path on the path: its sum is end − start of the path, the wall time
 // when all ranks start together, as MPI_Init makes them), the critical-path imbalance per
@@ -23,6 +29,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/critpath/walk.hpp"  // PathSegment, and the walk on the engine
@@ -32,6 +40,14 @@
 #include "analysis/waitstate/waitstate.hpp"
 
 namespace waitlab::analysis {
+
+// PathBounds (walk.hpp): where the path begins and ends, at which wait states it may jump.
+std::string_view path_bounds_name(PathBounds b);  // "waitlab", "scalasca"
+std::string path_bounds_text(PathBounds b);       // one line for people
+
+struct CriticalPathOptions {
+  PathBounds bounds = PathBounds::Waitlab;
+};
 
 struct CallPathImpact {
   CallPathId path = 0;
@@ -53,11 +69,12 @@ struct CriticalPathResult {
   double noncritical_activities = 0;
   std::uint64_t jumps = 0;              // rank changes along the path
   bool complete = true;                 // false if the walk had to stop early (inconsistent trace)
+  PathBounds bounds = PathBounds::Waitlab;
 };
 
 // The critical path of a trace: the replay engine's run below with one process holding every rank.
 CriticalPathResult critical_path(const trace::Trace& trace, const trace::Matching& matching,
-                                 const WaitStateResult& waits);
+                                 const WaitStateResult& waits, const CriticalPathOptions& options = {});
 
 // The replay engine's run, called by every process with its shard, the shard's matching
 // (engine::match_shard) and the shard's wait states (the sharded wait_states). Where the path ends
@@ -67,6 +84,7 @@ CriticalPathResult critical_path(const trace::Trace& trace, const trace::Matchin
 // are folds along the ranks in rank order (time: ranks then events; waiting: instances by rank,
 // call, pattern). Every field of the result is the serial one's bits, on every process.
 CriticalPathResult critical_path(const engine::Shard& shard, const trace::Matching& matching,
-                                 const WaitStateResult& waits, engine::Transport& transport);
+                                 const WaitStateResult& waits, engine::Transport& transport,
+                                 const CriticalPathOptions& options = {});
 
 }  // namespace waitlab::analysis

@@ -38,7 +38,8 @@ Json summary(const output::Context& ctx, const std::any& result) {
                    {"on_path_s", p->on_path},
                    {"average_s", p->average},
                    {"imbalance_s", p->imbalance}});
-  return {{"start_s", c.start},
+  return {{"bounds", {{"name", path_bounds_name(c.bounds)}, {"text", path_bounds_text(c.bounds)}}},
+          {"start_s", c.start},
           {"end_s", c.end},
           {"length_s", c.length},
           {"segments", c.segments.size()},
@@ -74,6 +75,7 @@ void print(const output::Context& ctx, const std::any& result, std::ostream& out
   const auto& c = std::any_cast<const CriticalPathResult&>(result);
   out << fmt::format("critical path   {:.6g} s, {} segments, {} rank changes; imbalance impact {:.6g} rank-s\n",
                      c.length, c.segments.size(), c.jumps, c.critical_imbalance);
+  out << fmt::format("  {}\n", path_bounds_text(c.bounds));
   for (const auto* p : top_imbalance(c, 5))
     out << fmt::format("  {:<44} imbalance {:>10.6g} s (on path {:.6g} s, average {:.6g} s)\n", ctx.path_names[p->path],
                        p->imbalance, p->on_path, p->average);
@@ -95,6 +97,8 @@ std::string section_html(const Json& c, std::optional<double> ranks) {
   if (imb) h += card("Critical imbalance", fmt::format("{:.5g} rank-s", *imb), share(imb));
   if (non) h += card("Off the path", fmt::format("{:.5g} rank-s", *non), share(non));
   h += "</div>\n";
+  if (const Json* bounds = at(c, {"bounds", "text"}); bounds != nullptr && bounds->is_string())
+    h += "<p class=\"note\">" + esc(bounds->get<std::string>()) + ".</p>\n";
   if (const Json* complete = at(c, {"complete"}); complete != nullptr && complete->is_boolean() && !complete->get<bool>())
     h += "<p class=\"note\"><strong>The walk stopped early</strong>: the trace is inconsistent.</p>\n";
   if (const Json* top = at(c, {"top_imbalance"}); top != nullptr && top->is_array() && !top->empty()) {
@@ -132,10 +136,12 @@ const output::Entry& critpath_entry() {
         "(critical_path_profile.csv), and the performance-impact split. Implies waitstate.";
     e.needs = {"waitstate"};
     e.run = [](const output::Context& c) -> std::any {
-      return critical_path(c.trace, c.matching, c.result<WaitStateResult>("waitstate"));
+      return critical_path(c.trace, c.matching, c.result<WaitStateResult>("waitstate"),
+                           c.option<CriticalPathOptions>("critpath", {}));
     };
     e.run_sharded = [](const output::ShardContext& c) -> std::any {
-      return critical_path(c.shard, c.matching, c.result<WaitStateResult>("waitstate"), c.transport);
+      return critical_path(c.shard, c.matching, c.result<WaitStateResult>("waitstate"), c.transport,
+                           c.option<CriticalPathOptions>("critpath", {}));
     };
     e.summary = summary;
     e.write = write;

@@ -35,6 +35,7 @@ struct Token {
   std::uint64_t budget = 0;
   std::uint64_t jumps = 0;
   std::uint64_t stored = 0;  // segments finished so far (each kept where it was emitted)
+  std::uint32_t stop_k = 0;  // the walk ends at this event of its rank (its first, or its MPI_Init Enter)
   PathSegment open{};
   bool has_open = false;
   bool complete = true;
@@ -75,11 +76,11 @@ struct Stored {
 class Walker {
  public:
   Walker(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
-         engine::Transport& transport)
-      : shard_(shard), m_(m), w_(w), transport_(transport) {}
+         engine::Transport& transport, PathBounds bounds)
+      : shard_(shard), m_(m), w_(w), transport_(transport), bounds_(bounds) {}
 
   // Takes part in the walk until it ends; the final token.
-  Token run(Rank end_rank, std::uint64_t budget) {
+  Token run(Rank end_rank, std::uint32_t end_call, std::uint64_t budget) {
     std::optional<Token> done;
     if (shard_.owned.holds(end_rank)) {
       const auto& ev = shard_.location(end_rank).events;
@@ -87,6 +88,12 @@ class Walker {
       start.rank = end_rank;
       start.k = static_cast<std::uint32_t>(ev.size() - 1);
       start.t = start.end = ev.back().time;
+      if (bounds_ == PathBounds::Scalasca && end_call != kNoCall) {  // up to the MPI_Finalize Enter
+        const std::uint32_t enter = m_.calls[static_cast<std::size_t>(end_rank)][end_call].enter;
+        start.k = enter > 0 ? enter - 1 : 0;
+        start.t = start.end = ev[enter].time;
+      }
+      start.stop_k = stop_event(end_rank);
       start.budget = budget;
       done = advance(Kind::Walk, start, {});
     }
@@ -211,6 +218,7 @@ class Walker {
     tok.rank = c.cause_rank;
     tok.k = static_cast<std::uint32_t>((it - cev.begin()) - 1);
     tok.t = c.jt;
+    tok.stop_k = stop_event(c.cause_rank);
     ++tok.jumps;
     return true;
   }
@@ -219,7 +227,7 @@ class Walker {
   bool step_back(Token& tok, CallPathId path, Time tk) {
     emit(tok, tok.rank, path, tk, tok.t);
     tok.t = tk;
-    if (tok.k == 0) return true;
+    if (tok.k <= tok.stop_k) return true;
     --tok.k;
     return false;
   }
@@ -269,11 +277,23 @@ class Walker {
     const auto [lo, hi] = w_.of_call(r, static_cast<std::uint32_t>(call));
     for (std::size_t i = lo; i < hi; ++i) {
       const WaitState& x = w_.instances[i];
+      if (bounds_ == PathBounds::Scalasca && (x.pattern == Pattern::WaitAtInit || x.pattern == Pattern::WaitAtFinalize ||
+                                              x.pattern == Pattern::EarlyScan))
+        continue;  // scout's critical path jumps at none of these
       if (has_cause(x.pattern) && x.cause_rank != trace::kNoRank &&
           (!cached_ || x.seconds > cached_->seconds))
         cached_ = &x;
     }
     return cached_;
+  }
+
+  // Where the walk ends on owned rank r: the Enter of its first MPI_Init under Scalasca's bounds
+  // (the walk has come back to it), else (or without one) its first event.
+  std::uint32_t stop_event(Rank r) const {
+    if (bounds_ != PathBounds::Scalasca) return 0;
+    for (const trace::Call& c : m_.calls[static_cast<std::size_t>(r)])
+      if (c.op == trace::MpiOp::Init) return c.enter;
+    return 0;
   }
 
   Time enter(Rank r, std::uint32_t call) const {
@@ -284,6 +304,7 @@ class Walker {
   const Matching& m_;
   const WaitStateResult& w_;
   engine::Transport& transport_;
+  PathBounds bounds_;
   std::vector<Stored> stored_;
   Lent lent_;
   Rank cached_rank_ = trace::kNoRank;
@@ -315,9 +336,10 @@ std::vector<PathSegment> gather_segments(engine::Transport& transport, const std
 }  // namespace
 
 WalkedPath walk_path(const engine::Shard& shard, const Matching& m, const WaitStateResult& w,
-                     engine::Transport& transport, Rank end_rank, std::uint64_t budget) {
-  Walker walker(shard, m, w, transport);
-  const Token last = walker.run(end_rank, budget);
+                     engine::Transport& transport, Rank end_rank, std::uint32_t end_call, std::uint64_t budget,
+                     PathBounds bounds) {
+  Walker walker(shard, m, w, transport, bounds);
+  const Token last = walker.run(end_rank, end_call, budget);
   WalkedPath path;
   path.segments = gather_segments(transport, walker.stored(), last.stored);
   path.start = last.t;

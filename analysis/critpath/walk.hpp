@@ -2,7 +2,7 @@
 // processes (issue 32, plan §4.3).
 //
 // Promise: walk_path — called by every process, also those owning no rank — walks back from the
-// last event of `end_rank` by the rules of critpath.hpp (ALGORITHMS.md §4: at a wait state with a
+// given event of `end_rank` by the rules of critpath.hpp (ALGORITHMS.md §4: at a wait state with a
 // cause, jump to the cause rank when the waiting ended, else take the activity after each event),
 // with every process's own data only: the process owning the current rank walks it; a wait state
 // with a cause needs the Enter of the cause call, which the cause rank's owner has, so the token
@@ -37,6 +37,12 @@ struct PathSegment {
 
 inline constexpr engine::Channel kCriticalPathChannel = 0xFE30;
 
+// Where the path begins and ends, and at which wait states it may jump (critpath.hpp's promise):
+// Waitlab — from the end rank's last event to the first event of the rank reached, jumping at
+// every wait state with a cause; Scalasca — from the Enter of the end rank's MPI_Finalize to the
+// Enter of MPI_Init of the rank reached, no jump at Wait at Init/Finalize or Early Scan.
+enum class PathBounds : std::uint8_t { Waitlab = 0, Scalasca };
+
 struct WalkedPath {
   std::vector<PathSegment> segments;  // in time order
   Time start = 0, end = 0;
@@ -44,8 +50,13 @@ struct WalkedPath {
   bool complete = true;
 };
 
-// `budget` bounds the walk's steps (the serial walk's: events + 2·instances + 16 of the trace).
+inline constexpr std::uint32_t kNoCall = 0xFFFFFFFF;
+
+// The walk starts at `end_rank`'s last event or, under Scalasca's bounds, at the Enter of its
+// call `end_call` (its MPI_Finalize; kNoCall: none, the last event); `budget` bounds its steps
+// (the serial walk's: events + 2·instances + 16 of the trace).
 WalkedPath walk_path(const engine::Shard& shard, const trace::Matching& m, const WaitStateResult& w,
-                     engine::Transport& transport, Rank end_rank, std::uint64_t budget);
+                     engine::Transport& transport, Rank end_rank, std::uint32_t end_call, std::uint64_t budget,
+                     PathBounds bounds);
 
 }  // namespace waitlab::analysis

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "analysis/critpath/critpath.hpp"
 #include "analysis/delay/delay.hpp"
@@ -157,6 +160,64 @@ TEST(CriticalPath, ImbalanceOfAFunctionThatIsSerialised) {
   EXPECT_DOUBLE_EQ(a.cp.length, 3.0);
   EXPECT_DOUBLE_EQ(a.cp.critical_imbalance, 3 * 2.0);
   expect_invariants(a);
+}
+
+// The path's bounds (issue 33): waitlab's run from the end rank's last event to the first event
+// of the rank reached and jump at a Wait at Init; Scalasca's (scout's CriticalPath.pattern) run
+// from the Enter of the last MPI_Finalize back to the Enter of MPI_Init, with no jump inside it.
+// Rank 0 enters MPI_Finalize last (70 > 65); it waited 5 s in MPI_Init for rank 1, which ran
+// `pre` 0–10 first.
+TEST(CriticalPath, ScalascasBoundsRunFromInitToTheLastFinalizeEnter) {
+  TraceBuilder b(2, 1.0);
+  b.enter(0, 0, "main").call(0, MpiOp::Init, 5, 20).enter(0, 20, "work").leave(0, 60, "work").send(0, 60, 60, 1);
+  b.call(0, MpiOp::Finalize, 70, 80).leave(0, 80, "main");
+  b.enter(1, 0, "main").enter(1, 0, "pre").leave(1, 10, "pre").call(1, MpiOp::Init, 10, 20).recv(1, 20, 60, 60, 0);
+  b.call(1, MpiOp::Finalize, 65, 80).leave(1, 85, "main");
+  const auto a = analyse(b);
+  const auto segments = [](const Analysed& of, const CriticalPathResult& c) {
+    std::vector<std::tuple<Rank, std::string, double, double>> s;
+    for (const auto& g : c.segments) s.emplace_back(g.rank, of.match.paths.name(g.path, of.trace.defs), g.start, g.end);
+    return s;
+  };
+  using S = std::vector<std::tuple<Rank, std::string, double, double>>;
+  // waitlab's: rank 0's last event (80) back to rank 1's first (0), one jump at 10.
+  EXPECT_EQ(a.cp.bounds, PathBounds::Waitlab);
+  EXPECT_DOUBLE_EQ(a.cp.length, 80.0);
+  EXPECT_EQ(a.cp.jumps, 1u);
+  EXPECT_EQ(segments(a, a.cp), (S{{1, "main/pre", 0, 10},
+                                {0, "main/MPI_Init", 10, 20},
+                                {0, "main/work", 20, 60},
+                                {0, "main", 60, 70},
+                                {0, "main/MPI_Finalize", 70, 80}}));
+  // Scalasca's: rank 0's MPI_Finalize Enter (70) back to its MPI_Init Enter (5), no jump.
+  const auto s = critical_path(a.trace, a.match, a.waits, CriticalPathOptions{PathBounds::Scalasca});
+  EXPECT_EQ(s.bounds, PathBounds::Scalasca);
+  EXPECT_DOUBLE_EQ(s.start, 5.0);
+  EXPECT_DOUBLE_EQ(s.end, 70.0);
+  EXPECT_DOUBLE_EQ(s.length, 65.0);
+  EXPECT_EQ(s.jumps, 0u);
+  EXPECT_EQ(segments(a, s), (S{{0, "main/MPI_Init", 5, 20}, {0, "main/work", 20, 60}, {0, "main", 60, 70}}));
+  double on_path = 0;
+  for (const auto& c : s.profile) on_path += c.on_path;
+  EXPECT_DOUBLE_EQ(on_path, s.length);
+
+  // Scout's critical path has no callback at scans: an Early Scan is no jump under its bounds.
+  // Rank 1 waits 8 s in MPI_Scan for rank 0 (working 1–10), then works 11–15 and enters
+  // MPI_Finalize last.
+  TraceBuilder c(2, 1.0);
+  for (Rank r : {0, 1}) c.enter(r, 0, "main").call(r, MpiOp::Init, 0, 1);
+  c.enter(0, 1, "work").leave(0, 10, "work").coll(0, MpiOp::Scan, 10, 11).call(0, MpiOp::Finalize, 11, 16);
+  c.coll(1, MpiOp::Scan, 2, 11).enter(1, 11, "work").leave(1, 15, "work").call(1, MpiOp::Finalize, 15, 16);
+  for (Rank r : {0, 1}) c.leave(r, 16, "main");
+  const auto e = analyse(c);
+  ASSERT_DOUBLE_EQ(e.waits.total[static_cast<std::size_t>(Pattern::EarlyScan)], 8.0);
+  EXPECT_DOUBLE_EQ(e.cp.length, 16.0);
+  EXPECT_EQ(e.cp.jumps, 1u);
+  const auto es = critical_path(e.trace, e.match, e.waits, CriticalPathOptions{PathBounds::Scalasca});
+  EXPECT_DOUBLE_EQ(es.length, 15.0);
+  EXPECT_EQ(es.jumps, 0u);
+  EXPECT_EQ(segments(e, es), (S{{1, "main/MPI_Init", 0, 1}, {1, "main", 1, 2}, {1, "main/MPI_Scan", 2, 11},
+                             {1, "main/work", 11, 15}}));
 }
 
 // Fixtures E, F and G (issue 18; µs; 3 ranks, every rank in `main` 0–3200, MPI_Init 10–100,

@@ -59,6 +59,45 @@ TEST(ScorepTraces, TheProgramRegionCarriesTheTimeBetweenMpiCalls) {
   }
 }
 
+// The critical path's bounds on the real ping-pong trace (issue 33), worked by hand from
+// `otf2-print` (ticks since the global offset 7397466976977800; 2095197216 ticks/s; no clock
+// correction, scout's default): rank 1 enters MPI_Finalize last (418054044 > rank 0's 418022808).
+// Scalasca's path runs from there back to rank 1's MPI_Init Enter (84412), since scout does not
+// jump inside MPI_Init: 417969632 ticks, 14 rank changes. waitlab's runs from rank 1's last event
+// (ProgramEnd, 418210708) back, jumps to rank 0 at its MPI_Init Enter (725053: rank 1 waited
+// 640641 ticks there) and ends at rank 0's first event (ProgramBegin, 644757): 417565951 ticks,
+// 15 rank changes. Scalasca's is longer by 403681 ticks (0.193 ms) = the Wait at Init it walks
+// through (640641) − rank 0's time before MPI_Init (80296: 61282 in the program region, 19014 in
+// main) − rank 1's time from its MPI_Finalize Enter to ProgramEnd (156664: 94508 in MPI_Finalize,
+// 4200 in main, 57956 after main).
+TEST(ScorepTraces, CriticalPathBoundsOfScalascaAndOfWaitlab) {
+  const trace::Trace t = read("ping-pong-otf2");
+  const auto m = trace::Matching::build(t);
+  const auto w = wait_states(t, m);
+  const double tick = 1.0 / 2095197216.0;
+  const auto waitlab = critical_path(t, m, w);
+  const auto scalasca = critical_path(t, m, w, CriticalPathOptions{PathBounds::Scalasca});
+  EXPECT_NEAR(scalasca.start, 84412 * tick, 1e-12);
+  EXPECT_NEAR(scalasca.end, 418054044 * tick, 1e-12);
+  EXPECT_NEAR(scalasca.length, 417969632 * tick, 1e-12);
+  EXPECT_EQ(scalasca.jumps, 14u);
+  ASSERT_FALSE(scalasca.segments.empty());
+  EXPECT_EQ(scalasca.segments.front().rank, 1);
+  EXPECT_EQ(m.paths.name(scalasca.segments.front().path, t.defs), "ping-pong.otf2/int main(int, char**)/MPI_Init");
+  EXPECT_EQ(scalasca.segments.back().rank, 1);
+  EXPECT_NEAR(waitlab.start, 644757 * tick, 1e-12);
+  EXPECT_NEAR(waitlab.end, 418210708 * tick, 1e-12);
+  EXPECT_NEAR(waitlab.length, 417565951 * tick, 1e-12);
+  EXPECT_EQ(waitlab.jumps, 15u);
+  EXPECT_NEAR(w.total[static_cast<std::size_t>(Pattern::WaitAtInit)], 640641 * tick, 1e-12);
+  EXPECT_NEAR(scalasca.length - waitlab.length, (640641 - 80296 - 156664) * tick, 1e-12);
+  for (const auto* c : {&waitlab, &scalasca}) {
+    double on_path = 0;
+    for (const auto& p : c->profile) on_path += p.on_path;
+    EXPECT_NEAR(on_path, c->length, 1e-12);
+  }
+}
+
 // The default clock correction does no harm on a one-host trace (issue 30): MG's ClockOffset
 // records leave 18 receives and 5 allreduce ends before their partners' begins, by at most
 // 12.4 µs. The linear map through MPI_Init/MPI_Finalize would raise them to 2696 (it was the

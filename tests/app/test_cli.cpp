@@ -495,6 +495,27 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
   EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 
+// A Score-P trace is analysed by Scalasca's conventions, the critical path's bounds included
+// (issue 33); --convention waitlab gives waitlab's. Lengths in ticks of 1/2095197216 s
+// (ScorepTraces.CriticalPathBoundsOfScalascaAndOfWaitlab works them from otf2-print).
+TEST_F(Cli, AnalyzeScorePTraceTakesScalascasCriticalPathBounds) {
+  const std::string trace = kSource + "/tests/data/scorep/ping-pong-otf2/traces.otf2";
+  const Result s = waitlab("analyze '" + trace + "' -a critpath --clock-correction none -o '" + (dir_ / "s").string() + "'");
+  const Result w = waitlab("analyze '" + trace + "' -a critpath --clock-correction none --convention waitlab -o '" +
+                           (dir_ / "w").string() + "'");
+  ASSERT_EQ(s.code, 0) << s.err;
+  ASSERT_EQ(w.code, 0) << w.err;
+  const auto cp = [&](const char* sub) {
+    return nlohmann::json::parse(slurp(dir_ / sub / "summary.json"))["analyses"]["critpath"];
+  };
+  EXPECT_EQ(cp("s")["bounds"]["name"], "scalasca");
+  EXPECT_NEAR(cp("s")["length_s"].get<double>(), 417969632 / 2095197216.0, 1e-12);
+  EXPECT_EQ(cp("w")["bounds"]["name"], "waitlab");
+  EXPECT_NEAR(cp("w")["length_s"].get<double>(), 417565951 / 2095197216.0, 1e-12);
+  EXPECT_NE(s.out.find("Scalasca's bounds: from the MPI_Init Enter to the last MPI_Finalize Enter"), std::string::npos)
+      << s.out;
+}
+
 
 // .wlt -> OTF2 -> .wlt keeps every event to the nanosecond, says what OTF2 cannot hold, and
 // `analyze` reads the OTF2 archive to the same wait states.
@@ -850,6 +871,9 @@ TEST_F(Cli, OptionsThatWouldDoNothingAreErrors) {
        "--windows: only for the timeresolved analysis, which --analyses does not select (waitstate)"},
       {"analyze '" + trace + "'" + ana + " -a delay --ideal smpi",
        "--ideal: only for the timeresolved analysis, which --analyses does not select (waitstate,delay)"},
+      {"analyze '" + trace + "'" + ana + " -a delay --convention scalasca",
+       "--convention: only for the timeresolved analysis and the critical path, which --analyses does not select "
+       "(waitstate,delay)"},
       {"analyze '" + trace + "'" + ana + " -a waitstate,",
        "--analyses: 'waitstate,' has an empty analysis name (write e.g. waitstate,delay; [] for none)"},
       {"replay '" + trace + "' --out '" + (dir_ / "r").string() + "' --iterations-from timestep",

@@ -34,7 +34,7 @@ auto fields(const analysis::CallPathImpact& c) {
 }
 auto fields(const CriticalPathResult& r) {
   return std::tuple(bits(r.start), bits(r.end), bits(r.length), r.ranks, bits(r.critical_activities),
-                    bits(r.critical_imbalance), bits(r.noncritical_activities), r.jumps, r.complete);
+                    bits(r.critical_imbalance), bits(r.noncritical_activities), r.jumps, r.complete, r.bounds);
 }
 
 void expect_as_serial(const CriticalPathResult& mine, const CriticalPathResult& serial,
@@ -49,16 +49,18 @@ void expect_as_serial(const CriticalPathResult& mine, const CriticalPathResult& 
 }
 
 // The serial result of the trace; every sharded run checked against it on every process.
-CriticalPathResult expect_sharded_as_serial(const trace::Trace& tr, const std::string& name) {
+CriticalPathResult expect_sharded_as_serial(const trace::Trace& tr, const std::string& name,
+                                            analysis::PathBounds bounds = analysis::PathBounds::Waitlab) {
+  const analysis::CriticalPathOptions options{bounds};
   const trace::Matching matching = trace::Matching::build(tr);
   const CriticalPathResult serial =
-      analysis::critical_path(tr, matching, analysis::wait_states(tr, matching));
+      analysis::critical_path(tr, matching, analysis::wait_states(tr, matching), options);
   const auto counts = event_counts(tr);
   const auto check = [&](Transport& t, const std::string& where) {
     Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
     match_shard(shard, t);
     const analysis::WaitStateResult waits = analysis::wait_states(shard, shard.matching, t);
-    expect_as_serial(analysis::critical_path(shard, shard.matching, waits, t), serial,
+    expect_as_serial(analysis::critical_path(shard, shard.matching, waits, t, options), serial,
                      name + ", " + where + ", process " + std::to_string(t.self()));
   };
   on_every_world(check);
@@ -70,12 +72,15 @@ CriticalPathResult expect_sharded_as_serial(const trace::Trace& tr, const std::s
 }
 
 TEST(ShardCriticalPath, RandomTracesHaveTheSerialPathAndProfileToTheBit) {
-  std::uint64_t jumps = 0, with_finalize = 0, without_finalize = 0, segments = 0;
+  std::uint64_t jumps = 0, with_finalize = 0, without_finalize = 0, segments = 0, shorter = 0;
   for (std::uint64_t seed : {1u, 2u, 3u, 99u, 123u, 7u, 8u})
     for (Rank locations : {2, 5, 9}) {
       const trace::Trace tr = random_trace(locations, seed);
-      const CriticalPathResult serial = expect_sharded_as_serial(
-          tr, std::to_string(locations) + " locations, trace seed " + std::to_string(seed));
+      const std::string name = std::to_string(locations) + " locations, trace seed " + std::to_string(seed);
+      const CriticalPathResult serial = expect_sharded_as_serial(tr, name);
+      const CriticalPathResult scalasca =
+          expect_sharded_as_serial(tr, name + ", Scalasca's bounds", analysis::PathBounds::Scalasca);
+      shorter += scalasca.end < serial.end;
       jumps += serial.jumps;
       segments += serial.segments.size();
       bool finalize = false;
@@ -87,6 +92,7 @@ TEST(ShardCriticalPath, RandomTracesHaveTheSerialPathAndProfileToTheBit) {
   EXPECT_GT(segments, jumps);
   EXPECT_GT(with_finalize, 0u);
   EXPECT_GT(without_finalize, 0u);
+  EXPECT_GT(shorter, 0u);  // Scalasca's bounds end some paths at an MPI_Finalize Enter
 }
 
 TEST(ShardCriticalPath, FixturesHaveTheirWorkedPathsOnEveryProcessCount) {
@@ -108,6 +114,7 @@ TEST(ShardCriticalPath, ScorePTracesHaveTheSerialPathToTheBit) {
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16", "npb-mg.W.16"}) {
     const trace::Trace tr = trace::read_trace((data / name / "traces.otf2").string());
     EXPECT_GT(expect_sharded_as_serial(tr, name).segments.size(), 0u) << name;
+    EXPECT_GT(expect_sharded_as_serial(tr, name, analysis::PathBounds::Scalasca).segments.size(), 0u) << name;
   }
 }
 
