@@ -72,6 +72,17 @@ struct DelayResult {
   double sync_waiting = 0;            // waiting time of all synchronisation points
   double direct = 0, indirect = 0, propagating = 0, terminal = 0;  // over all instances with a cause
   std::uint64_t sync_points = 0;
+  // What Scalasca 2.6 would report differently on this trace, by its two defects that waitlab
+  // does not copy (docs/analyses.md, "Differences from Scalasca 2.6"):
+  //  - the long-term waiting its CalculateScales/addCosts leaves out at collectives: for each
+  //    wait x of a collective's delaying rank that lies between two of the points at which it
+  //    last synchronised with the waiters (or after the last), (w + γ)·s·x of the latest such
+  //    point's waiters — exactly what waitlab passes on there and scout does not;
+  //  - the sender's time at stake in its Late Receiver completion: per Late Receiver wait whose
+  //    sender left its call after the receiver left its own, that difference — processing that
+  //    scout drops from the sender's next interval, when that wait starts one (an upper bound).
+  double scalasca_collective_long_term_lost = 0;
+  double scalasca_late_receiver_at_stake = 0;
 };
 
 // The delay costs of a trace: the replay engine's run below with one process holding every rank.

@@ -61,6 +61,9 @@ Json summary(const output::Context& c, const std::any& result) {
           {"wait_states",
            {{"direct_s", d.direct}, {"indirect_s", d.indirect}, {"propagating_s", d.propagating},
             {"terminal_s", d.terminal}}},
+          {"scalasca_2_6_defects",
+           {{"collective_long_term_lost_s", d.scalasca_collective_long_term_lost},
+            {"late_receiver_completion_at_stake_s", d.scalasca_late_receiver_at_stake}}},
           {"top", top}};
 }
 

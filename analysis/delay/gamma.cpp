@@ -79,15 +79,12 @@ void Replay::propagate_gamma(std::vector<std::pair<GammaKey, double>>& unattribu
       if (g_total != 0) unattributed.emplace_back(dp.key(), g_total);
       continue;
     }
-    if (dp.w > dp.denom) {  // capped: the rest has no cause
-      const double rest = g_total * (1 - dp.denom / dp.w);
-      if (rest != 0) unattributed.emplace_back(dp.key(), rest);
-    }
     const auto kind = static_cast<std::size_t>(delay_kind(dp.pattern));
     for (std::uint32_t k = dp.waits_first; k < dp.waits_end; ++k) {
       if (!charged(inst[k])) continue;
       const double share = dp.s * inst[k].seconds;
-      for (std::size_t c = 0; c < kDelayKindCount; ++c) gamma_[k][c] += g[c] * share;
+      const double share_long = dp.capped() ? dp.s_long * inst[k].seconds : share;
+      for (std::size_t c = 0; c < kDelayKindCount; ++c) gamma_[k][c] += g[c] * share_long;
       gamma_[k][kind] += dp.w * share;
       propagated_[k] += dp.w * share;
     }

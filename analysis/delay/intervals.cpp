@@ -1,18 +1,22 @@
 // The synchronisation intervals of the delay replay (replay.hpp): which wait states are points,
 // the previous synchronisation of each pair, the waiting side's profile, and what the delaying
 // side is sent. Exchange rounds, waiter → delayer unless said otherwise:
-//   causes     every wait with a cause: its call, the cause's call, its Leave (the delayer's
-//              pairwise points), answered with the cause call's Enter and Leave;
-//   previous   for an interval that starts at a waited N-to-N collective: the instance, answered
-//              with the delayer's Leave of its call there;
-//   points     each point: calls, w, pattern, the interval (d's previous call, t0), the keys of the
-//              backward order and r's sparse profile over I_S.
+//   causes     every wait with a cause: its call, the cause's call, where an interval starting
+//              there starts on the waiter (its Leave, less its completion at a collective: the
+//              delayer's pairwise points), answered with the cause call's Enter and that start;
+//   previous   for an interval that starts at a synchronising N-to-N collective: the instance,
+//              answered with the delayer's call there and where an interval starts on it;
+//   points     each point: calls, w, pattern, the interval (d's previous call, t0 on each side),
+//              the keys of the backward order and r's sparse profile over I_S.
+// Before them, one fold along the processes gives each collective instance what its members'
+// completion times need (find_completions).
 #include <algorithm>
 #include <iterator>
 #include <map>
 
 #include "analysis/delay/replay.hpp"
 #include "analysis/engine/bytes.hpp"
+#include "analysis/waitstate/partners.hpp"
 
 namespace waitlab::analysis::delay_replay {
 
@@ -23,35 +27,109 @@ namespace {
 
 constexpr std::uint64_t kCauses = 0, kCausesAnswer = 1, kPrevious = 2, kPreviousAnswer = 3, kPoints = 4;
 
-// A cause record: the waiting call, the cause's call, the waiting call's Leave, pairwise or not.
+// A cause record: the waiting call, the cause's call, the waiting call's sync_start, pairwise or not.
 struct CauseRecord {
   std::uint32_t instance;  // the waiter's, echoed in the answer
   std::uint32_t call;
   std::uint32_t cause_call;
-  trace::Time leave;
+  trace::Time start;
   std::uint8_t pairwise;
+  std::uint8_t late_receiver;
 };
 struct CauseAnswer {
   std::uint32_t instance;
-  trace::Time enter, leave;
+  trace::Time enter, start;  // the cause call's Enter and sync_start
 };
 struct PreviousAnswer {
   std::uint32_t point;  // the waiter's, echoed
   std::uint32_t call;
-  trace::Time leave;
+  trace::Time start;
 };
 struct PointHead {
   std::uint32_t call, cause_call, d_prev;
   std::uint8_t pattern;
   double w;
-  trace::Time t0, wait_enter, cause_enter;
+  trace::Time t0_d, wait_enter, cause_enter;
   std::uint32_t profile_size;
 };
+
+bool is_scan(trace::MpiOp op) {
+  op = trace::base_collective(op);
+  return op == trace::MpiOp::Scan || op == trace::MpiOp::Exscan;
+}
+bool is_one_to_n(trace::MpiOp op) {
+  op = trace::base_collective(op);
+  return op == trace::MpiOp::Bcast || op == trace::MpiOp::Scatter;
+}
+bool is_n_to_one(trace::MpiOp op) {
+  op = trace::base_collective(op);
+  return op == trace::MpiOp::Reduce || op == trace::MpiOp::Gather;
+}
 
 }  // namespace
 
 std::uint32_t Replay::collective_of(Rank r, std::uint32_t call) const {
-  return instance_of_[static_cast<std::size_t>(r - shard_.owned.first)][call];
+  const std::uint32_t k = member_of_[static_cast<std::size_t>(r - shard_.owned.first)][call];
+  return k == kNone ? kNone : member_instance_[k];
+}
+
+trace::Time Replay::sync_start(Rank r, std::uint32_t call) const {
+  const std::uint32_t k = member_of_[static_cast<std::size_t>(r - shard_.owned.first)][call];
+  if (k == kNone || is_scan(m_.collectives[member_instance_[k]].op)) return leave(r, call);
+  const trace::Time end = m_.members[k].end;
+  const auto [earliest_end, begin] = completion_refs_[member_instance_[k]];
+  const trace::Time completion = std::max(0.0, end - std::max(earliest_end, std::min(begin, end)));
+  return completion > 0 ? leave(r, call) - completion : leave(r, call);
+}
+
+// Scalasca's completion of a collective's members (scout's MPI.pattern, MPI_COLLECTIVE and
+// MPI_SYNC_COLLECTIVE; MpiCommunicationHandler.cpp): member q completes in
+// max(0, F_q − max(E, min(B, F_q))), F its CollEnd, E the earliest CollEnd among the instance's
+// synchronising members, B the root's begin at a 1-to-N, the last sender's at an N-to-1, the last
+// begin elsewhere. The synchronising members: at a 1-to-N the non-roots that waited for the root
+// (a Late Broadcast), at an N-to-1 the root and the last non-root to begin, elsewhere (barrier,
+// N-to-N, MPI_Init, MPI_Finalize) every member. A scan is no such point in Scalasca: none there.
+// An interval starting at the collective starts on each rank at its Leave less its completion.
+// E over the 1-to-N and N-to-1 members is one fold of exact minima along the processes.
+void Replay::find_completions() {
+  const CollectiveSummaries sums = collective_summaries(shard_, m_, transport_);
+  const std::size_t n = m_.collectives.size();
+  std::vector<trace::Time> mine(n, std::numeric_limits<trace::Time>::infinity());
+  for (const WaitState& x : w_.instances) {
+    if (x.pattern != Pattern::LateBroadcast) continue;
+    const std::uint32_t k = member_of_[static_cast<std::size_t>(x.rank - shard_.owned.first)][x.call];
+    if (k != kNone) mine[member_instance_[k]] = std::min(mine[member_instance_[k]], m_.members[k].end);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const trace::CollInstance& inst = m_.collectives[i];
+    if (!is_n_to_one(inst.op)) continue;
+    const MemberMark& last = sums.of[i].latest_nonroot;
+    for (std::uint32_t k = inst.first; k < inst.first + inst.count; ++k) {
+      const trace::CollMember& mem = m_.members[k];
+      if (mem.rank == inst.root || (last.found() && mem.rank == last.rank && mem.call == last.call))
+        mine[i] = std::min(mine[i], mem.end);
+    }
+  }
+  const auto earliest = engine::decode<std::vector<trace::Time>>(transport_.chain(engine::encode(mine), [&](engine::Bytes in) {
+    auto all = engine::decode<std::vector<trace::Time>>(in);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = std::min(all[i], mine[i]);
+    return engine::encode(all);
+  }));
+  completion_refs_.resize(n);
+  always_sync_.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const trace::CollInstance& inst = m_.collectives[i];
+    const CollectiveSummary& s = sums.of[i];
+    const trace::MpiOp op = trace::base_collective(inst.op);
+    always_sync_[i] = op == trace::MpiOp::Barrier || op == trace::MpiOp::Init || op == trace::MpiOp::Finalize ||
+                      (is_nxn_collective(inst.op, w_.options) && s.latest.found() && s.min_end > s.latest.begin);
+    if (is_one_to_n(inst.op))
+      completion_refs_[i] = {earliest[i], s.root.begin};
+    else if (is_n_to_one(inst.op))
+      completion_refs_[i] = {earliest[i], s.latest_nonroot.begin};
+    else
+      completion_refs_[i] = {s.min_end, s.latest.begin};
+  }
 }
 
 trace::Time Replay::enter(Rank r, std::uint32_t call) const {
@@ -82,9 +160,11 @@ void Replay::exchange_causes(engine::Exchange& ex) {
   const engine::LocationRange owned = shard_.owned;
   for (std::uint32_t i = 0; i < inst.size(); ++i) {
     const WaitState& x = inst[i];
-    if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank) continue;
+    if (!is_sync_wait(x)) continue;
     const bool nxn = collective_of(x.rank, x.call) != kNone && is_nxn_sync(x.pattern);
-    ex.record(x.rank, x.cause_rank, kCauses).put(CauseRecord{i, x.call, x.cause_call, leave(x.rank, x.call), !nxn});
+    ex.record(x.rank, x.cause_rank, kCauses)
+        .put(CauseRecord{i, x.call, x.cause_call, sync_start(x.rank, x.call), !nxn,
+                         x.pattern == Pattern::LateReceiver});
   }
   engine::Inbox causes = ex.deliver();
   // Per owned rank: (instance rank, instance call, 0 waiting / 1 delaying side, entry).
@@ -95,10 +175,12 @@ void Replay::exchange_causes(engine::Exchange& ex) {
       auto& answer = ex.record(d, rec.source, kCausesAnswer);
       while (!in.done()) {
         const auto c = in.get<CauseRecord>();
-        answer.put(CauseAnswer{c.instance, enter(d, c.cause_call), leave(d, c.cause_call)});
-        if (c.pairwise)
-          sequence[static_cast<std::size_t>(d - owned.first)].emplace_back(rec.source, c.call, 1,
-                                                                            PeerCall{rec.source, c.cause_call, c.call, c.leave});
+        answer.put(CauseAnswer{c.instance, enter(d, c.cause_call), sync_start(d, c.cause_call)});
+        if (c.pairwise)  // d received what the waiting sender of a Late Receiver sent
+          sequence[static_cast<std::size_t>(d - owned.first)].emplace_back(
+              rec.source, c.call, 1,
+              PeerCall{rec.source, c.cause_call, c.call, c.start,
+                       c.late_receiver ? std::max(0.0, c.start - leave(d, c.cause_call)) : 0.0});
       }
     }
   engine::Inbox answers = ex.deliver();
@@ -113,10 +195,12 @@ void Replay::exchange_causes(engine::Exchange& ex) {
     }
   for (std::uint32_t i = 0; i < inst.size(); ++i) {
     const WaitState& x = inst[i];
-    if (!has_cause(x.pattern) || x.cause_rank == trace::kNoRank) continue;
+    if (!is_sync_wait(x)) continue;
     if (collective_of(x.rank, x.call) != kNone && is_nxn_sync(x.pattern)) continue;
+    const trace::Time gap =
+        x.pattern == Pattern::LateReceiver ? std::max(0.0, leave(x.rank, x.call) - of_instance[i].start) : 0.0;
     sequence[static_cast<std::size_t>(x.rank - owned.first)].emplace_back(
-        x.rank, x.call, 0, PeerCall{x.cause_rank, x.call, x.cause_call, of_instance[i].leave});
+        x.rank, x.call, 0, PeerCall{x.cause_rank, x.call, x.cause_call, of_instance[i].start, gap});
   }
   for (WaiterPoint& pt : pts_) pt.cause_enter = of_instance[pt.instance].enter;
   peers_.resize(static_cast<std::size_t>(owned.size()));
@@ -133,8 +217,9 @@ void Replay::exchange_causes(engine::Exchange& ex) {
   }
 }
 
-// The waited N-to-N collectives (some member waited with a cause): an OR over the processes.
-void Replay::mark_waited_collectives() {
+// The N-to-N collectives that synchronise their members: those in which some member waited with
+// a cause (an OR over the processes) and those that always do (always_sync_).
+void Replay::mark_sync_collectives() {
   const engine::LocationRange owned = shard_.owned;
   std::vector<std::uint8_t> waited(m_.collectives.size(), 0);
   for (const WaitState& x : w_.instances) {
@@ -147,6 +232,7 @@ void Replay::mark_waited_collectives() {
     for (std::size_t i = 0; i < all.size(); ++i) all[i] |= waited[i];
     return engine::encode(all);
   }));
+  for (std::size_t i = 0; i < waited.size(); ++i) waited[i] |= always_sync_[i];
   nxn_.resize(static_cast<std::size_t>(owned.size()));
   for (std::uint32_t i = 0; i < m_.collectives.size(); ++i) {
     if (!waited[i]) continue;
@@ -169,9 +255,10 @@ void Replay::mark_waited_collectives() {
 
 // The previous synchronisation of the point's ranks r and d before r's call: r's call there and
 // d's (kNone: none, I_S starts with the trace) — the later of their last pairwise point and the
-// last waited N-to-N collective both took part in (then d's call is asked of d: pt.nxn_instance).
+// last synchronising N-to-N collective (mark_sync_collectives) both took part in (then d's call
+// is asked of d: pt.nxn_instance).
 std::pair<std::uint32_t, std::uint32_t> Replay::previous_sync(const WaitState& x, WaiterPoint& pt,
-                                                              trace::Time& d_leave) const {
+                                                              trace::Time& d_start) const {
   const Rank r = x.rank, d = x.cause_rank;
   const std::uint32_t before = x.call;
   std::pair<std::uint32_t, std::uint32_t> best{kNone, kNone};
@@ -180,7 +267,8 @@ std::pair<std::uint32_t, std::uint32_t> Replay::previous_sync(const WaitState& x
                              [](const PeerCall& a, const PeerCall& b) { return a.key() < b.key(); });
   if (it != p.begin() && std::prev(it)->peer == d) {
     best = {std::prev(it)->call, std::prev(it)->peer_call};
-    d_leave = std::prev(it)->peer_leave;
+    d_start = std::prev(it)->peer_start;
+    pt.lr_gap = std::prev(it)->lr_gap;
   }
   const auto& mine = nxn_[static_cast<std::size_t>(r - shard_.owned.first)];
   for (auto k = std::lower_bound(mine.begin(), mine.end(), std::pair<std::uint32_t, std::uint32_t>{before, 0});
@@ -191,6 +279,7 @@ std::pair<std::uint32_t, std::uint32_t> Replay::previous_sync(const WaitState& x
     if (std::binary_search(members.begin(), members.end(), d)) {
       best = {k->first, kNone};
       pt.nxn_instance = k->second;
+      pt.lr_gap = 0;
       break;
     }
   }
@@ -200,11 +289,11 @@ std::pair<std::uint32_t, std::uint32_t> Replay::previous_sync(const WaitState& x
 // Round "previous": each point's interval; d's call and Leave at a waited collective asked of d.
 void Replay::find_previous_syncs(engine::Exchange& ex) {
   const auto& inst = w_.instances;
-  std::vector<trace::Time> d_leave(pts_.size(), 0);
+  std::vector<trace::Time> d_start(pts_.size(), 0);
   for (std::size_t j = 0; j < pts_.size(); ++j) {
     WaiterPoint& pt = pts_[j];
     const WaitState& x = inst[pt.instance];
-    const auto [r_prev, d_prev] = previous_sync(x, pt, d_leave[j]);
+    const auto [r_prev, d_prev] = previous_sync(x, pt, d_start[j]);
     pt.r_prev = r_prev;
     pt.d_prev = d_prev;
     if (pt.nxn_instance != kNone) {
@@ -223,7 +312,7 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
         const auto it = std::lower_bound(mine.begin(), mine.end(), std::pair<std::uint32_t, std::uint32_t>{instance, 0});
         if (it == mine.end() || it->first != instance)
           throw std::logic_error("delay: a rank asked for a collective it did not take part in");
-        answer.put(PreviousAnswer{point, it->second, leave(d, it->second)});
+        answer.put(PreviousAnswer{point, it->second, sync_start(d, it->second)});
       }
     }
   }
@@ -234,15 +323,30 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
       while (!in.done()) {
         const auto a = in.get<PreviousAnswer>();
         pts_.at(a.point).d_prev = a.call;
-        d_leave[a.point] = a.leave;
+        d_start[a.point] = a.start;
       }
     }
+  // After a message both sides start at the earlier Leave (Scalasca's completion at either end
+  // of a message is that Leave's distance to the other), after a collective each at its own
+  // Leave less its completion there.
   for (std::size_t j = 0; j < pts_.size(); ++j) {
     WaiterPoint& pt = pts_[j];
     const WaitState& x = inst[pt.instance];
-    pt.t0 = pt.r_prev == kNone ? -std::numeric_limits<double>::infinity()
-                               : std::min(leave(x.rank, pt.r_prev), d_leave[j]);
+    if (pt.r_prev == kNone) {
+      pt.t0 = pt.t0_d = -std::numeric_limits<double>::infinity();
+    } else if (const std::uint32_t c = collective_of(x.rank, pt.r_prev); c != kNone && !is_scan(m_.collectives[c].op)) {
+      pt.t0 = sync_start(x.rank, pt.r_prev);
+      pt.t0_d = d_start[j];
+    } else {
+      pt.t0 = pt.t0_d = std::min(leave(x.rank, pt.r_prev), d_start[j]);
+    }
   }
+  // Scalasca's Late Receiver completion is never positive: where an interval starts at a Late
+  // Receiver whose sender left its call after the receiver left its own, scout starts the
+  // sender's side at its own Leave and drops that much of its processing.
+  lr_at_stake_.assign(static_cast<std::size_t>(shard_.owned.size()), 0.0);
+  for (const WaiterPoint& pt : pts_)
+    lr_at_stake_[static_cast<std::size_t>(inst[pt.instance].rank - shard_.owned.first)] += pt.lr_gap;
 }
 
 // Pass 1: the waiting side's profile over I_S, in instance order.
@@ -263,7 +367,7 @@ void Replay::send_to_delayers(engine::Exchange& ex) {
   for (const WaiterPoint& pt : pts_) {
     const WaitState& x = w_.instances[pt.instance];
     auto& out = ex.record(x.rank, x.cause_rank, kPoints);
-    out.put(PointHead{x.call, x.cause_call, pt.d_prev, static_cast<std::uint8_t>(x.pattern), x.seconds, pt.t0,
+    out.put(PointHead{x.call, x.cause_call, pt.d_prev, static_cast<std::uint8_t>(x.pattern), x.seconds, pt.t0_d,
                       pt.wait_enter, pt.cause_enter, pt.r_count});
     for (std::uint32_t k = pt.r_first; k < pt.r_first + pt.r_count; ++k) out.put(rbuf_[k]);
   }
@@ -282,7 +386,7 @@ void Replay::send_to_delayers(engine::Exchange& ex) {
         dp.w = h.w;
         dp.pattern = static_cast<Pattern>(h.pattern);
         dp.d_prev = h.d_prev;
-        dp.t0 = h.t0;
+        dp.t0_d = h.t0_d;
         dp.wait_enter = h.wait_enter;
         dp.cause_enter = h.cause_enter;
         dp.p_first = static_cast<std::uint32_t>(pbuf_.size());
@@ -324,6 +428,7 @@ std::pair<std::uint32_t, std::uint32_t> Replay::profile(Rank r, std::uint32_t fr
   const auto lo = std::lower_bound(rank_begin, rank_end, lo_call, by_call);
   auto it = lo;
   for (; it != rank_end && it->call < to; ++it) {
+    if (!is_interval_wait(it->pattern)) continue;
     const CallPathId c = calls[it->call].path;
     touch(c);
     prof_[c] -= it->seconds;

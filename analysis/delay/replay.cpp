@@ -24,13 +24,32 @@ bool is_nxn_sync(Pattern p) {
   return (k == DelayKind::Barrier || k == DelayKind::NxN) && p != Pattern::EarlyScan;
 }
 
+// A wait at a message (Late Sender, Late Receiver): its short-term scale is capped.
+bool is_p2p_pattern(Pattern p) { return p == Pattern::LateSender || p == Pattern::LateReceiver; }
+
 // A wait state whose waiting is charged to its causes: every one with a delaying rank but
-// Wait at Init and Wait at Finalize, for which Scalasca has no delay metric (its delay
-// analysis runs at barriers, N-to-N, 1-to-N and N-to-1 collectives and messages only). Those
-// two still synchronise their members: an interval can start at MPI_Init.
+// Wait at Init, Wait at Finalize and Early Scan, for which Scalasca has no delay metric (its
+// delay analysis runs at barriers, N-to-N, 1-to-N and N-to-1 collectives and messages only).
+// MPI_Init and MPI_Finalize still synchronise their members (an interval can start at
+// MPI_Init); a scan does not (scout registers no synchronisation point there).
 bool charged(const WaitState& x) {
   return has_cause(x.pattern) && x.cause_rank != trace::kNoRank && x.pattern != Pattern::WaitAtInit &&
-         x.pattern != Pattern::WaitAtFinalize;
+         x.pattern != Pattern::WaitAtFinalize && x.pattern != Pattern::EarlyScan;
+}
+
+// A wait state at which two ranks synchronised (its waiting rank and its cause): every one with
+// a cause but Early Scan (scout registers no synchronisation point at a scan).
+bool is_sync_wait(const WaitState& x) {
+  return has_cause(x.pattern) && x.cause_rank != trace::kNoRank && x.pattern != Pattern::EarlyScan;
+}
+
+// A wait state whose waiting is no processing in an interval (scout's CalculateWaitMap subtracts
+// the waiting of the synchronisation points inside it): every pattern but the completion ones
+// (the rank was busy finishing the operation), Wait at Init (Scalasca has no such waiting) and
+// Early Scan (no synchronisation point).
+bool is_interval_wait(Pattern p) {
+  return p != Pattern::BarrierCompletion && p != Pattern::NxNCompletion && p != Pattern::InitCompletion &&
+         p != Pattern::WaitAtInit && p != Pattern::EarlyScan;
 }
 
 namespace {
@@ -63,13 +82,16 @@ struct TableTotals {
 Replay::Replay(const engine::Shard& shard, const trace::Matching& m, const WaitStateResult& w, engine::Transport& t)
     : shard_(shard), m_(m), w_(w), transport_(t), prof_(m.paths.size(), 0.0), mark_(m.paths.size(), 0) {
   const engine::LocationRange owned = shard.owned;
-  instance_of_.resize(static_cast<std::size_t>(owned.size()));
+  member_of_.resize(static_cast<std::size_t>(owned.size()));
   for (engine::Location r = owned.first; r < owned.last; ++r)
-    instance_of_[static_cast<std::size_t>(r - owned.first)].assign(m.calls[static_cast<std::size_t>(r)].size(), kNone);
+    member_of_[static_cast<std::size_t>(r - owned.first)].assign(m.calls[static_cast<std::size_t>(r)].size(), kNone);
+  member_instance_.assign(m.members.size(), kNone);
   for (std::uint32_t i = 0; i < m.collectives.size(); ++i) {
     const auto& c = m.collectives[i];
-    for (std::uint32_t k = c.first; k < c.first + c.count; ++k)
-      instance_of_[static_cast<std::size_t>(m.members[k].rank - owned.first)][m.members[k].call] = i;
+    for (std::uint32_t k = c.first; k < c.first + c.count; ++k) {
+      member_of_[static_cast<std::size_t>(m.members[k].rank - owned.first)][m.members[k].call] = k;
+      member_instance_[k] = i;
+    }
   }
 }
 
@@ -88,8 +110,9 @@ DelayResult Replay::run() {
   propagated_.assign(w_.instances.size(), 0.0);
   engine::Exchange ex(transport_, shard_.partition, kDelayChannel);
   find_sync_points();
+  find_completions();
   exchange_causes(ex);
-  mark_waited_collectives();
+  mark_sync_collectives();
   find_previous_syncs(ex);
   waiting_side();
   send_to_delayers(ex);
@@ -107,7 +130,7 @@ DelayResult Replay::run() {
       const DelayerPoint& dp = dpts_[next];
       a.sync_waiting += dp.w;
       if (!(dp.denom > 0)) a.unattributed += dp.w;
-      else if (dp.w > dp.denom) a.unattributed += dp.w - dp.denom;
+      else if (dp.capped()) a.unattributed += dp.w - dp.denom;
     }
   });
   res.sync_waiting = pass2.sync_waiting;
@@ -131,6 +154,13 @@ DelayResult Replay::run() {
   }
   res.unattributed = engine::decode<double>(transport_.broadcast(engine::encode(total)));
   res.sync_points = transport_.sum(pts_.size());
+  const auto per_rank = [&](const std::vector<double>& v) {
+    return engine::chained_fold(transport_, shard_.owned, 0.0, [&](engine::Location l, double& a) {
+      a += v[static_cast<std::size_t>(l - shard_.owned.first)];
+    });
+  };
+  res.scalasca_collective_long_term_lost = per_rank(collective_lost_);
+  res.scalasca_late_receiver_at_stake = per_rank(lr_at_stake_);
   return res;
 }
 
@@ -139,7 +169,7 @@ void Replay::delaying_side() {
   std::vector<double> remote(m_.paths.size(), 0.0);
   for (DelayerPoint& dp : dpts_) {
     const double w = dp.w;
-    const auto [lo, hi] = profile(dp.d, dp.d_prev, dp.t0, dp.cause_call, &dp.w_d);
+    const auto [lo, hi] = profile(dp.d, dp.d_prev, dp.t0_d, dp.cause_call, &dp.w_d);
     dp.waits_first = lo;
     dp.waits_end = hi;
     const std::span<const PathValue> p_r(pbuf_.data() + dp.p_first, dp.p_count);
@@ -153,18 +183,21 @@ void Replay::delaying_side() {
     for (const PathValue& v : p_r) remote[v.path] = 0.0;
     dp.denom = sum_delta + dp.w_d;
     if (!(dp.denom > 0)) {
-      dp.s = 0;
+      dp.s = dp.s_long = 0;
     } else {
-      // Scalasca's scale: the wait is distributed over Δ and d's waiting in proportion, but
-      // never more than Δ and that waiting themselves (s·w ≤ 1); what is left of a wait
-      // longer than its causes in the interval has no cause inside the trace.
-      dp.s = w > dp.denom ? 1.0 / w : 1.0 / dp.denom;
+      // Scalasca's scales: the wait is distributed over Δ and d's waiting in proportion; at a
+      // message never more than Δ and that waiting themselves (s·w ≤ 1: what is left of a wait
+      // longer than its causes in the interval has no cause inside the trace), at a collective
+      // all of it (scout's CalculateCollectiveDelay has no cap). The long-term cost the wait
+      // carries is distributed uncapped at both (Delay.MPI.pattern's scale_c).
+      dp.s_long = 1.0 / dp.denom;
+      dp.s = is_p2p_pattern(dp.pattern) && w > dp.denom ? 1.0 / w : dp.s_long;
       const auto kind = static_cast<std::uint8_t>(delay_kind(dp.pattern));
       dp.d_first = static_cast<std::uint32_t>(dbuf_.size());
       for (CallPathId c : touched_) {
         if (prof_[c] <= 0) continue;
         const double share = dp.s * prof_[c];
-        dbuf_.push_back(PathValue{c, share});
+        dbuf_.push_back(PathValue{c, dp.capped() ? dp.s_long * prof_[c] : share});
         costs_.at(kind, c, dp.d).first += w * share;
       }
       dp.d_count = static_cast<std::uint32_t>(dbuf_.size() - dp.d_first);
@@ -217,6 +250,7 @@ void Replay::long_term_costs(engine::Exchange& ex) {
         dpts_[*it].gamma = g.gamma;
       }
     }
+  scalasca_collective_loss();
   for (std::uint32_t j : order) {
     const DelayerPoint& dp = dpts_[j];
     for (std::size_t kind = 0; kind < kDelayKindCount; ++kind) {
@@ -270,6 +304,52 @@ void Replay::totals(DelayResult& res) {
   res.long_total = t.long_total;
   res.short_term = t.short_term;
   res.long_term = t.long_term;
+}
+
+// Scalasca 2.6's long-term defect at collectives (MpiDelayOps.cpp CalculateScales with
+// DelayCostMap::addCosts): at a collective S, the delaying rank's calls at which it last
+// synchronised with each waiter are intermediate points; scout applies the waiters' scales summed
+// up to the latest intermediate point *before* each one (the scale switches at a point to the
+// sum of the earlier points' waiters), so a wait x of d strictly between two points (or after the
+// last) misses the scale of the waiters of the point just before it. waitlab gives every wait in
+// a waiter's interval that waiter's (w + γ)·s·x; what scout misses is added up here, per
+// delaying rank, in dpts_ order.
+void Replay::scalasca_collective_loss() {
+  collective_lost_.assign(static_cast<std::size_t>(shard_.owned.size()), 0.0);
+  const auto& inst = w_.instances;
+  for (std::size_t g = 0; g < dpts_.size();) {
+    std::size_t e = g;
+    while (e < dpts_.size() && dpts_[e].d == dpts_[g].d && dpts_[e].cause_call == dpts_[g].cause_call) ++e;
+    if (!is_p2p_pattern(dpts_[g].pattern)) {
+      // The points, by d's call (kNone: the start of the trace, before every call).
+      const auto at = [](std::uint32_t c) { return c == kNone ? -1 : static_cast<std::int64_t>(c); };
+      std::vector<std::int64_t> points;
+      std::uint32_t first = dpts_[g].waits_first, end = dpts_[g].waits_end;
+      for (std::size_t j = g; j < e; ++j) {
+        points.push_back(at(dpts_[j].d_prev));
+        first = std::min(first, dpts_[j].waits_first);
+        end = std::max(end, dpts_[j].waits_end);
+      }
+      std::sort(points.begin(), points.end());
+      double& lost = collective_lost_[static_cast<std::size_t>(dpts_[g].d - shard_.owned.first)];
+      for (std::uint32_t k = first; k < end; ++k) {
+        if (!charged(inst[k])) continue;
+        const auto c = static_cast<std::int64_t>(inst[k].call);
+        if (std::binary_search(points.begin(), points.end(), c)) continue;  // at a point: scout's scale is right
+        const auto before = std::lower_bound(points.begin(), points.end(), c);
+        if (before == points.begin()) continue;
+        const std::int64_t p = *std::prev(before);
+        for (std::size_t j = g; j < e; ++j) {
+          const DelayerPoint& dp = dpts_[j];
+          if (at(dp.d_prev) != p || !(dp.denom > 0)) continue;
+          double g_total = 0;
+          for (double v : dp.gamma) g_total += v;
+          lost += (dp.w * dp.s + g_total * dp.s_long) * inst[k].seconds;
+        }
+      }
+    }
+    g = e;
+  }
 }
 
 WaiterPoint& Replay::point_of(Rank r, std::uint32_t call) {

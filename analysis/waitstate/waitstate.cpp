@@ -48,17 +48,17 @@ struct P2P {
   std::uint32_t order;  // within the call: the event that completes the message (ties: the first completed is blamed)
 };
 
+}  // namespace
+
 // Scalasca's N×N class: MPI_Alltoallv (and Alltoallw) "can implement arbitrary
 // communication patterns" and is ignored (scout's MpiCommunicationHandler returns before
 // dispatching it); MPI_Allgatherv is N×N.
-bool is_nxn(MpiOp op, const WaitStateOptions& options) {
+bool is_nxn_collective(MpiOp op, const WaitStateOptions& options) {
   if (op == MpiOp::Alltoallv) return options.alltoallv_nxn;
   op = trace::base_collective(op);
   return op == MpiOp::Allreduce || op == MpiOp::Allgather || op == MpiOp::Alltoall ||
          op == MpiOp::ReduceScatter;
 }
-
-}  // namespace
 
 std::string_view pattern_name(Pattern p) {
   return kNames[static_cast<std::size_t>(p)];
@@ -233,7 +233,7 @@ void collective_waits(const engine::Shard& shard, const Matching& m, const Colle
         break;
       }
       default:
-        if (is_nxn(inst.op, options)) barrier_like(Pattern::WaitAtNxN, Pattern::NxNCompletion, true);
+        if (is_nxn_collective(inst.op, options)) barrier_like(Pattern::WaitAtNxN, Pattern::NxNCompletion, true);
         break;
     }
   }
@@ -322,6 +322,7 @@ double wall_time(const engine::Shard& shard, engine::Transport& transport) {
 WaitStateResult wait_states(const engine::Shard& shard, const Matching& m, engine::Transport& transport,
                             const WaitStateOptions& options) {
   WaitStateResult res;
+  res.options = options;
   res.ranks = static_cast<std::size_t>(shard.ranks);
   res.wall_time = wall_time(shard, transport);
   std::vector<std::pair<std::size_t, Pattern>> rebooked;  // instance index -> subset pattern

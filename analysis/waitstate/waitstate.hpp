@@ -90,7 +90,16 @@ inline bool wait_table_order(const WaitEntry& a, const WaitEntry& b) {
   return std::tie(a.pattern, a.path, a.rank) < std::tie(b.pattern, b.path, b.rank);
 }
 
+struct WaitStateOptions {
+  // Count MPI_Alltoallv as N×N (Wait at N×N, N×N Completion), as waitlab did before it
+  // followed Scalasca, which ignores it (docs/analyses.md has the measured effect).
+  bool alltoallv_nxn = false;
+};
+// An N×N collective by Scalasca's classes (and the options): Wait at N×N's operations.
+bool is_nxn_collective(trace::MpiOp op, const WaitStateOptions& options);
+
 struct WaitStateResult {
+  WaitStateOptions options;          // those it was found with
   std::vector<WaitState> instances;  // value > 0 only, sorted by (rank, call, pattern)
   std::vector<std::size_t> rank_first;  // instances of rank r: [rank_first[r], rank_first[r+1])
   std::vector<WaitEntry> table;      // sorted by (pattern, path, rank)
@@ -104,12 +113,6 @@ struct WaitStateResult {
   double ratio(Pattern p) const;
   // Index range in `instances` of the wait states of (rank, call): [first, second).
   std::pair<std::size_t, std::size_t> of_call(Rank r, std::uint32_t call) const;
-};
-
-struct WaitStateOptions {
-  // Count MPI_Alltoallv as N×N (Wait at N×N, N×N Completion), as waitlab did before it
-  // followed Scalasca, which ignores it (docs/analyses.md has the measured effect).
-  bool alltoallv_nxn = false;
 };
 
 // The wait states of a trace: the replay engine's run below with one process holding every rank.

@@ -60,6 +60,8 @@ void expect_as_serial(const Shard& shard, const analysis::WaitStateResult& waits
   EXPECT_EQ(bits(mine.propagating), bits(all.propagating)) << where;
   EXPECT_EQ(bits(mine.terminal), bits(all.terminal)) << where;
   EXPECT_EQ(mine.sync_points, all.sync_points) << where;
+  EXPECT_EQ(bits(mine.scalasca_collective_long_term_lost), bits(all.scalasca_collective_long_term_lost)) << where;
+  EXPECT_EQ(bits(mine.scalasca_late_receiver_at_stake), bits(all.scalasca_late_receiver_at_stake)) << where;
 }
 
 DelayResult expect_sharded_as_serial(const trace::Trace& tr, const std::string& name) {
@@ -83,7 +85,7 @@ DelayResult expect_sharded_as_serial(const trace::Trace& tr, const std::string& 
 }
 
 TEST(ShardDelay, RandomTracesHaveTheSerialDelayCostsToTheBit) {
-  double long_term = 0, unattributed = 0;
+  double long_term = 0, unattributed = 0, lost = 0;
   std::uint64_t points = 0;
   for (std::uint64_t seed : {1u, 2u, 3u, 99u, 123u})
     for (trace::Rank locations : {2, 5, 9}) {
@@ -92,11 +94,13 @@ TEST(ShardDelay, RandomTracesHaveTheSerialDelayCostsToTheBit) {
       long_term += serial.long_term;
       unattributed += serial.unattributed;
       points += serial.sync_points;
+      lost += serial.scalasca_collective_long_term_lost;
     }
   // The traces exercise every pass: points, propagation to long-term costs, unattributed waiting.
   EXPECT_GT(points, 50u);
   EXPECT_GT(long_term, 0.0);
   EXPECT_GT(unattributed, 0.0);
+  EXPECT_GT(lost, 0.0);  // and Scalasca's collective defect (its Late Receiver one: below)
 }
 
 TEST(ShardDelay, FixtureAAndAGridHaveTheSerialDelayCosts) {
@@ -107,10 +111,14 @@ TEST(ShardDelay, FixtureAAndAGridHaveTheSerialDelayCosts) {
 
 TEST(ShardDelay, ScorePTracesHaveTheSerialDelayCostsToTheBit) {
   const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
+  double at_stake = 0;
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16", "npb-mg.W.16"}) {
     const trace::Trace tr = trace::read_trace((data / name / "traces.otf2").string());
-    EXPECT_GT(expect_sharded_as_serial(tr, name).sync_points, 0u) << name;
+    const DelayResult serial = expect_sharded_as_serial(tr, name);
+    EXPECT_GT(serial.sync_points, 0u) << name;
+    at_stake += serial.scalasca_late_receiver_at_stake;
   }
+  EXPECT_GT(at_stake, 0.0);  // MG's Late Receivers
 }
 
 }  // namespace
