@@ -53,10 +53,6 @@ struct PointHead {
   std::uint32_t profile_size;
 };
 
-bool is_scan(trace::MpiOp op) {
-  op = trace::base_collective(op);
-  return op == trace::MpiOp::Scan || op == trace::MpiOp::Exscan;
-}
 bool is_one_to_n(trace::MpiOp op) {
   op = trace::base_collective(op);
   return op == trace::MpiOp::Bcast || op == trace::MpiOp::Scatter;
@@ -75,7 +71,7 @@ std::uint32_t Replay::collective_of(Rank r, std::uint32_t call) const {
 
 trace::Time Replay::sync_start(Rank r, std::uint32_t call) const {
   const std::uint32_t k = member_of_[static_cast<std::size_t>(r - shard_.owned.first)][call];
-  if (k == kNone || is_scan(m_.collectives[member_instance_[k]].op)) return leave(r, call);
+  if (k == kNone || trace::is_scan(m_.collectives[member_instance_[k]].op)) return leave(r, call);
   const trace::Time end = m_.members[k].end;
   const auto [earliest_end, begin] = completion_refs_[member_instance_[k]];
   const trace::Time completion = std::max(0.0, end - std::max(earliest_end, std::min(begin, end)));
@@ -334,7 +330,7 @@ void Replay::find_previous_syncs(engine::Exchange& ex) {
     const WaitState& x = inst[pt.instance];
     if (pt.r_prev == kNone) {
       pt.t0 = pt.t0_d = -std::numeric_limits<double>::infinity();
-    } else if (const std::uint32_t c = collective_of(x.rank, pt.r_prev); c != kNone && !is_scan(m_.collectives[c].op)) {
+    } else if (const std::uint32_t c = collective_of(x.rank, pt.r_prev); c != kNone && !trace::is_scan(m_.collectives[c].op)) {
       pt.t0 = sync_start(x.rank, pt.r_prev);
       pt.t0_d = d_start[j];
     } else {

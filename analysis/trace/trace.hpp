@@ -82,6 +82,9 @@ inline MpiOp base_collective(MpiOp op) {
   }
 }
 
+// MPI_Scan and MPI_Exscan: each rank waits only for the lower ranks.
+inline bool is_scan(MpiOp op) { return op == MpiOp::Scan || op == MpiOp::Exscan; }
+
 enum class EventKind : std::uint8_t {
   Enter = 0,
   Leave,

@@ -24,11 +24,6 @@ trace::Time enter(const engine::Shard& shard, const trace::Matching& m, trace::R
   return shard.time(r, m.calls[static_cast<std::size_t>(r)][call].enter);
 }
 
-bool is_scan(trace::MpiOp op) {
-  op = trace::base_collective(op);
-  return op == trace::MpiOp::Scan || op == trace::MpiOp::Exscan;
-}
-
 }  // namespace
 
 std::vector<MessageTimes> partner_times(const engine::Shard& shard, const trace::Matching& m,
@@ -118,7 +113,7 @@ CollectiveSummaries collective_summaries(const engine::Shard& shard, const trace
   std::uint64_t scan_total = 0;
   for (const trace::CollInstance& inst : m.collectives) {
     out.scan_first.push_back(scan_total);
-    if (is_scan(inst.op)) scan_total += shard.defs.comms[inst.comm].members.size();
+    if (trace::is_scan(inst.op)) scan_total += shard.defs.comms[inst.comm].members.size();
   }
   out.scan_first.push_back(scan_total);
   CollectiveSummary identity;
@@ -143,7 +138,7 @@ CollectiveSummaries collective_summaries(const engine::Shard& shard, const trace
             s.min_end = std::min(s.min_end, mem.end);
             if (mem.rank == inst.root) s.root = mark;
             else s.latest_nonroot = later_begin(s.latest_nonroot, mark);
-            if (is_scan(inst.op)) scans[static_cast<std::size_t>(out.scan_first[k] + mark.position)] = mark;
+            if (trace::is_scan(inst.op)) scans[static_cast<std::size_t>(out.scan_first[k] + mark.position)] = mark;
           }
         }
         return ByteWriter().put(summaries).put(scans).bytes();
