@@ -192,11 +192,16 @@ std::vector<Interval> subtract(const std::vector<Interval>& u, const std::vector
 
 
 // Σ deltas of the samples whose stretch ends in useful time: sample at t counts when t − ε is
-// useful, i.e. some useful interval has a < t ≤ b.
+// useful, i.e. some useful interval has a < t ≤ b, and its stretch is not empty — a sample at
+// the time of the location's previous one (Extrae's Enter and Leave of an MPI_Cart_create in
+// the same nanosecond, both with PAPI values) has nothing before it: only the first sample at
+// a time counts, as Paraver's "next event value" gives the burst before it the first one.
 void add_counters(const std::vector<trace::CounterSample>& samples, const std::vector<Interval>& useful, double& ins,
                   double& cyc) {
   std::size_t j = 0;
-  for (const auto& s : samples) {
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const auto& s = samples[k];
+    if (k > 0 && samples[k - 1].time == s.time) continue;
     while (j < useful.size() && useful[j].b < s.time) ++j;
     if (j < useful.size() && useful[j].a < s.time) {
       ins += static_cast<double>(s.instructions);

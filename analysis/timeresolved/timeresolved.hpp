@@ -50,8 +50,10 @@
 //   - Counters (Trace::counters says which): a CounterSample at time t of a unit counts when
 //     the time just before t (t − ε) is useful for the unit: some useful stretch (a, b] holds t
 //     — for Bsc and Scalasca, the unit is in no MPI call and in no state interval at t − ε,
-//     inside the span. Sums over the units; ipc = instructions / cycles, frequency_hz =
-//     cycles / Σ_u U_u.
+//     inside the span — and it is the unit's first sample at t (a later one at the same time
+//     counted over an empty stretch: Extrae's MPI_Cart_create, Enter and Leave in one
+//     nanosecond, both with PAPI values; Paraver gives the burst the first one's). Sums over
+//     the units; ipc = instructions / cycles, frequency_hz = cycles / Σ_u U_u.
 // Cost: O(events + states + samples + units·windows) time; O(units + windows) memory besides the
 // ideal timestamps and one unit's useful stretches.
 // On the replay engine (issue 32) every process replays the ranks it owns: the Lamport replay is

@@ -563,7 +563,8 @@ TEST(Conventions, TraceWithoutMpi) {
 
 // Counter samples: a sample at t counts when the unit is useful just before t.
 // Rank 0: main 0–10, MPI_Barrier 4–6, flushing 7–8. Samples (t, ins, cyc):
-//   (0, 5, 5) before the span: no; (2, 100, 200) yes; (4, 50, 100) yes (4−ε is before the
+//   (0, 5, 5) before the span: no; (2, 100, 200) yes, then (2, 999, 999) no (a second sample at
+//   the same time: its stretch is empty, as Extrae's MPI_Cart_create); (4, 50, 100) yes (4−ε is before the
 //   barrier); (6, 7, 1000) no (in MPI); (7, 30, 60) yes; (8, 11, 13) no under Bsc (flushing),
 //   yes under Waitlab; (10, 20, 40) yes.
 // Worker thread: omp_fn 1–3, idle 3–10; samples (3, 1000, 500) yes, (10, 9, 9) no.
@@ -575,8 +576,8 @@ TEST(Conventions, CountersOverUsefulStretches) {
   b.enter(0, 0, "main").coll(0, MpiOp::Barrier, 4, 6).leave(0, 10, "main");
   trace::Trace t = b.trace();
   t.locations[0].states = {{7, 8, 12}};
-  t.locations[0].counters = {{0, 5, 5}, {2, 100, 200}, {4, 50, 100}, {6, 7, 1000},
-                             {7, 30, 60}, {8, 11, 13}, {10, 20, 40}};
+  t.locations[0].counters = {{0, 5, 5},  {2, 100, 200}, {2, 999, 999}, {4, 50, 100},
+                             {6, 7, 1000}, {7, 30, 60},  {8, 11, 13},   {10, 20, 40}};
   t.threads.push_back(worker(t, 1, {{1, 3}}, {{3, 10, 0}}));
   t.threads[0].counters = {{3, 1000, 500}, {10, 9, 9}};
   t.counters = trace::kHasInstructions | trace::kHasCycles;
