@@ -72,7 +72,7 @@ SmpiIdealRun smpi_ideal_run(const trace::Trace& t, const std::string& trace_path
     }
     out.replay_elapsed = ib - ia;
     out.outside = std::max(0.0, measured.elapsed - (mb - ma));
-    out.estimate = analysis::make_estimate("smpi_replay", out.replay_elapsed + out.outside, measured.useful_max,
+    out.estimate = analysis::make_estimate("smpi_replay", out.replay_elapsed + out.outside, measured.useful_ideal_max,
                                            measured.eff.comm_e);
     out.ok = true;
   } catch (const InputError& e) {

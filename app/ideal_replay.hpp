@@ -11,8 +11,9 @@
 // trace flush) keeps its measured length:
 //   T_ideal = (max_p Finalize_start − min_p Init_end of the ideal run) + (T − W)
 // where T is the measured span of the convention and W the measured [min_p Init end, max_p
-// Finalize start]. The useful time of the ideal run is the measured useful time (each burst is
-// replayed with its measured length), so SerE = max_p U_p / T_ideal and TrfE = CommE / SerE
+// Finalize start]. The useful time of the ideal run is the measured result's useful_ideal_max
+// (each burst is replayed with its measured length: the measured max U, or BSC's under the bsc
+// convention), so SerE = useful_ideal_max / T_ideal and TrfE = CommE / SerE
 // (analysis::make_estimate). A trace the replay cannot run (a collective on a communicator
 // that does not hold its caller, no MPI calls) gives ok = false and the reason; it never fails
 // the analysis.
@@ -36,7 +37,7 @@ struct SmpiIdealRun {
   double host_seconds = 0;          // not deterministic: host.json only
 };
 
-// `measured`: the timeresolved result of `trace` (its span, CommE and max useful time).
+// `measured`: the timeresolved result of `trace` (its span, CommE and the ideal run's max useful time).
 SmpiIdealRun smpi_ideal_run(const trace::Trace& trace, const std::string& trace_path,
                             const analysis::TimeResolvedResult& measured);
 

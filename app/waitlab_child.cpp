@@ -94,7 +94,7 @@ SmpiIdealRun parse_smpi_ideal_record(const std::string& text) {
 }
 
 std::string measured_arguments(const analysis::TimeResolvedResult& m) {
-  return fmt::format("{},{},{},{}", m.mpi ? 1 : 0, hex(m.elapsed), hex(m.useful_max), hex(m.eff.comm_e));
+  return fmt::format("{},{},{},{}", m.mpi ? 1 : 0, hex(m.elapsed), hex(m.useful_ideal_max), hex(m.eff.comm_e));
 }
 
 analysis::TimeResolvedResult parse_measured(const std::string& text) {
@@ -102,11 +102,11 @@ analysis::TimeResolvedResult parse_measured(const std::string& text) {
   std::istringstream in(text);
   for (std::string part; std::getline(in, part, ',');) f.push_back(part);
   if (f.size() != 4 || (f[0] != "0" && f[0] != "1"))
-    throw InputError("--measured: expected MPI,ELAPSED,USEFUL_MAX,COMM_E, got '" + text + "'");
+    throw InputError("--measured: expected MPI,ELAPSED,USEFUL_IDEAL_MAX,COMM_E, got '" + text + "'");
   analysis::TimeResolvedResult m;
   m.mpi = f[0] == "1";
   m.elapsed = parse_double(f[1], "--measured");
-  m.useful_max = parse_double(f[2], "--measured");
+  m.useful_ideal_max = parse_double(f[2], "--measured");
   m.eff.comm_e = parse_double(f[3], "--measured");
   return m;
 }
