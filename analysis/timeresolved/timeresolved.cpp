@@ -75,6 +75,14 @@ std::string convention_useful_text(Convention c) {
   return "?";
 }
 
+Time records_end(const trace::Location& l) {
+  if (l.states.empty() || l.states.back().state != trace::kStateNoRecord) return std::numeric_limits<Time>::infinity();
+  Time end = l.states.back().begin;
+  if (!l.events.empty()) end = std::max(end, l.events.back().time);
+  if (!l.counters.empty()) end = std::max(end, l.counters.back().time);
+  return end;
+}
+
 IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e) {
   IdealEstimate e;
   e.source = std::move(source);
@@ -345,17 +353,6 @@ struct Unit {
   Time begin = 0, end = 0;                   // its span
   Time stop = kInf;                          // Bsc ranks: where the rank's records end (records_end)
 };
-
-// Where a location's records end: the start of its trailing kStateNoRecord stretch (the reader's
-// time no record covers, up to the declared end), or its last event or counter sample if later;
-// +∞ when it has no such stretch (its records reach the span's end, or it has no states).
-Time records_end(const trace::Location& l) {
-  if (l.states.empty() || l.states.back().state != trace::kStateNoRecord) return kInf;
-  Time end = l.states.back().begin;
-  if (!l.events.empty()) end = std::max(end, l.events.back().time);
-  if (!l.counters.empty()) end = std::max(end, l.counters.back().time);
-  return end;
-}
 
 // What the span needs of a unit (process 0 gathers them in unit order).
 struct UnitFacts {

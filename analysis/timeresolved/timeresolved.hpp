@@ -172,6 +172,12 @@ struct IdealEstimate {
   double useful_max = 0;    // max useful time of a unit in the ideal run, s
   double ser_e = 0, trf_e = 0;
 };
+// Where a location's records end (Bsc's ideal run ends a rank there): the start of its trailing
+// trace::kStateNoRecord stretch (the Paraver reader's time no record covers, up to the declared
+// end), or its last event or counter sample if later; +∞ when it has no such stretch (its
+// records reach the span's end, or it has no states).
+trace::Time records_end(const trace::Location& l);
+
 // SerE and TrfE of an ideal run against the measured CommE (fractions; 0 when t_ideal is 0).
 IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e);
 
