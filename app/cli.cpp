@@ -189,7 +189,8 @@ Command define_pop(CLI::App& cli) {
   auto a = options<PopArgs>();
   auto* pop = cli.add_subcommand(
       "pop", "POP model factors of a scaling study: traces of one program at several rank counts -> "
-             "DIR/pop.csv, pop.json, pop.png and report.html (docs/pop.md)");
+             "DIR/pop.csv, pop.json, modelfactors.csv (BSC's modelfactors table: its rows, names and units), "
+             "pop.png, pop_speedup.png and report.html (docs/pop.md)");
   pop->add_option("traces", a->inputs,
                   "Traces of the runs: Extrae .prv/.prv.gz, OTF2 archives, .wlt, run directories (DIR/trace.wlt) "
                   "or a sweep directory (its point_* runs)")

@@ -28,6 +28,10 @@ namespace waitlab::app {
 
 namespace fs = std::filesystem;
 
+// 2: the rows of BSC's modelfactors (`rows`; runtime_us, useful_duration_*_us, useful_instructions_total and
+// useful_cycles_total replace elapsed_s, useful_s and instructions).
+constexpr int kPopSchemaVersion = 2;
+
 namespace {
 
 struct Input {
@@ -124,12 +128,16 @@ nlohmann::ordered_json jnum(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
-// The factors in table order: key, title, accessor (NaN: not available).
+// The rows of BSC's modelfactors table, in waitlab's tree order: key (pop.csv, pop.json), the
+// row's name in modelfactors (its units: efficiencies in %, times in µs), the indent of the
+// tree on the terminal, accessor (NaN: not available; efficiencies as fractions, times in µs).
+enum class Kind : std::uint8_t { Efficiency, Number, Microseconds, Count };
 struct Column {
   const char* key;
-  const char* title;
+  const char* title;   // modelfactors' row name
+  int indent;          // the terminal's tree
   double (*get)(const analysis::PopFactors&);
-  bool efficiency;  // a fraction shown in %, coloured by POP's scale
+  Kind kind;
 };
 
 double opt(const std::optional<double>& v) {
@@ -138,32 +146,96 @@ double opt(const std::optional<double>& v) {
 
 const std::vector<Column>& columns() {
   using F = analysis::PopFactors;
+  constexpr double us = 1e6;
   static const std::vector<Column> c = {
-      {"global_efficiency", "Global efficiency", [](const F& f) { return f.global_e; }, true},
-      {"parallel_efficiency", "– Parallel efficiency", [](const F& f) { return f.eff.pe; }, true},
-      {"load_balance", "   – Load balance", [](const F& f) { return f.eff.lb; }, true},
-      {"communication_efficiency", "   – Communication efficiency", [](const F& f) { return f.eff.comm_e; }, true},
-      {"serialisation_efficiency", "      – Serialisation efficiency", [](const F& f) { return f.eff.ser_e; }, true},
-      {"transfer_efficiency", "      – Transfer efficiency", [](const F& f) { return f.eff.trf_e; }, true},
-      {"computation_scalability", "– Computation scalability", [](const F& f) { return f.comp_scal; }, true},
-      {"ipc_scalability", "   – IPC scalability", [](const F& f) { return opt(f.ipc_scal); }, true},
-      {"instruction_scalability", "   – Instruction scalability", [](const F& f) { return opt(f.ins_scal); }, true},
-      {"frequency_scalability", "   – Frequency scalability", [](const F& f) { return opt(f.freq_scal); }, true},
-      {"speedup", "Speed-up", [](const F& f) { return f.speedup; }, false},
-      {"ipc", "Average IPC", [](const F& f) { return opt(f.ipc); }, false},
-      {"frequency_ghz", "Average frequency (GHz)", [](const F& f) { return opt(f.ghz); }, false},
-      {"instructions", "Useful instructions", [](const F& f) { return opt(f.instructions); }, false},
-      {"useful_s", "Useful time, sum (s)", [](const F& f) { return f.useful_sum; }, false},
-      {"elapsed_s", "Runtime (s)", [](const F& f) { return f.elapsed; }, false},
+      {"global_efficiency", "Global efficiency", 0, [](const F& f) { return f.global_e; }, Kind::Efficiency},
+      {"parallel_efficiency", "Parallel efficiency", 1, [](const F& f) { return f.eff.pe; }, Kind::Efficiency},
+      {"load_balance", "Load balance", 2, [](const F& f) { return f.eff.lb; }, Kind::Efficiency},
+      {"communication_efficiency", "Communication efficiency", 2, [](const F& f) { return f.eff.comm_e; },
+       Kind::Efficiency},
+      {"serialisation_efficiency", "Serialization efficiency", 3, [](const F& f) { return f.eff.ser_e; },
+       Kind::Efficiency},
+      {"transfer_efficiency", "Transfer efficiency", 3, [](const F& f) { return f.eff.trf_e; }, Kind::Efficiency},
+      {"computation_scalability", "Computation scalability", 1, [](const F& f) { return f.comp_scal; },
+       Kind::Efficiency},
+      {"ipc_scalability", "IPC scalability", 2, [](const F& f) { return opt(f.ipc_scal); }, Kind::Efficiency},
+      {"instruction_scalability", "Instruction scalability", 2, [](const F& f) { return opt(f.ins_scal); },
+       Kind::Efficiency},
+      {"frequency_scalability", "Frequency scalability", 2, [](const F& f) { return opt(f.freq_scal); },
+       Kind::Efficiency},
+      {"speedup", "Speedup", 0, [](const F& f) { return f.speedup; }, Kind::Number},
+      {"ipc", "Average IPC", 0, [](const F& f) { return opt(f.ipc); }, Kind::Number},
+      {"frequency_ghz", "Average frequency (GHz)", 0, [](const F& f) { return opt(f.ghz); }, Kind::Number},
+      {"runtime_us", "Runtime (us)", 0, [](const F& f) { return f.elapsed * us; }, Kind::Microseconds},
+      {"runtime_ideal_us", "Runtime (ideal)", 0, [](const F& f) { return f.ideal * us; }, Kind::Microseconds},
+      {"useful_duration_average_us", "Useful duration (average)", 0, [](const F& f) { return f.useful_mean * us; },
+       Kind::Microseconds},
+      {"useful_duration_maximum_us", "Useful duration (maximum)", 0, [](const F& f) { return f.useful_max * us; },
+       Kind::Microseconds},
+      {"useful_duration_total_us", "Useful duration (total)", 0, [](const F& f) { return f.useful_sum * us; },
+       Kind::Microseconds},
+      {"useful_duration_ideal_max_us", "Useful duration (ideal, max)", 0,
+       [](const F& f) { return f.useful_ideal_max * us; }, Kind::Microseconds},
+      {"useful_instructions_total", "Useful instructions (total)", 0, [](const F& f) { return opt(f.instructions); },
+       Kind::Count},
+      {"useful_cycles_total", "Useful cycles (total)", 0, [](const F& f) { return opt(f.cycles); }, Kind::Count},
   };
   return c;
 }
 
+std::string_view unit_of(Kind k) {
+  switch (k) {
+    case Kind::Efficiency: return "fraction";
+    case Kind::Microseconds: return "us";
+    case Kind::Count: return "count";
+    case Kind::Number: break;
+  }
+  return "";
+}
+
+// The terminal's cell: efficiencies in % and the others as modelfactors prints them.
 std::string cell_text(const Column& c, double v) {
   if (!std::isfinite(v)) return "—";
-  if (c.efficiency) return fmt::format("{:.2f} %", 100 * v);
-  if (std::string_view(c.key) == "instructions") return fmt::format("{:.4g}", v);
-  return fmt::format("{:.4g}", v);
+  switch (c.kind) {
+    case Kind::Efficiency: return fmt::format("{:.2f} %", 100 * v);
+    case Kind::Number: return fmt::format("{:.2f}", v);
+    case Kind::Microseconds: return fmt::format("{:.2f}", v);
+    case Kind::Count: return fmt::format("{:.0f}", v);
+  }
+  return "";
+}
+
+// modelfactors.csv's cell: BSC's layout (efficiencies in % and the other factors with 6
+// decimals, the '#' rows with 2); empty where a counter is missing.
+std::string bsc_cell(const Column& c, double v) {
+  if (!std::isfinite(v)) return "";
+  if (c.kind == Kind::Efficiency) return fmt::format("{:.6f}", 100 * v);
+  if (c.kind == Kind::Number) return fmt::format("{:.6f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+// modelfactors.csv as BSC's modelfactors writes it: ';'-separated, the factors first (in its
+// order), then the '#' rows; one column per run.
+std::string modelfactors_csv(const std::vector<analysis::PopFactors>& factors) {
+  static const char* kOrder[] = {"parallel_efficiency", "load_balance", "communication_efficiency",
+                                 "serialisation_efficiency", "transfer_efficiency", "computation_scalability",
+                                 "global_efficiency", "ipc_scalability", "instruction_scalability",
+                                 "frequency_scalability", "speedup", "ipc", "frequency_ghz"};
+  std::string s = "Number of processes";
+  for (const auto& f : factors) s += fmt::format(";{}", f.ranks);
+  s += "\n";
+  const auto row = [&](const Column& c, const char* prefix) {
+    s += std::string(prefix) + c.title;
+    for (const auto& f : factors) s += ";" + bsc_cell(c, c.get(f));
+    s += "\n";
+  };
+  for (const char* k : kOrder)
+    for (const auto& c : columns())
+      if (std::string_view(c.key) == k) row(c, "");
+  s += "#\n";
+  for (const auto& c : columns())
+    if (c.kind == Kind::Microseconds || c.kind == Kind::Count) row(c, "#");
+  return s;
 }
 
 }  // namespace
@@ -234,27 +306,34 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     }
     nlohmann::ordered_json j;
     j["schema"] = "waitlab.pop";
-    j["schema_version"] = 1;
+    j["schema_version"] = kPopSchemaVersion;
     j["generator"] = std::string("waitlab ") + kVersion;
     j["scaling"] = args.scaling;
     j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();  // each key's row in modelfactors
+    for (const auto& c : columns()) rows.push_back({{"key", c.key}, {"modelfactors", c.title}, {"unit", unit_of(c.kind)}});
+    j["rows"] = rows;
     j["runs"] = jruns;
     const std::string text = output::json_text(j) + "\n";
     trace::write_file_atomic((d / "pop.csv").string(), csv);
     trace::write_file_atomic((d / "pop.json").string(), text);
+    trace::write_file_atomic((d / "modelfactors.csv").string(), modelfactors_csv(factors));
     nlohmann::ordered_json summary;
     summary["schema"] = "waitlab.pop";
-    summary["schema_version"] = 1;
+    summary["schema_version"] = kPopSchemaVersion;
     summary["generator"] = j["generator"];
     summary["pop"] = j;
     trace::write_file_atomic((d / "summary.json").string(), output::json_text(summary) + "\n");
-    files = {(d / "pop.csv").string(), (d / "pop.json").string()};
+    files = {(d / "pop.csv").string(), (d / "pop.json").string(), (d / "modelfactors.csv").string()};
     std::error_code ec;
-    for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string("pop") + ext), ec);  // another study's
-    if (const std::string why = draw("pop", {staged.path()}); !why.empty())
-      problems << "waitlab: the POP picture was not drawn: " << staged.final_text(why) << "\n";
-    else
+    for (const char* stem : {"pop", "pop_speedup"})  // another study's
+      for (const char* ext : {".png", ".svg"}) fs::remove(d / (std::string(stem) + ext), ec);
+    if (const std::string why = draw("pop", {staged.path()}); !why.empty()) {
+      problems << "waitlab: the POP pictures were not drawn: " << staged.final_text(why) << "\n";
+    } else {
       files.push_back((d / "pop.png").string());
+      files.push_back((d / "pop_speedup.png").string());
+    }
     fs::remove(d / "report.html", ec);
     try {
       files.push_back(write_report(staged.path()));
@@ -272,13 +351,16 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   // The table on the terminal: factors as rows, runs as columns (as POP reports print it).
   out << fmt::format("POP model factors, {} scaling, reference {} ({} runs)\n", args.scaling, reference,
                      factors.size());
-  std::string head = fmt::format("{:<34}", "");
-  for (const auto& f : factors) head += fmt::format(" {:>12}", f.units == f.ranks ? fmt::format("{} ranks", f.ranks)
+  // modelfactors' rows and units (times in µs); the factors indented as their tree.
+  std::string head = fmt::format("{:<36}", "");
+  for (const auto& f : factors) head += fmt::format(" {:>15}", f.units == f.ranks ? fmt::format("{} ranks", f.ranks)
                                                                               : fmt::format("{}×{}", f.ranks, f.units / std::max<std::size_t>(f.ranks, 1)));
   out << head << "\n";
   for (const auto& c : columns()) {
-    std::string line = fmt::format("{:<34}", c.title);
-    for (const auto& f : factors) line += fmt::format(" {:>12}", cell_text(c, c.get(f)));
+    const std::string title = c.indent == 0 ? std::string(c.title)
+                                            : std::string(static_cast<std::size_t>(3 * c.indent - 3), ' ') + "– " + c.title;
+    std::string line = fmt::format("{:<36}", title);
+    for (const auto& f : factors) line += fmt::format(" {:>15}", cell_text(c, c.get(f)));
     out << line << "\n";
   }
   for (const auto& a : runs)

@@ -363,16 +363,26 @@ std::string pop_html(const Json& pop, const fs::path& dir, const std::vector<Pic
       {"parallel_efficiency", "&nbsp;&nbsp;Parallel efficiency"},
       {"load_balance", "&nbsp;&nbsp;&nbsp;&nbsp;Load balance"},
       {"communication_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;Communication efficiency"},
-      {"serialisation_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Serialisation efficiency"},
+      {"serialisation_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Serialization efficiency"},
       {"transfer_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Transfer efficiency"},
       {"computation_scalability", "&nbsp;&nbsp;Computation scalability"},
       {"ipc_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;IPC scalability"},
       {"instruction_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;Instruction scalability"},
       {"frequency_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;Frequency scalability"},
   };
+  // modelfactors' other rows, under its names and in its units (times in µs).
   static const std::pair<const char*, const char*> kPlain[] = {
-      {"speedup", "Speed-up"}, {"ipc", "Average IPC"}, {"frequency_ghz", "Average frequency (GHz)"},
-      {"elapsed_s", "Runtime (s)"}};
+      {"speedup", "Speedup"},
+      {"ipc", "Average IPC"},
+      {"frequency_ghz", "Average frequency (GHz)"},
+      {"runtime_us", "Runtime (us)"},
+      {"runtime_ideal_us", "Runtime (ideal)"},
+      {"useful_duration_average_us", "Useful duration (average)"},
+      {"useful_duration_maximum_us", "Useful duration (maximum)"},
+      {"useful_duration_total_us", "Useful duration (total)"},
+      {"useful_duration_ideal_max_us", "Useful duration (ideal, max)"},
+      {"useful_instructions_total", "Useful instructions (total)"},
+      {"useful_cycles_total", "Useful cycles (total)"}};
   const Json* runs = at(pop, {"runs"});
   if (runs == nullptr || !runs->is_array()) return "<p>pop.json holds no runs.</p>\n";
   std::string h = fmt::format("<p class=\"note\">{} scaling; reference run <strong>{}</strong> (the fewest units). "
@@ -398,7 +408,9 @@ std::string pop_html(const Json& pop, const fs::path& dir, const std::vector<Pic
     h += std::string("<tr><th>") + title + "</th>";
     for (const auto& r : *runs) {
       const auto v = number(r, {key});
-      h += "<td class=\"num\">" + (v ? fmt::format("{:.4g}", *v) : std::string(kDash)) + "</td>";
+      const bool whole = std::string_view(key).find("_us") != std::string_view::npos ||
+                         std::string_view(key).find("_total") != std::string_view::npos;
+      h += "<td class=\"num\">" + (!v ? std::string(kDash) : whole ? fmt::format("{:.2f}", *v) : fmt::format("{:.4g}", *v)) + "</td>";
     }
     h += "</tr>\n";
   }
@@ -411,7 +423,7 @@ std::string pop_html(const Json& pop, const fs::path& dir, const std::vector<Pic
       for (const auto& w : *ws) h += "<p class=\"note\"><strong>Warning:</strong> " + esc(w.get<std::string>()) + "</p>\n";
   }
   for (const auto& p : pics)
-    if (p.file == "pop.png") h += figure_html(dir, p);
+    if (p.file == "pop.png" || p.file == "pop_speedup.png") h += figure_html(dir, p);
   return h;
 }
 

@@ -94,20 +94,23 @@ SmpiIdealRun parse_smpi_ideal_record(const std::string& text) {
 }
 
 std::string measured_arguments(const analysis::TimeResolvedResult& m) {
-  return fmt::format("{},{},{},{}", m.mpi ? 1 : 0, hex(m.elapsed), hex(m.useful_max), hex(m.eff.comm_e));
+  return fmt::format("{},{},{},{},{}", m.mpi ? 1 : 0, hex(m.elapsed), hex(m.useful_ideal_max), hex(m.eff.comm_e),
+                     analysis::convention_name(m.convention));
 }
 
 analysis::TimeResolvedResult parse_measured(const std::string& text) {
   std::vector<std::string> f;
   std::istringstream in(text);
   for (std::string part; std::getline(in, part, ',');) f.push_back(part);
-  if (f.size() != 4 || (f[0] != "0" && f[0] != "1"))
-    throw InputError("--measured: expected MPI,ELAPSED,USEFUL_MAX,COMM_E, got '" + text + "'");
+  analysis::Convention convention{};
+  if (f.size() != 5 || (f[0] != "0" && f[0] != "1") || !analysis::parse_convention(f[4], convention))
+    throw InputError("--measured: expected MPI,ELAPSED,USEFUL_IDEAL_MAX,COMM_E,CONVENTION, got '" + text + "'");
   analysis::TimeResolvedResult m;
   m.mpi = f[0] == "1";
   m.elapsed = parse_double(f[1], "--measured");
-  m.useful_max = parse_double(f[2], "--measured");
+  m.useful_ideal_max = parse_double(f[2], "--measured");
   m.eff.comm_e = parse_double(f[3], "--measured");
+  m.convention = convention;
   return m;
 }
 

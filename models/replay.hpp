@@ -68,6 +68,10 @@ struct ReplayOptions {
   std::vector<ComputeScale> scales;
   std::string iteration_region;  // "" = every compute interval is an iteration
   double speed = 0;              // > 0: compute becomes flops at this speed; 0: seconds
+  // Measured traces: the MPI calls without an event-model operation (MPI_Comm_rank, MPI_Comm_dup,
+  // ...: file "MPI", op None) take no time — an ideal run's, as the Lamport replay and Dimemas
+  // time them — instead of their measured duration as compute inside a region of their name.
+  bool free_mpi_without_op = false;
 };
 
 struct ReplayReport {

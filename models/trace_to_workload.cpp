@@ -312,6 +312,15 @@ struct TraceConverter {
         continue;
       }
       const auto& region = t.defs.regions[e.ref];
+      if (region.op == MpiOp::None && o.free_mpi_without_op && region.is_mpi()) {
+        // An ideal run's MPI_Comm_rank and the like: no time, no region.
+        if (e.kind == EventKind::Enter) {
+          gap_to(e.time);
+        } else if (started) {
+          last = std::max(last, e.time);
+        }
+        continue;
+      }
       if (region.op == MpiOp::None) {
         if (!started) {
           started = true;
@@ -501,8 +510,20 @@ struct TraceConverter {
         b.push(p2p_action(ActionKind::Recv, c.recv->peer, c.recv->tag, c.recv->bytes));
         return true;
       case MpiOp::Sendrecv: {
+        // MPI_Sendrecv (and MPI_Sendrecv_replace) is a send and a receive. Extrae writes no
+        // communication record for a half whose peer is MPI_PROC_NULL: the call is then the
+        // one message it moves, or none (its time is not replayed, as of a skipped call).
+        if (!c.send && !c.recv) {
+          notes.add("MPI_Sendrecv calls without a communication record (both peers MPI_PROC_NULL) replayed without "
+                    "communication");
+          return true;
+        }
         if (!c.send || !c.recv) {
-          missing(op);
+          const trace::Event& x = c.send ? *c.send : *c.recv;
+          comm_check(x);
+          b.push(p2p_action(c.send ? ActionKind::Send : ActionKind::Recv, x.peer, x.tag, x.bytes));
+          notes.add(std::string("MPI_Sendrecv calls with one communication record (the other peer MPI_PROC_NULL) "
+                                "replayed as their one message (MPI_Send or MPI_Recv)"));
           return true;
         }
         comm_check(*c.send);

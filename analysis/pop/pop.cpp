@@ -27,8 +27,11 @@ PopRun pop_run(std::string name, const TimeResolvedResult& r) {
   p.ranks = r.ranks;
   p.units = r.units;
   p.elapsed = r.elapsed;
+  p.ideal = r.ideal;
   p.eff = r.eff;
   p.useful_sum = std::accumulate(r.useful.begin(), r.useful.end(), 0.0);
+  p.useful_max = r.useful_max;
+  p.useful_ideal_max = r.useful_ideal_max;
   if (r.counters.instructions) p.instructions = r.counters.useful_instructions;
   if (r.counters.cycles) p.cycles = r.counters.useful_cycles;
   return p;
@@ -70,7 +73,11 @@ PopTable pop_model(std::vector<PopRun> runs, Scaling scaling) {
     f.ranks = run.ranks;
     f.units = run.units;
     f.elapsed = run.elapsed;
+    f.ideal = run.ideal;
     f.useful_sum = run.useful_sum;
+    f.useful_mean = ratio(run.useful_sum, static_cast<double>(run.units));
+    f.useful_max = run.useful_max;
+    f.useful_ideal_max = run.useful_ideal_max;
     f.eff = run.eff;
     // Weak scaling: the work grows with the units; the reference's, scaled, is the ideal.
     const double grow = scaling == Scaling::Weak ? ratio(static_cast<double>(run.units), static_cast<double>(ref.units))
@@ -80,6 +87,7 @@ PopTable pop_model(std::vector<PopRun> runs, Scaling scaling) {
     f.speedup = ratio(ref.elapsed, run.elapsed);
     f.ipc = ipc_of(run);
     f.instructions = run.instructions;
+    f.cycles = run.cycles;
     const auto freq = frequency_of(run);
     if (freq) f.ghz = *freq / 1e9;
     f.ipc_scal = ratio(f.ipc, ref_ipc);

@@ -8,6 +8,7 @@
 //       PE, LB, CommE, SerE, TrfE: the run's own (TimeResolvedResult::eff);
 //       computation scalability: Strong U_ref / U_N; Weak U_ref·(units_N/units_ref) / U_N;
 //       global efficiency = PE × computation scalability; speed-up = T_ref / T_N;
+//       the run's own T, T_ideal, useful time mean (U / units), maximum, ideal maximum and U;
 //       with counters (useful instructions INS and cycles CYC, both summed over the units'
 //       useful stretches): IPC = INS / CYC, frequency f = CYC / U (GHz = f / 1e9),
 //       IPC scalability = IPC_N / IPC_ref, instruction scalability: Strong INS_ref / INS_N,
@@ -35,13 +36,16 @@ struct PopRun {
   std::size_t ranks = 0;
   std::size_t units = 0;      // P of the averages (ranks, or threads)
   double elapsed = 0;         // T, s
+  double ideal = 0;           // T_ideal, s: the run on an ideal network (the estimate SerE uses)
   Efficiency eff;             // LB, CommE, SerE, TrfE, PE
   double useful_sum = 0;      // Σ useful time over the units, s
+  double useful_max = 0;      // max useful time of a unit, s
+  double useful_ideal_max = 0;  // max useful time of a unit in the ideal run, s (SerE's numerator)
   std::optional<double> instructions;  // useful instructions (Σ over the units)
   std::optional<double> cycles;        // useful cycles
 };
-// The run's numbers from a time-resolved result (useful_sum = Σ TimeResolvedResult::useful;
-// counters present as UsefulCounters says).
+// The run's numbers from a time-resolved result (useful_sum = Σ TimeResolvedResult::useful,
+// ideal, useful_max and useful_ideal_max its own; counters present as UsefulCounters says).
 PopRun pop_run(std::string name, const TimeResolvedResult& r);
 
 enum class Scaling : std::uint8_t { Strong = 0, Weak };
@@ -52,13 +56,16 @@ struct PopFactors {
   std::string name;
   std::size_t ranks = 0, units = 0;
   double elapsed = 0;             // s
+  double ideal = 0;               // T_ideal, s
   double useful_sum = 0;          // s
+  double useful_mean = 0;         // useful_sum / units, s
+  double useful_max = 0, useful_ideal_max = 0;  // s
   Efficiency eff;                 // the run's PE, LB, CommE, SerE, TrfE
   double comp_scal = 0;           // computation scalability
   double global_e = 0;            // PE × computation scalability
   double speedup = 0;             // T_ref / T_N
   std::optional<double> ipc_scal, ins_scal, freq_scal;
-  std::optional<double> ipc, ghz, instructions;
+  std::optional<double> ipc, ghz, instructions, cycles;
 };
 
 struct PopTable {

@@ -70,6 +70,7 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
   j["ideal_unclamped_s"] = r.ideal_unclamped;
   j["useful_max_s"] = r.useful_max;
   j["useful_mean_s"] = r.useful_mean;
+  j["useful_ideal_max_s"] = r.useful_ideal_max;
   add_efficiency(j, r.eff);
   nlohmann::ordered_json est = nlohmann::ordered_json::array();
   for (const auto& e : r.estimates)

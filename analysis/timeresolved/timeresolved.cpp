@@ -75,6 +75,14 @@ std::string convention_useful_text(Convention c) {
   return "?";
 }
 
+Time records_end(const trace::Location& l) {
+  if (l.states.empty() || l.states.back().state != trace::kStateNoRecord) return std::numeric_limits<Time>::infinity();
+  Time end = l.states.back().begin;
+  if (!l.events.empty()) end = std::max(end, l.events.back().time);
+  if (!l.counters.empty()) end = std::max(end, l.counters.back().time);
+  return end;
+}
+
 IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e) {
   IdealEstimate e;
   e.source = std::move(source);
@@ -192,11 +200,16 @@ std::vector<Interval> subtract(const std::vector<Interval>& u, const std::vector
 
 
 // Σ deltas of the samples whose stretch ends in useful time: sample at t counts when t − ε is
-// useful, i.e. some useful interval has a < t ≤ b.
+// useful, i.e. some useful interval has a < t ≤ b, and its stretch is not empty — a sample at
+// the time of the location's previous one (Extrae's Enter and Leave of an MPI_Cart_create in
+// the same nanosecond, both with PAPI values) has nothing before it: only the first sample at
+// a time counts, as Paraver's "next event value" gives the burst before it the first one.
 void add_counters(const std::vector<trace::CounterSample>& samples, const std::vector<Interval>& useful, double& ins,
                   double& cyc) {
   std::size_t j = 0;
-  for (const auto& s : samples) {
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const auto& s = samples[k];
+    if (k > 0 && samples[k - 1].time == s.time) continue;
     while (j < useful.size() && useful[j].b < s.time) ++j;
     if (j < useful.size() && useful[j].a < s.time) {
       ins += static_cast<double>(s.instructions);
@@ -338,6 +351,7 @@ struct Unit {
   const std::vector<Time>* ideal = nullptr;  // ranks only
   bool active = false;                       // counts in the averages
   Time begin = 0, end = 0;                   // its span
+  Time stop = kInf;                          // Bsc ranks: where the rank's records end (records_end)
 };
 
 // What the span needs of a unit (process 0 gathers them in unit order).
@@ -437,8 +451,8 @@ void whole_trace_ideal(const std::vector<Unit>& units, std::size_t ranks, Span& 
     const auto& ev = units[i].loc->events;
     if (ev.empty()) continue;
     IdealCursor c0, c1;
-    mine.push_back(ideal_at(ev, *units[i].ideal, c0, sp.t0, true));
-    mine.push_back(ideal_at(ev, *units[i].ideal, c1, sp.t1, true));
+    mine.push_back(ideal_at(ev, *units[i].ideal, c0, std::min(sp.t0, units[i].stop), true));
+    mine.push_back(ideal_at(ev, *units[i].ideal, c1, std::min(sp.t1, units[i].stop), true));
   }
   sp.i0 = -kInf;  // I(T0) = max_p ideal_p(T0)
   for (const engine::Bytes& part : transport.gather(engine::encode(mine))) {
@@ -455,8 +469,12 @@ void whole_trace_ideal(const std::vector<Unit>& units, std::size_t ranks, Span& 
 }
 
 // The span on process 0 (T0 and T1 on every process), and each owned unit's part in it.
-Span span_of(const engine::Shard& shard, std::vector<Unit>& units, std::size_t ranks, bool waitlab,
+Span span_of(const engine::Shard& shard, std::vector<Unit>& units, std::size_t ranks, Convention convention,
              engine::Transport& transport) {
+  const bool waitlab = convention == Convention::Waitlab;
+  // Bsc: a rank of the ideal run ends where its records end (Dimemas replays its records).
+  if (convention == Convention::Bsc)
+    for (std::size_t i = 0; i < ranks; ++i) units[i].stop = records_end(*units[i].loc);
   const std::vector<UnitFacts> facts = gather_facts(shard, units, ranks, transport);
   Span sp;
   if (transport.self() == 0) {
@@ -558,10 +576,12 @@ struct Folded {
   std::vector<std::uint64_t> events;
   std::vector<Time> ideal;  // I(b[x]) over the ranks so far, x in 1..W−1
   double ins = 0, cyc = 0, useful_total = 0;
+  double ideal_useful_max = 0;  // Bsc: max over the ranks of their useful time in the ideal run
 
   engine::Bytes bytes() const {
     engine::ByteWriter w;
     w.put(sum).put(mx).put(cum_sum).put(cum_mx).put(events).put(ideal).put(ins).put(cyc).put(useful_total);
+    w.put(ideal_useful_max);
     return std::move(w).bytes();
   }
   static Folded of(const engine::Bytes& b) {
@@ -576,6 +596,7 @@ struct Folded {
     f.ins = in.get<double>();
     f.cyc = in.get<double>();
     f.useful_total = in.get<double>();
+    f.ideal_useful_max = in.get<double>();
     return f;
   }
 };
@@ -612,11 +633,21 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
   return c;
 }
 
+// A rank's useful time in BSC's ideal run: Dimemas replays every stretch outside MPI calls as
+// computation of its measured length, states ("not created", flushing) included, from the
+// span's start to where its records end — the time outside MPI calls in [T0, min(T1, stop)].
+double ideal_useful(const trace::Definitions& defs, const Unit& unit, Time t0, Time t1) {
+  double u = 0;
+  for (const auto& [a, e] : outside_mpi(defs, *unit.loc, t0, std::min(t1, unit.stop))) u += e - a;
+  return u;
+}
+
 // The fold along every unit (a chain over the processes for the ranks, another for the threads);
 // each owned unit's useful total in `useful` (0 for a unit not in the averages).
 Folded fold_units(const trace::Definitions& defs, const std::vector<Unit>& units, std::size_t ranks,
-                  const std::vector<Time>& b, Time t0, Time t1, bool waitlab, std::vector<double>& useful,
+                  const std::vector<Time>& b, Time t0, Time t1, Convention convention, std::vector<double>& useful,
                   engine::Transport& transport) {
+  const bool waitlab = convention == Convention::Waitlab;
   const std::size_t W = b.size() - 1;
   useful.assign(units.size(), 0.0);
   Folded initial{std::vector<double>(W, 0), std::vector<double>(W, 0), std::vector<double>(W, 0),
@@ -627,10 +658,12 @@ Folded fold_units(const trace::Definitions& defs, const std::vector<Unit>& units
       for (std::size_t i = from; i < to; ++i) {
         const Unit& unit = units[i];
         if (unit.active) useful[i] = fold_unit(defs, unit, b, t0, t1, waitlab, f);
+        if (convention == Convention::Bsc && i < ranks && unit.active)
+          f.ideal_useful_max = std::max(f.ideal_useful_max, ideal_useful(defs, unit, t0, t1));
         if (i >= ranks || W <= 1 || unit.loc->events.empty()) continue;
         IdealCursor c;  // I(t), the ideal time at each inner boundary: the latest over the ranks
         for (std::size_t x = 1; x < W; ++x)
-          f.ideal[x] = std::max(f.ideal[x], ideal_at(unit.loc->events, *unit.ideal, c, b[x], !waitlab));
+          f.ideal[x] = std::max(f.ideal[x], ideal_at(unit.loc->events, *unit.ideal, c, std::min(b[x], unit.stop), !waitlab));
       }
       return f.bytes();
     };
@@ -679,11 +712,13 @@ void fill_windows(const std::vector<Time>& b, const Folded& ut, const std::vecto
   }
   res.useful_max = W > 0 ? cum_mx[W - 1] : 0;
   res.useful_mean = W > 0 ? cum_sum[W - 1] / Pn : 0;
-  res.ideal = clamp_ideal(res.ideal_unclamped, res.useful_max, res.elapsed);
+  // The ideal run's largest useful time: Bsc (with MPI) BSC's, every rank's time outside MPI
+  // calls up to where its records end; otherwise the measured one (compute keeps its length on
+  // an ideal network, Lamport replay and ideal-network run alike).
+  res.useful_ideal_max = convention == Convention::Bsc && res.mpi ? ut.ideal_useful_max : res.useful_max;
+  res.ideal = clamp_ideal(res.ideal_unclamped, res.useful_ideal_max, res.elapsed);
   res.eff = metrics(res.useful_max, res.useful_mean, res.ideal, res.elapsed);
-  // The reference's estimate: compute keeps its length on an ideal network (Lamport replay and
-  // ideal-network run alike), so the ideal run's largest useful time is the measured one.
-  res.estimates.push_back(make_estimate(ref.source, res.ideal, res.useful_max, res.eff.comm_e));
+  res.estimates.push_back(make_estimate(ref.source, res.ideal, res.useful_ideal_max, res.eff.comm_e));
   if (convention == Convention::Bsc) {
     res.eff.ser_e = res.estimates[0].ser_e;
     res.eff.trf_e = res.estimates[0].trf_e;
@@ -724,7 +759,7 @@ TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReferenc
   mpi = transport.sum(mpi);
 
   TimeResolvedResult res;
-  const Span sp = span_of(shard, units, ranks, waitlab, transport);
+  const Span sp = span_of(shard, units, ranks, convention, transport);
   const double elapsed = sp.t1 - sp.t0;
   std::uint64_t counted = 0;  // units in the averages with events (the adaptive rule)
   for (const Unit& u : units) counted += u.active && !u.loc->events.empty() ? 1 : 0;
@@ -738,7 +773,7 @@ TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReferenc
     b = adaptive_windows(opt, units, counted, sp.t0, sp.t1, elapsed, res, transport);
 
   std::vector<double> useful;
-  const Folded f = fold_units(shard.defs, units, ranks, b, sp.t0, sp.t1, waitlab, useful, transport);
+  const Folded f = fold_units(shard.defs, units, ranks, b, sp.t0, sp.t1, convention, useful, transport);
   std::vector<double> all_useful = gather_units(useful, ranks, transport);
   if (transport.self() != 0) return TimeResolvedResult{};
 

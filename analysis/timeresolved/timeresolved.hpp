@@ -19,10 +19,13 @@
 //     false) thus has all of its span's time useful but its states.
 //   - Whole run (P = units): LB = mean_u U_u / max_u U_u (1 when all are 0), CommE = max U / T,
 //     PE = LB·CommE = Σ U_u / (P·T), SerE = max U / T_ideal, TrfE = T_ideal / T, so CommE =
-//     SerE·TrfE. T_ideal = I(T1) − I(T0) (below), clamped to [max U, T]. estimates[0] =
-//     make_estimate(source, T_ideal, max U, CommE): compute keeps its length on an ideal
-//     network, so the ideal run's largest useful time is the measured one. Bsc: eff.ser_e and
-//     eff.trf_e are estimates[0]'s (TrfE = CommE / SerE: the same numbers up to rounding).
+//     SerE·TrfE. T_ideal = I(T1) − I(T0) (below), clamped to [max U_ideal, T]. estimates[0] =
+//     make_estimate(source, T_ideal, max U_ideal, CommE), max U_ideal the largest useful time
+//     of the ideal run: compute keeps its length on an ideal network, so it is the measured
+//     max U — except under Bsc with MPI calls, where it is BSC's (Dimemas replays every stretch
+//     outside MPI as computation, states included): max over the ranks of the time outside MPI
+//     calls from T0 to where the rank's records end (below). Bsc: eff.ser_e and eff.trf_e are
+//     estimates[0]'s (SerE = max U_ideal / T_ideal, TrfE = CommE / SerE).
 //   - An ideal reference gives every event of every rank (not of Trace::threads) an ideal
 //     timestamp: lamport_reference() replays the trace on an ideal network (a Lamport clock per
 //     rank; time outside MPI calls keeps its length — before MPI_Init and after MPI_Finalize
@@ -36,7 +39,11 @@
 //     I(T0) = min_p ideal(start_p), I(T1) = max_p ideal(end_p). Bsc, Scalasca: before the first
 //     and after the last event the time keeps its length (ideal_p(t) = ideal(first) − (first −
 //     t), ideal(last) + (t − last)), so that a trace of ranks that only compute has T_ideal =
-//     T; with no rank event at all the ideal run is the run. I is made non-decreasing.
+//     T; with no rank event at all the ideal run is the run. Bsc: a rank ends where its
+//     records end, as in Dimemas' replay — at the start of its trailing trace::kStateNoRecord
+//     stretch (the Paraver reader's time no record covers), or at its last event or counter
+//     sample if later: ideal_p(t) = ideal_p(stop_p) for t ≥ stop_p (no such stretch: no stop).
+//     I is made non-decreasing.
 //   - Windows w = [a, b): L_w = b − a, U_{u,w} = U_u clipped to w, Ideal_w = I(b) − I(a)
 //     clamped to [max_u U_{u,w}, L_w]; LB_w, CommE_w, SerE_w = max U_{u,w} / Ideal_w, TrfE_w =
 //     Ideal_w / L_w, PE_w as above. The unclamped I(b) − I(a) of all windows sum to T_ideal
@@ -50,8 +57,10 @@
 //   - Counters (Trace::counters says which): a CounterSample at time t of a unit counts when
 //     the time just before t (t − ε) is useful for the unit: some useful stretch (a, b] holds t
 //     — for Bsc and Scalasca, the unit is in no MPI call and in no state interval at t − ε,
-//     inside the span. Sums over the units; ipc = instructions / cycles, frequency_hz =
-//     cycles / Σ_u U_u.
+//     inside the span — and it is the unit's first sample at t (a later one at the same time
+//     counted over an empty stretch: Extrae's MPI_Cart_create, Enter and Leave in one
+//     nanosecond, both with PAPI values; Paraver gives the burst the first one's). Sums over
+//     the units; ipc = instructions / cycles, frequency_hz = cycles / Σ_u U_u.
 // Cost: O(events + states + samples + units·windows) time; O(units + windows) memory besides the
 // ideal timestamps and one unit's useful stretches.
 // On the replay engine (issue 32) every process replays the ranks it owns: the Lamport replay is
@@ -163,6 +172,12 @@ struct IdealEstimate {
   double useful_max = 0;    // max useful time of a unit in the ideal run, s
   double ser_e = 0, trf_e = 0;
 };
+// Where a location's records end (Bsc's ideal run ends a rank there): the start of its trailing
+// trace::kStateNoRecord stretch (the Paraver reader's time no record covers, up to the declared
+// end), or its last event or counter sample if later; +∞ when it has no such stretch (its
+// records reach the span's end, or it has no states).
+trace::Time records_end(const trace::Location& l);
+
 // SerE and TrfE of an ideal run against the measured CommE (fractions; 0 when t_ideal is 0).
 IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e);
 
@@ -188,6 +203,10 @@ struct TimeResolvedResult {
   double ideal = 0;            // T_ideal (clamped to [max U, T])
   double ideal_unclamped = 0;  // max_p ideal(end_p) − min_p ideal(start_p)
   double useful_max = 0, useful_mean = 0;
+  // The largest useful time of a unit in the ideal run: Bsc with MPI calls, BSC's (max over the
+  // ranks of the time outside MPI calls from T0 to where the rank's records end); otherwise
+  // useful_max.
+  double useful_ideal_max = 0;
   std::vector<double> useful;  // U_p per unit (ranks first, then Trace::threads in order)
   Efficiency eff;
   std::string source;

@@ -41,8 +41,8 @@
 // state record with another state becomes a StateInterval of its location (state = the
 // Paraver value; adjacent intervals of one state merged) unless it lies inside one MPI call
 // of that location (Extrae's MPI states 3-16 inside calls are not stored: the call says it);
-// time that no state record covers, from 0 to the header's end time, is stored as state 0
-// (Idle, as Paraver shows it). Counters: an event record carrying PAPI_TOT_INS (42000050)
+// time that no state record covers, from 0 to the header's end time (Paraver shows it Idle),
+// is stored as kStateNoRecord: the location has no record there. Counters: an event record carrying PAPI_TOT_INS (42000050)
 // and/or PAPI_TOT_CYC (42000059) appends a CounterSample (Extrae's deltas since the previous
 // read) to its location; Trace::counters says which were present. Event values are read as
 // 64-bit unsigned (up to 2^64-1) or signed when negative; no value aborts the read.

@@ -900,7 +900,7 @@ class Reader {
     if (store_states_ && owns(static_cast<std::size_t>(w.task))) {
       RawTask& rt = raw_[w.loc];
       const std::int64_t b = std::max(begin, rt.covered);
-      if (b > rt.covered) push_state(rt, rt.covered, b, 0);  // time no record covers: Idle
+      if (b > rt.covered) push_state(rt, rt.covered, b, kStateNoRecord);  // time no record covers
       if (state != kParaverRunning && end > b) push_state(rt, b, end, static_cast<std::uint32_t>(state));
       rt.covered = std::max(rt.covered, end);
     }
@@ -1132,7 +1132,7 @@ class Reader {
   // The states and counters of a location, once pass A knows its MPI calls.
   void finish_location(RawTask& rt, Location& loc) {
     if (st_.waitlab_written) return;
-    if (rt.covered < header_.end_time) push_state(rt, rt.covered, header_.end_time, 0);
+    if (rt.covered < header_.end_time) push_state(rt, rt.covered, header_.end_time, kStateNoRecord);
     loc.states.reserve(rt.states.size());
     for (const RawState& s : rt.states)
       loc.states.push_back(StateInterval{seconds(s.begin), seconds(s.end), s.state});

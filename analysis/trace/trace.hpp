@@ -187,9 +187,11 @@ struct Communicator {
 // location is in no MPI call (measured traces only): a Paraver state other than Running
 // outside MPI — not created (2), OpenMP synchronisation (5) or scheduling (7), I/O and trace
 // flushing (12), tracing disabled (14), idle (0), ... — or Score-P's measurement overhead
-// (kStateOverhead). `state` is the tool's code (the Paraver state value). Intervals of one
-// location are ordered by begin and do not overlap; they may overlap MPI calls (a flush inside
-// an MPI call): the analyses take the union.
+// (kStateOverhead) — or time no record of the location covers (kStateNoRecord: a Paraver
+// thread before its first record, between records, after its last one: the location does not
+// exist there, as Dimemas replays it). `state` is the tool's code (the Paraver state value).
+// Intervals of one location are ordered by begin and do not overlap; they may overlap MPI
+// calls (a flush inside an MPI call): the analyses take the union.
 struct StateInterval {
   Time begin = 0;
   Time end = 0;
@@ -198,6 +200,7 @@ struct StateInterval {
 };
 inline constexpr std::uint32_t kParaverRunning = 1;
 inline constexpr std::uint32_t kStateOverhead = 1000;  // measurement overhead (Score-P buffer flush, ...)
+inline constexpr std::uint32_t kStateNoRecord = 1001;  // no record covers it (Paraver: Idle as Paraver shows it)
 
 // Hardware counters read at `time` on one location: what each counted since the location's
 // previous sample (Extrae writes such deltas at every burst boundary; accumulated values, as

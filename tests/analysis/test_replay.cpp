@@ -228,6 +228,52 @@ TEST_F(Replay, TiIterationsFollowTheLoopOfTheCalls) {
   }
 }
 
+// MPI_Sendrecv with an MPI_PROC_NULL peer: Extrae records only the half that moves a message (or
+// none): the call is replayed as that message (a send on rank 0, the receive on rank 1) or
+// without communication; with free_mpi_without_op (the ideal run) MPI_Comm_rank takes no time.
+TEST_F(Replay, SendrecvWithProcNullPeersIsItsOneMessage) {
+  TraceBuilder b(2, 1e-6);
+  for (trace::Rank r = 0; r < 2; ++r) b.call(r, MpiOp::Init, 0, 10);
+  b.enter(0, 12, "MPI_Comm_rank").leave(0, 14, "MPI_Comm_rank");
+  b.send(0, 20, 30, 1, 5, MpiOp::Sendrecv);  // its receive from MPI_PROC_NULL: no record
+  b.call(1, MpiOp::Sendrecv, 20, 30);        // its send to MPI_PROC_NULL: no record; the receive below
+  for (trace::Rank r = 0; r < 2; ++r) b.call(r, MpiOp::Sendrecv, 40, 45).call(r, MpiOp::Finalize, 50, 60);
+  trace::Trace t = b.trace();
+  t.defs.regions[static_cast<std::size_t>(t.defs.find_region("MPI_Comm_rank"))].file = "MPI";
+  auto& ev1 = t.locations[1].events;  // Init Enter, Leave, Sendrecv Enter, Leave, ...
+  ev1.insert(ev1.begin() + 3, trace::make_event(28e-6, EventKind::Recv, MpiOp::None, trace::kCommWorld, 0, 5, 8));
+  for (const bool ideal : {false, true}) {
+    models::ReplayOptions o;
+    o.free_mpi_without_op = ideal;
+    models::ReplayReport rep;
+    const auto w = models::replay_trace(t, "t", o, &rep);
+    ASSERT_GE(rep.notes.size(), 2u);
+    EXPECT_EQ(rep.notes[0],
+              "2 × MPI_Sendrecv calls with one communication record (the other peer MPI_PROC_NULL) replayed as their one "
+              "message (MPI_Send or MPI_Recv)");
+    EXPECT_EQ(rep.notes[1],
+              "2 × MPI_Sendrecv calls without a communication record (both peers MPI_PROC_NULL) replayed without "
+              "communication");
+    std::vector<std::string> got[2];
+    Action x;
+    for (trace::Rank r = 0; r < 2; ++r)
+      for (auto st = w->stream(r); st->next(x);) {
+        if (x.kind == ActionKind::Send || x.kind == ActionKind::Recv || x.kind == ActionKind::Sendrecv)
+          got[r].push_back(std::string(x.kind == ActionKind::Send ? "send" : x.kind == ActionKind::Recv ? "recv" : "sendrecv") +
+                           " " + std::to_string(x.peer) + " tag " + std::to_string(x.tag));
+      }
+    EXPECT_EQ(got[0], std::vector<std::string>{"send 1 tag 5"});
+    EXPECT_EQ(got[1], std::vector<std::string>{"recv 0 tag 5"});
+    // Rank 0 before its MPI_Sendrecv: 10 µs, of which MPI_Comm_rank's 2 µs only when not ideal.
+    double before = 0;
+    for (auto st = w->stream(0); st->next(x);) {
+      if (x.kind == ActionKind::Send) break;
+      if (x.kind == ActionKind::Compute) before += x.amount;
+    }
+    EXPECT_NEAR(before, ideal ? 8e-6 : 10e-6, 1e-12) << ideal;
+  }
+}
+
 TEST_F(Replay, ComputeScalesByRegionAndRank) {
   TraceBuilder b(2, 1e-6);
   for (trace::Rank r = 0; r < 2; ++r) {

@@ -318,7 +318,11 @@ void expect_identities(const TimeResolvedResult& r) {
   ASSERT_FALSE(r.estimates.empty());
   EXPECT_EQ(r.estimates[0].source, r.source);
   EXPECT_EQ(r.estimates[0].t_ideal, r.ideal);
-  EXPECT_EQ(r.estimates[0].useful_max, r.useful_max);
+  EXPECT_EQ(r.estimates[0].useful_max, r.useful_ideal_max);
+  EXPECT_GE(r.useful_ideal_max, r.useful_max);
+  if (r.convention != Convention::Bsc || !r.mpi) {
+    EXPECT_EQ(r.useful_ideal_max, r.useful_max);
+  }
 }
 
 // A worker thread of rank 0: regions [enter, leave) named `region`, not-useful states.
@@ -563,7 +567,8 @@ TEST(Conventions, TraceWithoutMpi) {
 
 // Counter samples: a sample at t counts when the unit is useful just before t.
 // Rank 0: main 0–10, MPI_Barrier 4–6, flushing 7–8. Samples (t, ins, cyc):
-//   (0, 5, 5) before the span: no; (2, 100, 200) yes; (4, 50, 100) yes (4−ε is before the
+//   (0, 5, 5) before the span: no; (2, 100, 200) yes, then (2, 999, 999) no (a second sample at
+//   the same time: its stretch is empty, as Extrae's MPI_Cart_create); (4, 50, 100) yes (4−ε is before the
 //   barrier); (6, 7, 1000) no (in MPI); (7, 30, 60) yes; (8, 11, 13) no under Bsc (flushing),
 //   yes under Waitlab; (10, 20, 40) yes.
 // Worker thread: omp_fn 1–3, idle 3–10; samples (3, 1000, 500) yes, (10, 9, 9) no.
@@ -575,8 +580,8 @@ TEST(Conventions, CountersOverUsefulStretches) {
   b.enter(0, 0, "main").coll(0, MpiOp::Barrier, 4, 6).leave(0, 10, "main");
   trace::Trace t = b.trace();
   t.locations[0].states = {{7, 8, 12}};
-  t.locations[0].counters = {{0, 5, 5}, {2, 100, 200}, {4, 50, 100}, {6, 7, 1000},
-                             {7, 30, 60}, {8, 11, 13}, {10, 20, 40}};
+  t.locations[0].counters = {{0, 5, 5},  {2, 100, 200}, {2, 999, 999}, {4, 50, 100},
+                             {6, 7, 1000}, {7, 30, 60},  {8, 11, 13},   {10, 20, 40}};
   t.threads.push_back(worker(t, 1, {{1, 3}}, {{3, 10, 0}}));
   t.threads[0].counters = {{3, 1000, 500}, {10, 9, 9}};
   t.counters = trace::kHasInstructions | trace::kHasCycles;
@@ -606,14 +611,16 @@ TEST(Conventions, CountersOverUsefulStretches) {
 
 // Fixture D as Extrae writes it: no main region, only the MPI calls (1 MiB MPI_Send 0.5–0.51
 // on rank 0, MPI_Recv 0.2–0.52 on rank 1), the header's span [0, 0.62], and Paraver's idle
-// state on rank 0 once it has finished (0.6–0.62).
+// records end on rank 0 once it has finished (0.6–0.62, which Paraver shows Idle: the reader's
+// kStateNoRecord).
 // By hand: U0 = 0.5 + (0.6 − 0.51) = 0.59, U1 = 0.2 + (0.62 − 0.52) = 0.30, T = 0.62:
 //   LB = 0.445/0.59 = 75.42 %, CommE = 0.59/0.62 = 95.16 %, PE = 0.445/0.62 = 71.77 % — Fixture D's.
 // Lamport: the send enters at 0.5 and, its receive posted at 0.2, leaves at 0.5; the receive
-// completes at 0.5. After their last events the ranks keep the measured distance to T1:
-// I(0.62) = max(0.5 + 0.11, 0.5 + 0.10) = 0.61 (the idle tail of rank 0 counts: Fixture D's
-// waitlab form ends rank 0 at its last computation, 0.600). SerE = 0.59/0.61 = 96.72 %,
-// TrfE = CommE/SerE = 0.61/0.62 = 98.39 %.
+// completes at 0.5. After their last events the ranks keep the measured distance up to where
+// their records end (rank 0 at 0.6, as Dimemas ends it; rank 1 at T1):
+// I(0.62) = max(0.5 + 0.09, 0.5 + 0.10) = 0.60 — Fixture D's. The ideal run's useful time
+// (BSC's: outside MPI up to the records' end) is 0.6 − 0.01 = 0.59 and 0.62 − 0.32 = 0.30:
+// SerE = 0.59/0.60 = 98.33 %, TrfE = CommE/SerE = 0.60/0.62 = 96.77 %.
 TEST(Conventions, FixtureDAsExtraeWritesIt) {
   TraceBuilder b(2, 1.0);
   b.send(0, 0.5, 0.51, 1, 7).recv(1, 0.2, 0.52, 0.52, 0, 7);
@@ -624,7 +631,7 @@ TEST(Conventions, FixtureDAsExtraeWritesIt) {
   t.origin = trace::Origin::Extrae;
   t.span_begin = 0;
   t.span_end = 0.62;
-  t.locations[0].states = {{0.6, 0.62, 0}};
+  t.locations[0].states = {{0.6, 0.62, trace::kStateNoRecord}};
   const auto r = run_as(t, default_convention(t.origin), {WindowRule::Count, 0, 2});
   EXPECT_EQ(r.convention, Convention::Bsc);
   EXPECT_NEAR(r.elapsed, 0.62, 1e-12);
@@ -634,12 +641,14 @@ TEST(Conventions, FixtureDAsExtraeWritesIt) {
   EXPECT_NEAR(r.eff.comm_e, 0.59 / 0.62, 1e-12);
   EXPECT_NEAR(r.eff.pe, 0.445 / 0.62, 1e-12);
   EXPECT_NEAR(100 * r.eff.pe, 71.77, 0.005);
-  EXPECT_NEAR(r.ideal, 0.61, 1e-12);
-  EXPECT_NEAR(r.eff.ser_e, 0.59 / 0.61, 1e-12);
-  EXPECT_NEAR(r.eff.trf_e, 0.61 / 0.62, 1e-12);
+  EXPECT_NEAR(r.ideal, 0.60, 1e-12);
+  EXPECT_NEAR(r.useful_ideal_max, 0.59, 1e-12);
+  EXPECT_NEAR(r.eff.ser_e, 0.59 / 0.60, 1e-12);
+  EXPECT_NEAR(r.eff.trf_e, 0.60 / 0.62, 1e-12);
   ASSERT_EQ(r.estimates.size(), 1u);
   EXPECT_EQ(r.estimates[0].source, "lamport");
-  EXPECT_NEAR(r.estimates[0].t_ideal, 0.61, 1e-12);
+  EXPECT_NEAR(r.estimates[0].t_ideal, 0.60, 1e-12);
+  EXPECT_NEAR(r.estimates[0].useful_max, 0.59, 1e-12);
   EXPECT_EQ(r.estimates[0].ser_e, r.eff.ser_e);
   EXPECT_EQ(r.estimates[0].trf_e, r.eff.trf_e);
   // Window [0, 0.31): both useful until 0.2, rank 0 until 0.31; I(0.31) = 0.31.

@@ -735,7 +735,7 @@ TEST_F(Drawing, PopInterruptedStopsPythonAndKeepsTheOldTable) {
                   .code(),
               0);
   ::setenv("WAITLAB_PYTHON", (dir_ / "slow-python").c_str(), 1);
-  const fs::path out = populated("pop", {"pop.csv", "pop.json", "summary.json", "pop.png", "report.html"});
+  const fs::path out = populated("pop", {"pop.csv", "pop.json", "summary.json", "pop.png", "pop_speedup.png", "report.html"});
   const auto before = tree(out);
   const Result r = interrupt({"pop", (dir_ / "r2").string(), (dir_ / "r4").string(), "-o", out.string()}, SIGTERM);
   EXPECT_EQ(r.code(), 143);
@@ -748,10 +748,11 @@ TEST_F(Drawing, PopInterruptedStopsPythonAndKeepsTheOldTable) {
   ::setenv("WAITLAB_PYTHON", "/bin/false", 1);
   const Result done = waitlab({"pop", (dir_ / "r2").string(), (dir_ / "r4").string(), "-o", out.string()});
   EXPECT_EQ(done.code(), 0) << done.err;
-  EXPECT_NE(done.err.find("the POP picture was not drawn"), std::string::npos) << done.err;
+  EXPECT_NE(done.err.find("the POP pictures were not drawn"), std::string::npos) << done.err;
   EXPECT_EQ(done.err.find(".waitlab-"), std::string::npos) << done.err;  // DIR named, not the staging directory
   EXPECT_EQ(slurp(out / "notes.txt"), "the user's own notes\n");
   EXPECT_FALSE(fs::exists(out / "pop.png"));  // the old picture described other runs
+  EXPECT_FALSE(fs::exists(out / "pop_speedup.png"));
   EXPECT_NE(slurp(out / "pop.csv").find("run,origin,convention,ranks,units"), std::string::npos);
   EXPECT_EQ(leftovers({"small.yaml", "r2", "r4", "pop", "slow-python"}), std::set<std::string>{});
 }

@@ -5,8 +5,10 @@
 #   (an event of type 50000001-50000005 with a value other than 0 opens a call, value 0 closes it);
 #   every thread of every task is a unit. LB = mean U / max U, CommE = max U / T, PE = mean U / T.
 # Also the PAPI_TOT_INS (42000050) and PAPI_TOT_CYC (42000059) values summed per thread, as
-# written (all of them, and those at the end of a useful stretch: the thread in state 1 outside
-# MPI just before the event's time).
+# written (all of them), and those that end a useful stretch as Paraver's "next event value"
+# attributes them: the thread in state 1 outside MPI just before the event's time, and the
+# event the first with counters at that time (Extrae writes MPI_Cart_create's Enter and Leave in
+# the same nanosecond, both with counters: the burst before them gets the first's values).
 # Prints one JSON object. Usage: bsc_pop_reference.py TRACE.prv[.gz]
 import gzip
 import json
@@ -71,10 +73,12 @@ def main(path):
         # A sample counts when the stretch just before it is useful.
         iu = cu = 0
         g = 0
+        prev = None
         for t, i, c in s:
+            first, prev = t != prev, t
             while g < len(good) and good[g][1] < t:
                 g += 1
-            if g < len(good) and good[g][0] < t <= good[g][1]:
+            if first and g < len(good) and good[g][0] < t <= good[g][1]:
                 iu += i
                 cu += c
         ins_useful.append(iu)

@@ -201,7 +201,7 @@ TEST(Extrae, EveryThreadOfEveryTaskIsALocation) {
 }
 
 // Stored states, per location and state value: the raw records of that state outside the
-// location's MPI calls, plus (state 0) the time no record covers up to the header's end.
+// location's MPI calls, plus (kStateNoRecord) the time no record covers up to the header's end.
 TEST(Extrae, StatesAreTheNotRunningRecordsOutsideMpi) {
   for (const std::string& name : kTraces) {
     SCOPED_TRACE(name);
@@ -217,7 +217,7 @@ TEST(Extrae, StatesAreTheNotRunningRecordsOutsideMpi) {
         for (const auto& c : raw.mpi) inside = inside || (c.first <= s[0] && s[1] <= c.second);
         if (!inside) expect[s[2]] += s[1] - s[0];
       }
-      expect[0] += l.raw.end_time - covered;  // the records of a location do not overlap
+      expect[kStateNoRecord] += l.raw.end_time - covered;  // the records of a location do not overlap
       std::map<std::int64_t, double> got;
       const Location& loc = location(l.t, key.first, key.second);
       for (std::size_t i = 0; i < loc.states.size(); ++i) {

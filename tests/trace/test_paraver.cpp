@@ -438,8 +438,8 @@ TEST(Paraver, ExtraThreadsAreReadAsThreadLocations) {
   EXPECT_EQ(t.threads[0].events[0], make_event(5e-6, EventKind::Enter, MpiOp::Send, t.threads[0].events[0].ref));
   EXPECT_EQ(t.threads[0].events[1], make_event(15e-6, EventKind::Leave, MpiOp::Send, t.threads[0].events[0].ref));
   EXPECT_EQ(t.defs.regions[t.threads[0].events[0].ref].name, "MPI_Send");
-  // Time no state record covers is Idle (0): task 1 thread 1 and task 2 have none.
-  EXPECT_EQ(t.locations[0].states, (std::vector<StateInterval>{{0, 100e-6, 0}}));
+  // Time no state record covers is kStateNoRecord: task 1 thread 1 and task 2 have none.
+  EXPECT_EQ(t.locations[0].states, (std::vector<StateInterval>{{0, 100e-6, kStateNoRecord}}));
   EXPECT_TRUE(t.threads[0].states.empty());  // Running throughout
   EXPECT_EQ(t.origin, Origin::Extrae);
   EXPECT_DOUBLE_EQ(t.span_end, 100e-6);
