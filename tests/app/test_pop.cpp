@@ -53,6 +53,17 @@ class Pop : public test::TempDirTest {
     }
     return json::parse(text);
   }
+  // `waitlab pop` on the 1- and 2-rank EPOCH traces (with `options`) into DIR/pop: its pop.json,
+  // two runs; `out` gets the terminal's.
+  json epoch_pop(const std::string& options = "", std::string* out = nullptr) const {
+    const Result r = waitlab("pop '" + kExtrae + "epoch_1proc.prv.gz' '" + kExtrae + "epoch_2proc.prv.gz' " + options +
+                             " -o '" + (dir_ / "pop").string() + "'");
+    EXPECT_EQ(r.code, 0) << r.err;
+    if (out) *out = r.out;
+    json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
+    EXPECT_EQ(p["runs"].size(), 2u);
+    return p;
+  }
   static double sum(const json& a) {
     double s = 0;
     for (const auto& v : a) s += v.get<double>();
@@ -269,10 +280,7 @@ constexpr double kPp = 0.01;
 // included), not the measured one. On epoch_2proc the measured max U over T_ideal would give
 // 99.82 %, BSC's 99.84 %.
 TEST_F(Pop, SerialisationAndTransferEfficiencyAsBsc) {
-  const std::string one = kExtrae + "epoch_1proc.prv.gz", two = kExtrae + "epoch_2proc.prv.gz";
-  const Result r = waitlab("pop '" + one + "' '" + two + "' -o '" + (dir_ / "pop").string() + "'");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
+  const json p = epoch_pop();
   ASSERT_EQ(p["runs"].size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) {
     SCOPED_TRACE(p["runs"][k]["run"].get<std::string>());
@@ -296,12 +304,9 @@ TEST_F(Pop, SerialisationAndTransferEfficiencyAsBsc) {
 // nanosecond, both with PAPI values): the totals equal modelfactors' exactly, and so do the
 // oracle's; the counter factors within 0.01 pp.
 TEST_F(Pop, UsefulCountersAsBsc) {
-  const std::string one = kExtrae + "epoch_1proc.prv.gz", two = kExtrae + "epoch_2proc.prv.gz";
-  const Result r = waitlab("pop '" + one + "' '" + two + "' -o '" + (dir_ / "pop").string() + "'");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
+  const json p = epoch_pop();
   ASSERT_EQ(p["runs"].size(), 2u);
-  const std::string traces[] = {one, two};
+  const std::string traces[] = {kExtrae + "epoch_1proc.prv.gz", kExtrae + "epoch_2proc.prv.gz"};
   for (std::size_t k = 0; k < 2; ++k) {
     SCOPED_TRACE(traces[k]);
     const json& run = p["runs"][k];
@@ -322,10 +327,7 @@ TEST_F(Pop, UsefulCountersAsBsc) {
 // as Dimemas does: Runtime (ideal) equals modelfactors' to the 0.01 µs it prints, on 1 rank
 // (no communication: T minus the MPI time) and on 2.
 TEST_F(Pop, IdealRuntimeAsDimemas) {
-  const std::string one = kExtrae + "epoch_1proc.prv.gz", two = kExtrae + "epoch_2proc.prv.gz";
-  const Result r = waitlab("pop '" + one + "' '" + two + "' -o '" + (dir_ / "pop").string() + "'");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
+  const json p = epoch_pop();
   ASSERT_EQ(p["runs"].size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) {
     const json& run = p["runs"][k];
@@ -333,7 +335,8 @@ TEST_F(Pop, IdealRuntimeAsDimemas) {
     EXPECT_NEAR(run["runtime_ideal_us"].get<double>(), bsc_value("Runtime (ideal)", k), 0.01) << k;
   }
   // analyze says the same.
-  const Result a = waitlab("analyze '" + two + "' -a timeresolved --ideal lamport -o '" + (dir_ / "a").string() + "'");
+  const Result a = waitlab("analyze '" + kExtrae + "epoch_2proc.prv.gz' -a timeresolved --ideal lamport -o '" +
+                           (dir_ / "a").string() + "'");
   ASSERT_EQ(a.code, 0) << a.err;
   const json tr = json::parse(test::slurp(dir_ / "a" / "summary.json"))["analyses"]["timeresolved"];
   EXPECT_NEAR(tr["ideal_s"].get<double>() * 1e6, bsc_value("Runtime (ideal)", 1), 0.01);
@@ -347,10 +350,8 @@ TEST_F(Pop, IdealRuntimeAsDimemas) {
 // MPI_Init, and after MPI_Finalize up to each rank's last record): Runtime (ideal) equals
 // modelfactors' to 0.01 µs (it was 1.07 ms and 1.01 ms longer), SerE and TrfE within 0.01 pp.
 TEST_F(Pop, SmpiIdealRuntimeAsDimemas) {
-  const std::string one = kExtrae + "epoch_1proc.prv.gz", two = kExtrae + "epoch_2proc.prv.gz";
-  const Result r = waitlab("pop '" + one + "' '" + two + "' --ideal smpi -o '" + (dir_ / "pop").string() + "'");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
+  std::string out;
+  const json p = epoch_pop("--ideal smpi", &out);
   ASSERT_EQ(p["runs"].size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) {
     SCOPED_TRACE(k);
@@ -360,7 +361,7 @@ TEST_F(Pop, SmpiIdealRuntimeAsDimemas) {
     EXPECT_NEAR(100 * run["serialisation_efficiency"].get<double>(), bsc_value("Serialization efficiency", k), kPp);
     EXPECT_NEAR(100 * run["transfer_efficiency"].get<double>(), bsc_value("Transfer efficiency", k), kPp);
   }
-  EXPECT_EQ(r.out.find("skipped"), std::string::npos) << r.out;
+  EXPECT_EQ(out.find("skipped"), std::string::npos) << out;
 }
 
 // Point 8: modelfactors' whole table — `waitlab pop` writes modelfactors.csv in BSC's layout
