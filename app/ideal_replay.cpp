@@ -41,24 +41,6 @@ std::pair<double, double> init_to_finalize(const trace::Trace& t) {
   return {a, b};
 }
 
-// The time of location l in [a, b] outside every MPI call (Region::is_mpi, outermost calls).
-double outside_mpi(const trace::Trace& t, const trace::Location& l, double a, double b) {
-  if (!(b > a)) return 0;
-  double in = 0, from = 0;
-  int depth = 0;
-  for (const auto& e : l.events) {
-    if (e.kind != trace::EventKind::Enter && e.kind != trace::EventKind::Leave) continue;
-    if (e.ref >= t.defs.regions.size() || !t.defs.regions[e.ref].is_mpi()) continue;
-    if (e.kind == trace::EventKind::Enter) {
-      if (depth++ == 0) from = e.time;
-    } else if (depth > 0 && --depth == 0) {
-      in += std::max(0.0, std::min(b, e.time) - std::max(a, from));
-    }
-  }
-  if (depth > 0) in += std::max(0.0, b - std::max(a, from));
-  return (b - a) - in;
-}
-
 // BSC's (Dimemas') time of the ideal run outside the replayed range: before it, the longest
 // computation of a rank before its MPI_Init (MPI_Init ends at its latest entry; MPI calls take
 // no time); after it, the longest of a rank from its MPI_Finalize's start to where its records
@@ -86,8 +68,8 @@ double bsc_outside(const trace::Trace& t) {
       if (!seen_init && op == trace::MpiOp::Init) init = e.time, seen_init = true;
       if (!seen_fin && op == trace::MpiOp::Finalize) fin = e.time, seen_fin = true;
     }
-    head = std::max(head, outside_mpi(t, loc, t0, init));
-    tail = std::max(tail, outside_mpi(t, loc, fin, std::min(t1, analysis::records_end(loc))));
+    head = std::max(head, analysis::time_outside_mpi(t.defs, loc, t0, init));
+    tail = std::max(tail, analysis::time_outside_mpi(t.defs, loc, fin, std::min(t1, analysis::records_end(loc))));
   }
   return head + tail;
 }

@@ -160,6 +160,16 @@ std::vector<Interval> outside_mpi(const trace::Definitions& defs, const trace::L
   return out;
 }
 
+}  // namespace
+
+double time_outside_mpi(const trace::Definitions& defs, const trace::Location& l, Time a, Time b) {
+  double u = 0;
+  for (const auto& [x, y] : outside_mpi(defs, l, a, b)) u += y - x;
+  return u;
+}
+
+namespace {
+
 // The union of a location's state intervals, ordered and disjoint.
 std::vector<Interval> state_union(const std::vector<trace::StateInterval>& states) {
   std::vector<Interval> s;
@@ -637,9 +647,7 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
 // computation of its measured length, states ("not created", flushing) included, from the
 // span's start to where its records end — the time outside MPI calls in [T0, min(T1, stop)].
 double ideal_useful(const trace::Definitions& defs, const Unit& unit, Time t0, Time t1) {
-  double u = 0;
-  for (const auto& [a, e] : outside_mpi(defs, *unit.loc, t0, std::min(t1, unit.stop))) u += e - a;
-  return u;
+  return time_outside_mpi(defs, *unit.loc, t0, std::min(t1, unit.stop));
 }
 
 // The fold along every unit (a chain over the processes for the ranks, another for the threads);

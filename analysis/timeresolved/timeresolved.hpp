@@ -177,6 +177,9 @@ struct IdealEstimate {
 // end), or its last event or counter sample if later; +∞ when it has no such stretch (its
 // records reach the span's end, or it has no states).
 trace::Time records_end(const trace::Location& l);
+// The time location l spends in [a, b] outside every MPI call (any depth): a unit's useful time
+// in an ideal run, where computation keeps its length and MPI takes none.
+double time_outside_mpi(const trace::Definitions& defs, const trace::Location& l, trace::Time a, trace::Time b);
 
 // SerE and TrfE of an ideal run against the measured CommE (fractions; 0 when t_ideal is 0).
 IdealEstimate make_estimate(std::string source, double t_ideal, double useful_max, double comm_e);
