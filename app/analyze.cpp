@@ -142,12 +142,17 @@ AnalyzeOptions analyze_options(const AnalyzeArgs& args) {
   if (args.convention != "auto" && !analysis::parse_convention(args.convention, tri.convention))
     throw InputError("--convention: unknown convention '" + args.convention +
                      "' (allowed: auto, bsc, scalasca, waitlab)");
+  tri.cut = analysis::parse_cut(args.cut.time_range, args.cut.region, args.cut.iterations);
+  if (tri.cut.any() && (args.ideal == "smpi" || args.ideal == "both"))
+    throw InputError("--ideal " + args.ideal + ": the SMPI replay estimates the whole run, not a cut (" +
+                     tri.cut.option + "); the cut's ideal time comes from the Lamport replay");
   // The windows and the ideal-network estimate are the timeresolved analysis's, the conventions
   // its and the critical path's: without them they would change nothing.
   if (!sel.has("timeresolved")) {
     const char* given = !args.windows.empty()                                ? "--windows"
                         : args.convention != "auto" && !sel.has("critpath") ? "--convention"
                         : args.ideal != "auto"                               ? "--ideal"
+                        : tri.cut.any()                                      ? tri.cut.option.c_str()
                                                                              : nullptr;
     if (given)
       throw InputError(std::string(given) + ": only for the timeresolved analysis" +
@@ -162,7 +167,9 @@ double add_smpi_estimate(AnalysisReport& r, const ReadTrace& rt, const AnalyzeAr
   const bool measured = rt.trace.origin != trace::Origin::Simulated;
   const bool smpi = args.ideal == "smpi" || args.ideal == "both" || (args.ideal == "auto" && measured);
   double smpi_host_seconds = 0;
-  if (auto* run = r.results.get<analysis::TimeResolvedRun>("timeresolved"); run != nullptr && smpi) {
+  // A cut: the Lamport replay only (analyze_options refuses --ideal smpi and both with a cut).
+  auto* run = r.results.get<analysis::TimeResolvedRun>("timeresolved");
+  if (run != nullptr && smpi && !args.cut.any()) {
     auto& tr = run->result;
     SmpiIdealRun ideal;
     if (smpi_ideal)

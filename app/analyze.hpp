@@ -74,6 +74,14 @@ nlohmann::ordered_json analyses_host_json(std::uint64_t event_count, const Analy
 std::vector<std::string> write_analysis_tables(const std::string& dir, const AnalysisReport& report);
 void print_analysis_summary(const AnalysisReport& report, std::ostream& out);
 
+// The cut of the POP metrics as given (analysis::parse_cut reads it): at most one of the three.
+struct CutArgs {
+  std::string time_range;  // --time-range FROM:TO
+  std::string region;      // --region NAME
+  std::string iterations;  // --iterations [REGION:]FIRST-LAST
+  bool any() const { return !time_range.empty() || !region.empty() || !iterations.empty(); }
+};
+
 // `waitlab analyze TRACE [--out DIR] [--analyses ...]`
 struct AnalyzeArgs {
   std::string trace;                   // .wlt, OTF2 or Paraver (analysis/trace/trace_io.hpp)
@@ -84,6 +92,7 @@ struct AnalyzeArgs {
   std::string windows;                 // time-resolved windows (analysis/timeresolved/windows.hpp); "" = the default
   std::string convention = "auto";     // auto (the trace origin's), bsc, scalasca, waitlab
   std::string ideal = "auto";          // lamport, smpi, both; auto: both for measured traces, lamport otherwise
+  CutArgs cut;                         // the timeresolved analysis's cut
 };
 
 // The steps of `waitlab analyze`, which `waitlab-mpi analyze` (app/mpi_analyze.cpp) takes too:

@@ -202,6 +202,7 @@ Command define_pop(CLI::App& cli) {
   pop->add_option("--ideal", a->ideal,
                   "Ideal-network estimate of SerE/TrfE: lamport (default) or smpi (every trace replayed by the SMPI "
                   "engine on an ideal network)");
+  add_cut_options(*pop, a->cut, "the factors of every run");
   return {pop, [a](std::ostream& out) {
             pop_command(*a, out);
             return 0;

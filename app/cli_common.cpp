@@ -106,6 +106,22 @@ void add_analyze_options(CLI::App& analyze, AnalyzeArgs& args) {
   analyze.add_option("--windows", a->windows,
                       "Windows of the timeresolved analysis: N equal windows (default 50), a length (10ms) or "
                       "adaptive[:N] (merged until every rank has sqrt(P) events in each)");
+  add_cut_options(analyze, a->cut, "the timeresolved analysis");
+}
+
+void add_cut_options(CLI::App& app, CutArgs& c, const std::string& what) {
+  const std::string group = "Cut (one of; " + what + " on that part of the run only, docs/analyses.md)";
+  app.add_option("--time-range", c.time_range,
+                 "A time range FROM:TO in the trace's time, with units (1.5s:2s; a side left empty is open)")
+      ->group(group);
+  app.add_option("--region", c.region,
+                 "A region by name (solve, MPI_Allreduce): the time in which some rank or thread is inside one of "
+                 "its instances")
+      ->group(group);
+  app.add_option("--iterations", c.iterations,
+                 "REGION:FIRST-LAST, the FIRST-th to the LAST-th instance of a region that marks an iteration (from "
+                 "1), or FIRST-LAST, a simulated workload's iterations (from 0, from the trace's ground truth)")
+      ->group(group);
 }
 
 }  // namespace waitlab::app

@@ -7,7 +7,8 @@
 // input (InputError, out of memory) is exit 2 with its message, anything else an internal
 // failure, exit 1. refuse_empty_values makes every option and argument that takes a value
 // refuse an empty one. non_utf8_argument names the first argument that is not UTF-8 ("" if
-// none). add_analyze_options declares `analyze`'s argument and options on its subcommand.
+// none). add_analyze_options declares `analyze`'s argument and options on its subcommand,
+// add_cut_options the options that cut a run (analyze, pop).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -32,5 +33,8 @@ void refuse_empty_values(CLI::App& cli);
 std::string non_utf8_argument(int argc, const char* const* argv);
 
 void add_analyze_options(CLI::App& analyze, AnalyzeArgs& args);
+// --time-range, --region, --iterations: the cut of the POP metrics (analysis/timeresolved/cut.hpp),
+// on `analyze` (the timeresolved analysis) and `pop`; `what` names what they cut.
+void add_cut_options(CLI::App& app, CutArgs& args, const std::string& what);
 
 }  // namespace waitlab::app

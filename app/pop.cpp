@@ -86,7 +86,7 @@ struct Analysed {
   std::vector<std::string> warnings;
 };
 
-Analysed analyse(const Input& in, const PopArgs& args) {
+Analysed analyse(const Input& in, const PopArgs& args, const analysis::CutSpec& spec) {
   std::vector<std::string> read_warnings;  // a trace cut short: its factors are suspect
   trace::Trace t = trace::read_trace(in.path, nullptr, &read_warnings);
   analysis::Convention conv = analysis::default_convention(t.origin);
@@ -99,7 +99,11 @@ Analysed analyse(const Input& in, const PopArgs& args) {
   one.rule = analysis::WindowRule::Count;
   one.count = 1;
   Analysed a;
-  a.tr = analysis::time_resolved(t, ref, one, conv);
+  try {
+    a.tr = analysis::time_resolved(t, ref, one, conv, analysis::resolve_cut(t, spec));
+  } catch (const InputError& e) {  // a cut that finds nothing in this trace
+    throw InputError(in.path + ": " + e.what());
+  }
   a.origin = std::string(trace::origin_name(t.origin));
   for (const auto& w : read_warnings)  // the trace named by its label, as the other warnings
     a.warnings.push_back(w.rfind(in.path, 0) == 0 ? in.label + w.substr(in.path.size()) : in.label + ": " + w);
@@ -251,6 +255,10 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   if (args.ideal != "lamport" && args.ideal != "smpi")
     throw InputError("--ideal: unknown estimate '" + args.ideal + "' (allowed: lamport, smpi)");
   if (args.inputs.empty()) throw InputError("pop: no traces given");
+  const analysis::CutSpec cut = analysis::parse_cut(args.cut.time_range, args.cut.region, args.cut.iterations);
+  if (cut.any() && args.ideal == "smpi")
+    throw InputError("--ideal smpi: the SMPI replay estimates the whole run, not a cut (" + cut.option +
+                     "); the cut's ideal time comes from the Lamport replay");
 
   std::vector<Input> inputs;
   for (const auto& in : args.inputs) expand(in, inputs);
@@ -260,7 +268,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   read.check_output_dir(args.out_dir);
   std::vector<Analysed> runs;
   runs.reserve(inputs.size());
-  for (const auto& in : inputs) runs.push_back(analyse(in, args));
+  for (const auto& in : inputs) runs.push_back(analyse(in, args, cut));
   // pop_model orders the runs by units (stably); so do the analyses and inputs beside them.
   std::vector<std::size_t> order(runs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -296,6 +304,7 @@ void pop_command(const PopArgs& args, std::ostream& out) {
       jr["ideal"] = a.tr.source;
       jr["ranks"] = f.ranks;
       jr["units"] = f.units;
+      jr["cut"] = analysis::cut_json(a.tr);
       for (const auto& c : columns()) {
         csv += "," + num(c.get(f));
         jr[c.key] = jnum(c.get(f));
@@ -365,6 +374,11 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   }
   for (const auto& a : runs)
     for (const auto& w : a.warnings) out << "warning         " << w << "\n";
+  for (std::size_t k = 0; k < factors.size(); ++k)  // what each run's factors are of
+    if (const auto& tr = runs[order[k]].tr; tr.cut.any())
+      out << fmt::format("cut             {}: {} — {:.2f} % of its {:.6g} s\n", factors[k].name, analysis::cut_text(tr.cut),
+                         tr.run_t1 > tr.run_t0 ? 100 * tr.elapsed / (tr.run_t1 - tr.run_t0) : 0.0,
+                         tr.run_t1 - tr.run_t0);
   // One line per convention (and ideal estimate) used, naming its runs.
   std::vector<std::pair<std::string, std::string>> used;  // line, runs
   for (std::size_t k = 0; k < factors.size(); ++k) {

@@ -10,13 +10,16 @@
 // units as reference. It writes DIR/pop.csv (one row per run), DIR/pop.json (also as
 // DIR/summary.json, schema waitlab.pop, for report.html), DIR/pop.png/.svg (efficiencies against
 // the number of units) and DIR/report.html (the factors table coloured by POP's scale), and
-// prints the table. Every input is read before anything is written; a bad input is an
-// InputError naming it.
+// prints the table. With a cut (--time-range, --region, --iterations) every run's factors are
+// of that part of it, and each run says what was cut (pop.json runs[].cut, the terminal). Every
+// input is read before anything is written; a bad input is an InputError naming it.
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "app/analyze.hpp"
 
 namespace waitlab::app {
 
@@ -26,6 +29,7 @@ struct PopArgs {
   std::string scaling = "strong";   // strong, weak
   std::string convention = "auto";  // as analyze --convention
   std::string ideal = "lamport";    // lamport, smpi (as analyze --ideal; smpi replays every trace)
+  CutArgs cut;                      // every run cut the same way (analysis/timeresolved/cut.hpp)
 };
 
 void pop_command(const PopArgs& args, std::ostream& out);

@@ -72,7 +72,8 @@ TimeResolvedRun run_on(const engine::Shard& shard, const trace::Matching& matchi
     r.note = "the ideal-network run does not correspond to the run (" + why +
              "): the ideal times come from the Lamport replay instead";
   if (input.ideal == nullptr || !r.note.empty()) ref = lamport_reference(shard, matching, transport);
-  r.result = time_resolved(shard, ref, input.windows, input.convention, transport);
+  const Cut cut = resolve_cut(shard, input.cut, transport);
+  r.result = time_resolved(shard, ref, input.windows, input.convention, transport, cut);
   if (transport.self() == 0 && !r.result.mpi)
     r.warnings.push_back(
         "the trace has no MPI calls: every unit's time outside not-useful states is useful, so communication "

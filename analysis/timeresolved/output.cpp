@@ -54,6 +54,25 @@ nlohmann::ordered_json convention_json(const TimeResolvedResult& r) {
           {"units", r.units}};
 }
 
+nlohmann::ordered_json cut_json(const TimeResolvedResult& r) {
+  if (!r.cut.any()) return nullptr;
+  const Cut& c = r.cut;
+  nlohmann::ordered_json pieces = nlohmann::ordered_json::array();
+  for (const auto& [a, b] : c.pieces) pieces.push_back({a, b});
+  const double run = r.run_t1 - r.run_t0;
+  return {{"kind", cut_kind_name(c.spec.kind)},
+          {"option", c.spec.option},
+          {"spec", c.spec.text},
+          {"text", cut_text(c)},
+          {"instances", c.instances},
+          {"locations", c.locations},
+          {"length_s", r.elapsed},
+          {"run_start_s", r.run_t0},
+          {"run_end_s", r.run_t1},
+          {"fraction_of_run", run > 0 ? r.elapsed / run : 0.0},
+          {"pieces", pieces}};
+}
+
 nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std::string& note,
                                          const std::vector<std::string>& warnings) {
   nlohmann::ordered_json j;
@@ -61,6 +80,7 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
   j["note"] = note;
   j["warnings"] = warnings;
   j["convention"] = convention_json(r);
+  j["cut"] = cut_json(r);
   j["mpi"] = r.mpi;
   j["ranks"] = r.ranks;
   j["start_s"] = r.t0;
@@ -140,6 +160,11 @@ void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& 
   out << fmt::format("conventions     {} — span: {}; useful: {}; {} units\n", analysis::convention_name(r.convention),
                      analysis::convention_span_text(r.convention), analysis::convention_useful_text(r.convention),
                      r.units);
+  if (r.cut.any()) {
+    const double run = r.run_t1 - r.run_t0;
+    out << fmt::format("cut             {} — {:.2f} % of the run's {:.6g} s\n", cut_text(r.cut),
+                       run > 0 ? 100 * r.elapsed / run : 0.0, run);
+  }
   out << fmt::format("efficiency      PE {} = LB {} × CommE {} (SerE {} × TrfE {}); T {:.6g} s, T_ideal {:.6g} s ({})\n",
                      pct(r.eff.pe), pct(r.eff.lb), pct(r.eff.comm_e), pct(r.eff.ser_e), pct(r.eff.trf_e), r.elapsed,
                      r.ideal, estimate_title(r.source));

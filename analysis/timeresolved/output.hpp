@@ -30,6 +30,9 @@ struct TimeResolvedInput {
   Convention convention = Convention::Waitlab;
   // Names the window rule in errors ("--windows"; a run's comes from its scenario).
   std::string windows_where = "outputs.windows";
+  // The part of the run to compute on (cut.hpp; none: the whole run): analyze's --time-range,
+  // --region, --iterations.
+  CutSpec cut = {};
 };
 
 // Its result: the metrics, why the ideal reference is not the one asked for ("" if it is), and
@@ -60,6 +63,9 @@ std::vector<std::string> write_timeresolved_files(const std::string& dir, const 
                                                   const std::string& note, const std::vector<std::string>& warnings = {});
 void print_timeresolved_summary(const analysis::TimeResolvedResult& r, const std::string& note,
                                 const std::vector<std::string>& warnings, std::ostream& out);
+// The `cut` object (null without a cut): kind, option, spec, text (cut_text), instances,
+// locations, length_s, run_start_s, run_end_s, fraction_of_run, pieces [[start_s, end_s], ...].
+nlohmann::ordered_json cut_json(const analysis::TimeResolvedResult& r);
 // The `convention` object: name, span, useful time, units.
 nlohmann::ordered_json convention_json(const analysis::TimeResolvedResult& r);
 // "the ideal-network run", "Lamport replay", "SMPI replay on an ideal network".

@@ -41,6 +41,13 @@ std::string timeresolved_report_html(const output::Json* tr, const output::Repor
                        "{} units averaged (docs/analyses.md, <code>--convention</code>).</p>\n",
                        esc(text(*cv, {"name"})), esc(text(*cv, {"span"})), esc(text(*cv, {"useful"})),
                        esc(plain(at(*cv, {"units"}))));
+    if (const Json* cut = at(*tr, {"cut"}); cut != nullptr && !cut->is_null()) {
+      const Json run = number(*cut, {"run_end_s"}).value_or(NAN) - number(*cut, {"run_start_s"}).value_or(NAN);
+      h += fmt::format("<p class=\"note\" id=\"cut\"><strong>Cut: {}</strong> — {} of the run's {}; every figure here is of "
+                       "the cut (docs/analyses.md, <code>{}</code>).</p>\n",
+                       esc(text(*cut, {"text"})), percent(number(*cut, {"fraction_of_run"}).value_or(NAN)),
+                       time_of(&run), esc(text(*cut, {"option"})));
+    }
     if (const Json* est = at(*tr, {"ideal_estimates"}); est != nullptr && est->is_array() && !est->empty()) {
       h += "<table class=\"data\" id=\"ideal-estimates\"><thead><tr><th>ideal-network estimate</th><th class=\"num\">"
            "T_ideal</th><th class=\"num\">SerE</th><th class=\"num\">TrfE</th></tr></thead><tbody>\n";

@@ -336,9 +336,91 @@ std::vector<Time> fixed_windows(const WindowOptions& opt, Time t0, Time t1, doub
   return b;
 }
 
-// --- the windows on the replay engine ---------------------------------------------------
-
 constexpr Time kInf = std::numeric_limits<Time>::infinity();
+
+// --- the time the metrics cover -----------------------------------------------------------
+
+// The run's span [T0, T1] as one piece, or a cut's pieces inside it (cut.hpp), ordered and
+// disjoint; the rest of the time line (`gaps`, cut only).
+struct Axis {
+  bool cut = false;
+  std::vector<Interval> pieces, gaps;
+  Time t0() const { return pieces.front().a; }
+  Time t1() const { return pieces.back().b; }
+};
+
+Axis axis_of(const Cut& cut, Time t0, Time t1) {
+  Axis ax;
+  if (!cut.any()) {
+    ax.pieces.push_back({t0, t1});
+    return ax;
+  }
+  ax.cut = true;
+  Time from = -kInf;
+  for (const auto& [a, b] : clip_cut(cut, t0, t1)) {
+    ax.pieces.push_back({a, b});
+    ax.gaps.push_back({from, a});
+    from = b;
+  }
+  ax.gaps.push_back({from, kInf});
+  return ax;
+}
+
+// The time of a cut's pieces in [s, e].
+double axis_length(const Axis& ax, Time s, Time e) {
+  double l = 0;
+  for (const auto& [a, b] : ax.pieces) {
+    if (b <= s) continue;
+    if (a >= e) break;
+    l += std::max(0.0, std::min(b, e) - std::max(a, s));
+  }
+  return l;
+}
+
+// Σ over a cut's pieces' parts in [s, e] of I(end) − I(start), I known at the points `pts` (every
+// window boundary and piece end, in order).
+double axis_ideal(const Axis& ax, const std::vector<Time>& pts, const std::vector<Time>& I, Time s, Time e) {
+  const auto at = [&](Time t) {
+    const auto it = std::lower_bound(pts.begin(), pts.end(), t);
+    return I[static_cast<std::size_t>(std::min<std::ptrdiff_t>(it - pts.begin(), static_cast<std::ptrdiff_t>(pts.size()) - 1))];
+  };
+  double v = 0;
+  for (const auto& [a, b] : ax.pieces) {
+    if (b <= s) continue;
+    if (a >= e) break;
+    v += at(std::min(b, e)) - at(std::max(a, s));
+  }
+  return v;
+}
+
+// Points on the cut's axis (from 0, the pieces laid end to end), in order, as times.
+std::vector<Time> on_axis(const Axis& ax, const std::vector<Time>& c) {
+  std::vector<Time> out(c.size());
+  std::size_t k = 0;
+  double before = 0;  // the pieces' length before piece k
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    while (k + 1 < ax.pieces.size() && c[i] > before + (ax.pieces[k].b - ax.pieces[k].a)) {
+      before += ax.pieces[k].b - ax.pieces[k].a;
+      ++k;
+    }
+    out[i] = std::min(ax.pieces[k].b, ax.pieces[k].a + (c[i] - before));
+  }
+  if (!out.empty()) out.front() = ax.t0(), out.back() = ax.t1();
+  return out;
+}
+
+// Whether times asked in increasing order are in a piece ([a, b), the last piece's end in).
+struct PieceCursor {
+  const Axis& ax;
+  std::size_t k = 0;
+  bool operator()(Time t) {
+    while (k < ax.pieces.size() && ax.pieces[k].b <= t) ++k;
+    if (k == ax.pieces.size()) return t == ax.t1();
+    return t >= ax.pieces[k].a;
+  }
+};
+
+// --- the windows on the replay engine ---------------------------------------------------
 
 // The inputs time_resolved refuses: a reference of other locations, no window length or count.
 void check_inputs(const engine::Shard& shard, const IdealReference& ref, const WindowOptions& opt) {
@@ -521,10 +603,9 @@ Span span_of(const engine::Shard& shard, std::vector<Unit>& units, std::size_t r
 // The adaptive rule: the base windows merged until every unit with events has √(units) events
 // in each (a deficient last window joins the one before). Every process counts its units' events
 // per base window; process 0 merges and broadcasts the boundaries.
-std::vector<Time> adaptive_windows(const WindowOptions& opt, const std::vector<Unit>& units, std::size_t counted,
-                                   Time t0, Time t1, double elapsed, TimeResolvedResult& res,
-                                   engine::Transport& transport) {
-  const std::vector<Time> base = equal_windows(t0, t1, elapsed, opt.count);
+std::vector<Time> adaptive_windows(const std::vector<Time>& base, const std::vector<Unit>& units, std::size_t counted,
+                                   const Axis& ax, TimeResolvedResult& res, engine::Transport& transport) {
+  const Time t0 = ax.t0(), t1 = ax.t1();
   const std::size_t B = base.size() - 1;
   std::vector<std::uint64_t> mine;  // per counted unit, its events per base window
   for (const Unit& u : units) {
@@ -532,11 +613,12 @@ std::vector<Time> adaptive_windows(const WindowOptions& opt, const std::vector<U
     const auto& ev = u.loc->events;
     std::size_t c = 0;
     while (c < ev.size() && ev[c].time < t0) ++c;
+    PieceCursor in{ax};
     for (std::size_t j = 0; j < B; ++j) {
       const bool last = j + 1 == B;
-      const std::size_t from = c;
-      while (c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1))) ++c;
-      mine.push_back(c - from);
+      std::uint64_t n = 0;
+      for (; c < ev.size() && (ev[c].time < base[j + 1] || (last && ev[c].time <= t1)); ++c) n += in(ev[c].time);
+      mine.push_back(n);
     }
   }
   const std::size_t need = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(counted)) - 1e-12));
@@ -613,11 +695,13 @@ struct Folded {
 
 // One unit's part of the fold: its useful time per window, its events, its counters; its total
 // useful time returned.
-double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::vector<Time>& b, Time t0, Time t1,
+double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::vector<Time>& b, const Axis& ax,
                  bool waitlab, Folded& f) {
   const std::size_t W = b.size() - 1;
+  const Time t0 = ax.t0(), t1 = ax.t1();
   std::vector<Interval> useful = outside_mpi(defs, *unit.loc, unit.begin, unit.end);
   if (!waitlab) useful = subtract(useful, state_union(unit.loc->states));
+  if (ax.cut) useful = subtract(useful, ax.gaps);
   std::vector<double> u(W, 0.0);
   std::size_t w = 0;
   for (const auto& [a, e] : useful) {
@@ -625,8 +709,9 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
     for (std::size_t x = w; x < W && b[x] < e; ++x) u[x] += std::max(0.0, std::min(e, b[x + 1]) - std::max(a, b[x]));
   }
   std::size_t we = 0;
+  PieceCursor in{ax};
   for (const auto& ev : unit.loc->events) {
-    if (ev.time < t0 || ev.time > t1) continue;
+    if (ev.time < t0 || ev.time > t1 || !in(ev.time)) continue;
     while (we + 1 < W && b[we + 1] <= ev.time) ++we;
     ++f.events[we];
   }
@@ -645,33 +730,38 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
 
 // A rank's useful time in BSC's ideal run: Dimemas replays every stretch outside MPI calls as
 // computation of its measured length, states ("not created", flushing) included, from the
-// span's start to where its records end — the time outside MPI calls in [T0, min(T1, stop)].
-double ideal_useful(const trace::Definitions& defs, const Unit& unit, Time t0, Time t1) {
-  return time_outside_mpi(defs, *unit.loc, t0, std::min(t1, unit.stop));
+// span's start to where its records end — the time outside MPI calls in [T0, min(T1, stop)]
+// (in each piece of a cut).
+double ideal_useful(const trace::Definitions& defs, const Unit& unit, const Axis& ax) {
+  double u = 0;
+  for (const auto& [a, b] : ax.pieces) u += time_outside_mpi(defs, *unit.loc, a, std::min(b, unit.stop));
+  return u;
 }
 
 // The fold along every unit (a chain over the processes for the ranks, another for the threads);
 // each owned unit's useful total in `useful` (0 for a unit not in the averages).
+// I is wanted at pts[from..to) (the inner window boundaries; with a cut, every boundary and
+// piece end).
 Folded fold_units(const trace::Definitions& defs, const std::vector<Unit>& units, std::size_t ranks,
-                  const std::vector<Time>& b, Time t0, Time t1, Convention convention, std::vector<double>& useful,
-                  engine::Transport& transport) {
+                  const std::vector<Time>& b, const Axis& ax, const std::vector<Time>& pts, std::size_t from_pt,
+                  std::size_t to_pt, Convention convention, std::vector<double>& useful, engine::Transport& transport) {
   const bool waitlab = convention == Convention::Waitlab;
   const std::size_t W = b.size() - 1;
   useful.assign(units.size(), 0.0);
   Folded initial{std::vector<double>(W, 0), std::vector<double>(W, 0), std::vector<double>(W, 0),
-                 std::vector<double>(W, 0), std::vector<std::uint64_t>(W, 0), std::vector<Time>(W + 1, -kInf)};
+                 std::vector<double>(W, 0), std::vector<std::uint64_t>(W, 0), std::vector<Time>(pts.size(), -kInf)};
   const auto step = [&](std::size_t from, std::size_t to) {
     return [&, from, to](engine::Bytes in) {
       Folded f = Folded::of(in);
       for (std::size_t i = from; i < to; ++i) {
         const Unit& unit = units[i];
-        if (unit.active) useful[i] = fold_unit(defs, unit, b, t0, t1, waitlab, f);
+        if (unit.active) useful[i] = fold_unit(defs, unit, b, ax, waitlab, f);
         if (convention == Convention::Bsc && i < ranks && unit.active)
-          f.ideal_useful_max = std::max(f.ideal_useful_max, ideal_useful(defs, unit, t0, t1));
-        if (i >= ranks || W <= 1 || unit.loc->events.empty()) continue;
-        IdealCursor c;  // I(t), the ideal time at each inner boundary: the latest over the ranks
-        for (std::size_t x = 1; x < W; ++x)
-          f.ideal[x] = std::max(f.ideal[x], ideal_at(unit.loc->events, *unit.ideal, c, std::min(b[x], unit.stop), !waitlab));
+          f.ideal_useful_max = std::max(f.ideal_useful_max, ideal_useful(defs, unit, ax));
+        if (i >= ranks || unit.loc->events.empty()) continue;
+        IdealCursor c;  // I(t), the ideal time at each point: the latest over the ranks
+        for (std::size_t x = from_pt; x < to_pt; ++x)
+          f.ideal[x] = std::max(f.ideal[x], ideal_at(unit.loc->events, *unit.ideal, c, std::min(pts[x], unit.stop), !waitlab));
       }
       return f.bytes();
     };
@@ -692,9 +782,18 @@ std::vector<Time> ideal_at_boundaries(std::vector<Time> I, const std::vector<Tim
   return I;
 }
 
+// I(t) at every point of a cut (the latest over the ranks, folded), never decreasing; with no
+// rank event the ideal run is the run.
+std::vector<Time> ideal_at_points(std::vector<Time> I, const std::vector<Time>& pts) {
+  if (!I.empty() && I[0] == -kInf) return pts;
+  for (std::size_t x = 1; x < I.size(); ++x) I[x] = std::max(I[x], I[x - 1]);
+  return I;
+}
+
 // The windows' metrics and the whole run's, and the reference's estimate.
-void fill_windows(const std::vector<Time>& b, const Folded& ut, const std::vector<Time>& I, Time i0,
-                  Convention convention, const IdealReference& ref, TimeResolvedResult& res) {
+void fill_windows(const std::vector<Time>& b, const Folded& ut, const Axis& ax, const std::vector<Time>& pts,
+                  const std::vector<Time>& I, Convention convention, const IdealReference& ref,
+                  TimeResolvedResult& res) {
   const std::size_t W = b.size() - 1;
   const Time t0 = res.t0;
   const auto &sum = ut.sum, &mx = ut.mx, &cum_sum = ut.cum_sum, &cum_mx = ut.cum_mx;
@@ -708,13 +807,14 @@ void fill_windows(const std::vector<Time>& b, const Folded& ut, const std::vecto
     win.events = events[x];
     win.useful_max = mx[x];
     win.useful_mean = sum[x] / Pn;
-    const double len = win.end - win.start;
-    win.ideal = clamp_ideal(I[x + 1] - I[x], win.useful_max, len);
-    win.ideal_end = I[x + 1] - i0;
+    // Without a cut, pts are the boundaries: I[x] is I(b[x]).
+    const double len = ax.cut ? axis_length(ax, win.start, win.end) : win.end - win.start;
+    win.ideal = clamp_ideal(ax.cut ? axis_ideal(ax, pts, I, win.start, win.end) : I[x + 1] - I[x], win.useful_max, len);
+    win.ideal_end = ax.cut ? axis_ideal(ax, pts, I, t0, win.end) : I[x + 1] - I[0];
     win.eff = metrics(win.useful_max, win.useful_mean, win.ideal, len);
     win.cum_useful_max = cum_mx[x];
     win.cum_useful_mean = cum_sum[x] / Pn;
-    const double clen = win.end - t0;
+    const double clen = ax.cut ? axis_length(ax, t0, win.end) : win.end - t0;
     win.cum_ideal = clamp_ideal(win.ideal_end, win.cum_useful_max, clen);
     win.cum = metrics(win.cum_useful_max, win.cum_useful_mean, win.cum_ideal, clen);
   }
@@ -752,10 +852,29 @@ std::vector<Unit> owned_units(const engine::Shard& shard, const IdealReference& 
   return units;
 }
 
+// A cut's pieces as cut.hpp gives them.
+std::vector<Piece> cut_pieces(const Axis& ax) {
+  std::vector<Piece> p;
+  for (const auto& [a, b] : ax.pieces) p.emplace_back(a, b);
+  return p;
+}
+
+// The window boundaries of the rule: over [T0, T1], or with a cut over its axis (from 0, the
+// pieces end to end) and then placed in time.
+std::vector<Time> window_boundaries(const WindowOptions& opt, const Axis& ax, double elapsed,
+                                    const std::vector<Unit>& units, std::size_t counted, TimeResolvedResult& res,
+                                    engine::Transport& transport) {
+  const Time t0 = ax.cut ? 0 : ax.t0(), t1 = ax.cut ? elapsed : ax.t1();
+  const auto placed = [&](std::vector<Time> b) { return ax.cut ? on_axis(ax, b) : b; };
+  if (opt.rule == WindowRule::Fixed) return placed(fixed_windows(opt, t0, t1, elapsed));
+  if (opt.rule == WindowRule::Count) return placed(equal_windows(t0, t1, elapsed, opt.count));
+  return adaptive_windows(placed(equal_windows(t0, t1, elapsed, opt.count)), units, counted, ax, res, transport);
+}
+
 }  // namespace
 
 TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReference& ref, const WindowOptions& opt,
-                                 Convention convention, engine::Transport& transport) {
+                                 Convention convention, engine::Transport& transport, const Cut& cut) {
   check_inputs(shard, ref, opt);
   const bool waitlab = convention == Convention::Waitlab;
   std::vector<Unit> units = owned_units(shard, ref, waitlab);
@@ -768,20 +887,25 @@ TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReferenc
 
   TimeResolvedResult res;
   const Span sp = span_of(shard, units, ranks, convention, transport);
-  const double elapsed = sp.t1 - sp.t0;
+  const Axis ax = axis_of(cut, sp.t0, sp.t1);
+  const double elapsed = ax.cut ? cut_length(cut_pieces(ax)) : sp.t1 - sp.t0;
   std::uint64_t counted = 0;  // units in the averages with events (the adaptive rule)
   for (const Unit& u : units) counted += u.active && !u.loc->events.empty() ? 1 : 0;
   counted = transport.sum(counted);
-  std::vector<Time> b;  // window boundaries
-  if (opt.rule == WindowRule::Fixed)
-    b = fixed_windows(opt, sp.t0, sp.t1, elapsed);
-  else if (opt.rule == WindowRule::Count)
-    b = equal_windows(sp.t0, sp.t1, elapsed, opt.count);
-  else
-    b = adaptive_windows(opt, units, counted, sp.t0, sp.t1, elapsed, res, transport);
+  const std::vector<Time> b = window_boundaries(opt, ax, elapsed, units, counted, res, transport);
+  // Where the ideal time is wanted: the inner boundaries (the span's ends are known); with a
+  // cut, every boundary and piece end.
+  std::vector<Time> pts = b;
+  std::size_t from_pt = 1, to_pt = b.size() > 2 ? b.size() - 1 : 1;
+  if (ax.cut) {
+    for (const auto& [a, e] : ax.pieces) pts.push_back(a), pts.push_back(e);
+    std::sort(pts.begin(), pts.end());
+    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+    from_pt = 0, to_pt = pts.size();
+  }
 
   std::vector<double> useful;
-  const Folded f = fold_units(shard.defs, units, ranks, b, sp.t0, sp.t1, convention, useful, transport);
+  const Folded f = fold_units(shard.defs, units, ranks, b, ax, pts, from_pt, to_pt, convention, useful, transport);
   std::vector<double> all_useful = gather_units(useful, ranks, transport);
   if (transport.self() != 0) return TimeResolvedResult{};
 
@@ -792,14 +916,21 @@ TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReferenc
   res.unresolved = ref.unresolved;
   res.windows_rule = opt;
   res.mpi = mpi > 0;
-  res.t0 = sp.t0;
-  res.t1 = sp.t1;
+  res.run_t0 = sp.t0;
+  res.run_t1 = sp.t1;
+  res.t0 = ax.t0();
+  res.t1 = ax.t1();
   res.elapsed = elapsed;
-  res.ideal_unclamped = sp.i1 - sp.i0;
   res.units = static_cast<std::size_t>(sp.active);
   res.useful = std::move(all_useful);
   set_counters(shard.counters, f, res.counters);
-  fill_windows(b, f, ideal_at_boundaries(f.ideal, b, sp, waitlab), sp.i0, convention, ref, res);
+  const std::vector<Time> I = ax.cut ? ideal_at_points(f.ideal, pts) : ideal_at_boundaries(f.ideal, b, sp, waitlab);
+  res.ideal_unclamped = ax.cut ? axis_ideal(ax, pts, I, ax.t0(), ax.t1()) : sp.i1 - sp.i0;
+  if (ax.cut) {
+    res.cut = cut;
+    res.cut.pieces = cut_pieces(ax);
+  }
+  fill_windows(b, f, ax, pts, I, convention, ref, res);
   return res;
 }
 
@@ -810,10 +941,10 @@ bool network_reference(const Trace& t, const Trace& ideal, IdealReference& out, 
 }
 
 TimeResolvedResult time_resolved(const Trace& t, const IdealReference& ref, const WindowOptions& opt,
-                                 Convention convention) {
+                                 Convention convention, const Cut& cut) {
   const engine::Shard shard = engine::Shard::whole(t);
   engine::SerialTransport transport;
-  return time_resolved(shard, ref, opt, convention, transport);
+  return time_resolved(shard, ref, opt, convention, transport, cut);
 }
 
 }  // namespace waitlab::analysis

@@ -50,6 +50,15 @@
 //     (I(b) − I(T0) is reported per window). Cumulative metrics use [T0, b): the same formulas
 //     with U_u clipped to [T0, b) and I(b) − I(T0); at the last window they are the whole-run
 //     values (Bsc's TrfE up to rounding). Only PE aggregates linearly: T·PE = Σ_w L_w·PE_w.
+//   - A cut (cut.hpp: a time range, a region's instances, a range of iterations) restricts all of
+//     the above to its pieces inside [T0, T1] (a_k, b_k): T0 and T1 become the first piece's start
+//     and the last one's end, T = Σ_k (b_k − a_k), U_u = U_u clipped to the pieces (counter samples
+//     likewise), T_ideal = Σ_k I(b_k) − I(a_k) with I(t) = max_p ideal_p(t) at every piece end
+//     (Bsc: a rank's useful time in the ideal run, the time outside MPI calls in the pieces up to
+//     where its records end). Windows lie on the cut's time axis — the pieces laid end to end —
+//     so that L_w is the time of the pieces in w, and Ideal_w = Σ over the pieces' parts in w of
+//     I(end) − I(start); events count in a window only inside a piece. Without a cut this is the
+//     single piece [T0, T1]: the same numbers to the bit.
 //   - Windows: fixed length, N equal windows, or adaptive: N equal base windows merged left to
 //     right while any unit with events has fewer than ⌈√P'⌉ events in the merged window (P' =
 //     the units with events; a deficient last window is merged into the one before). Events
@@ -76,6 +85,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/timeresolved/cut.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
 
@@ -217,16 +227,23 @@ struct TimeResolvedResult {
   WindowOptions windows_rule;
   std::uint64_t min_events = 0;  // adaptive: ⌈√P⌉
   std::vector<Window> windows;
+  // The cut (none: the whole run), its pieces clipped to the run's span [run_t0, run_t1].
+  Cut cut;
+  trace::Time run_t0 = 0, run_t1 = 0;
 };
 
 // Throws std::invalid_argument when the reference does not have one time per event, or the
-// window options are not usable (length ≤ 0, count 0).
+// window options are not usable (length ≤ 0, count 0); InputError when the cut leaves nothing of
+// the run's span.
 TimeResolvedResult time_resolved(const trace::Trace& trace, const IdealReference& reference,
-                                 const WindowOptions& options = {}, Convention convention = Convention::Waitlab);
+                                 const WindowOptions& options = {}, Convention convention = Convention::Waitlab,
+                                 const Cut& cut = {});
 // The replay engine's run, called by every process with its shard and the owned ranks' part of
 // the reference (times[r − shard.owned.first]; relaxed_sends, unresolved the whole trace's).
 // Process 0 gets the whole result, the serial one to the bit; every other process an empty one.
+// `cut` must be the same on every process (resolve_cut on the shard makes it so).
 TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReference& reference,
-                                 const WindowOptions& options, Convention convention, engine::Transport& transport);
+                                 const WindowOptions& options, Convention convention, engine::Transport& transport,
+                                 const Cut& cut = {});
 
 }  // namespace waitlab::analysis

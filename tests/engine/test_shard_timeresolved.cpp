@@ -20,6 +20,7 @@
 #include "analysis/timeresolved/timeresolved.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "processes.hpp"
+#include "util/error.hpp"
 #include "random_trace.hpp"
 
 namespace waitlab::engine {
@@ -58,6 +59,9 @@ std::vector<std::uint64_t> fields(const TimeResolvedResult& r) {
   f.push_back(static_cast<std::uint64_t>(r.windows_rule.rule)), d(r.windows_rule.length),
       f.push_back(r.windows_rule.count);
   f.push_back(r.min_events);
+  d(r.run_t0), d(r.run_t1);
+  f.push_back(static_cast<std::uint64_t>(r.cut.spec.kind));
+  for (const auto& [a, b] : r.cut.pieces) d(a), d(b);
   f.push_back(r.windows.size());
   for (const auto& w : r.windows) {
     d(w.start), d(w.end), f.push_back(w.events), d(w.useful_max), d(w.useful_mean), d(w.ideal),
@@ -69,10 +73,12 @@ std::vector<std::uint64_t> fields(const TimeResolvedResult& r) {
   return f;
 }
 
-// The conventions with a window rule each.
+// The conventions with a window rule each, and cuts of two pieces (the second reaches past
+// the end of the run).
 struct Setting {
   Convention convention;
   WindowOptions windows;
+  analysis::Cut cut = {};
 };
 std::vector<Setting> settings(const trace::Trace& tr) {
   double first = 0, last = 0;
@@ -80,10 +86,20 @@ std::vector<Setting> settings(const trace::Trace& tr) {
     if (!l.events.empty())
       first = std::min(first, l.events.front().time), last = std::max(last, l.events.back().time);
   const double length = last > first ? (last - first) / 7.5 : 1.0;
-  return {{Convention::Waitlab, {WindowRule::Count, 0, 13}},
-          {Convention::Bsc, {WindowRule::Adaptive, 0, 20}},
-          {Convention::Scalasca, {WindowRule::Fixed, length, 0}},
-          {Convention::Waitlab, {WindowRule::Adaptive, 0, 30}}};
+  analysis::Cut cut;
+  cut.spec.kind = analysis::CutKind::Region;
+  cut.pieces = {{first + 0.1 * (last - first), first + 0.35 * (last - first)},
+                {first + 0.5 * (last - first), last + 1}};
+  std::vector<Setting> all = {{Convention::Waitlab, {WindowRule::Count, 0, 13}},
+                              {Convention::Bsc, {WindowRule::Adaptive, 0, 20}},
+                              {Convention::Scalasca, {WindowRule::Fixed, length, 0}},
+                              {Convention::Waitlab, {WindowRule::Adaptive, 0, 30}}};
+  if (last > first)  // a trace with events (omp2 has only states)
+    for (const Setting& s : {Setting{Convention::Bsc, {WindowRule::Count, 0, 9}, cut},
+                             Setting{Convention::Waitlab, {WindowRule::Adaptive, 0, 20}, cut},
+                             Setting{Convention::Scalasca, {WindowRule::Fixed, length, 0}, cut}})
+      all.push_back(s);
+  return all;
 }
 
 // The serial results; every sharded run checked against them. Returns the serial reference.
@@ -97,7 +113,7 @@ IdealReference expect_sharded_as_serial(const trace::Trace& tr, const std::strin
   const IdealReference& used = networked ? network : serial;
   std::vector<std::vector<std::uint64_t>> results;
   for (const Setting& s : settings(tr))
-    results.push_back(fields(analysis::time_resolved(tr, used, s.windows, s.convention)));
+    results.push_back(fields(analysis::time_resolved(tr, used, s.windows, s.convention, s.cut)));
   const auto counts = event_counts(tr);
   const auto check = [&](Transport& t, const std::string& where) {
     Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
@@ -125,7 +141,7 @@ IdealReference expect_sharded_as_serial(const trace::Trace& tr, const std::strin
     const auto all = settings(tr);
     for (std::size_t i = 0; i < all.size(); ++i) {
       const TimeResolvedResult mine =
-          analysis::time_resolved(shard, ref, all[i].windows, all[i].convention, t);
+          analysis::time_resolved(shard, ref, all[i].windows, all[i].convention, t, all[i].cut);
       if (t.self() == 0)
         EXPECT_EQ(fields(mine), results[i]) << name << ", " << where << ", setting " << i;
       else
@@ -224,6 +240,46 @@ TEST(ShardTimeResolved, ScorePTracesHaveTheSerialResultToTheBit) {
   const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
   for (const char* name : {"ping-pong-otf2", "npb-is.W.16", "npb-mg.W.16"})
     expect_sharded_as_serial(trace::read_trace((data / name / "traces.otf2").string()), name);
+}
+
+// A region's instances and a range of them, and a simulated workload's iterations, found on
+// every number of processes as serially: the same pieces and counts, or the same error.
+TEST(ShardTimeResolved, CutsAreResolvedAsSerially) {
+  const std::filesystem::path data = std::filesystem::path(WAITLAB_SOURCE_DIR) / "tests/data/scorep";
+  const trace::Trace mg = trace::read_trace((data / "npb-mg.W.16" / "traces.otf2").string());
+  const auto same = [](const trace::Trace& tr, const analysis::CutSpec& spec, const std::string& name) {
+    std::string serial_error;
+    analysis::Cut serial;
+    try {
+      serial = analysis::resolve_cut(tr, spec);
+    } catch (const InputError& e) {
+      serial_error = e.what();
+    }
+    const auto counts = event_counts(tr);
+    on_every_world([&](Transport& t, const std::string& where) {
+      const Shard shard = Shard::of(tr, Partition::balanced(counts, t.size()), t.self());
+      try {
+        const analysis::Cut mine = analysis::resolve_cut(shard, spec, t);
+        EXPECT_EQ(mine.pieces, serial.pieces) << name << ", " << where;
+        EXPECT_EQ(mine.instances, serial.instances) << name << ", " << where;
+        EXPECT_EQ(mine.locations, serial.locations) << name << ", " << where;
+        EXPECT_EQ(serial_error, "") << name << ", " << where;
+      } catch (const InputError& e) {
+        EXPECT_EQ(e.what(), serial_error) << name << ", " << where;
+      }
+    });
+    return serial;
+  };
+  const analysis::Cut all = same(mg, analysis::parse_region("MPI_Allreduce"), "npb-mg, MPI_Allreduce");
+  EXPECT_EQ(all.instances, 1408u);  // 88 per rank
+  EXPECT_EQ(all.locations, 16u);
+  EXPECT_EQ(all.pieces.size(), 6u);
+  const analysis::Cut some = same(mg, analysis::parse_iterations("MPI_Allreduce:3-5"), "npb-mg, MPI_Allreduce 3-5");
+  EXPECT_EQ(some.pieces.size(), 1u);
+  EXPECT_EQ(some.instances, 48u);
+  same(mg, analysis::parse_iterations("MPI_Allreduce:3-500"), "npb-mg, too many");
+  same(mg, analysis::parse_iterations("2-3"), "npb-mg, no ground truth");
+  same(analysis::test::fixture_a().trace(), analysis::parse_region("main"), "Fixture A, main");
 }
 
 TEST(ShardTimeResolved, ExtraeTracesHaveTheSerialResultToTheBit) {
