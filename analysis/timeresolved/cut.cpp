@@ -136,7 +136,7 @@ std::vector<Piece> clip_cut(const Cut& cut, Time t0, Time t1) {
     if (y > x) out.emplace_back(x, y);
   }
   if (out.empty())
-    throw InputError(fmt::format("{}: the cut leaves nothing of the run, which spans {:.9g} s to {:.9g} s",
+    throw InputError(fmt::format("{}: the cut leaves nothing of the run, which spans {:.12g} s to {:.12g} s",
                                  quoted(cut.spec), t0, t1));
   return out;
 }
@@ -339,7 +339,7 @@ std::string cut_text(const Cut& cut) {
     s += fmt::format("{} instances on {} ranks and threads, ", cut.instances, cut.locations);
   else if (cut.spec.kind == CutKind::Iterations)
     s += fmt::format("{} ranks, ", cut.locations);
-  s += fmt::format("{} piece{} from {:.9g} s to {:.9g} s, {:.9g} s in all", cut.pieces.size(),
+  s += fmt::format("{} piece{} from {:.12g} s to {:.12g} s, {:.12g} s in all", cut.pieces.size(),
                    cut.pieces.size() == 1 ? "" : "s", cut.pieces.empty() ? 0.0 : cut.pieces.front().first,
                    cut.pieces.empty() ? 0.0 : cut.pieces.back().second, length);
   return s;

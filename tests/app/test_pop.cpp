@@ -41,8 +41,9 @@ class Pop : public test::TempDirTest {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, test::slurp(out), test::slurp(err)};
   }
   // BSC's metrics of a trace by the oracle.
-  static json oracle(const std::string& trace) {
-    const std::string cmd = "python3 '" + kSource + "/tests/tools/bsc_pop_reference.py' '" + trace + "'";
+  // With `window` ("FROM TO", in the trace's unit), of that window.
+  static json oracle(const std::string& trace, const std::string& window = "") {
+    const std::string cmd = "python3 '" + kSource + "/tests/tools/bsc_pop_reference.py' '" + trace + "' " + window;
     FILE* p = ::popen(cmd.c_str(), "r");
     EXPECT_NE(p, nullptr);
     std::string text;
@@ -423,6 +424,85 @@ TEST_F(Pop, ModelfactorsWholeTableAsBsc) {
 }
 
 // `analyze --help` names every analysis.
+// A time range cut (issue 33, point 9): the metrics of [1 s, 5 s) of the 2-rank EPOCH trace equal
+// BSC's definitions on that window by the oracle — T 4 s, useful stretches and counter samples
+// clipped to it — and the outputs say what was cut.
+TEST_F(Pop, AnalyzeCutToATimeRangeEqualsBscDefinitionsOnTheWindow) {
+  const std::string trace = kExtrae + "epoch_2proc.prv.gz";
+  const json want = oracle(trace, "1000000000 5000000000");
+  const fs::path out = dir_ / "cut";
+  const Result r = waitlab("analyze '" + trace + "' -a timeresolved --time-range 1s:5000ms -o '" + out.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json tr = json::parse(test::slurp(out / "summary.json"))["analyses"]["timeresolved"];
+  EXPECT_DOUBLE_EQ(tr["elapsed_s"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(want["elapsed_s"].get<double>(), 4.0);
+  for (const char* k : {"load_balance", "communication_efficiency", "parallel_efficiency"})
+    expect_rel(tr[k].get<double>(), want[k].get<double>(), 1e-9, k);
+  expect_rel(tr["counters"]["useful_instructions"].get<double>(), sum(want["useful_instructions"]), 1e-12, "INS");
+  expect_rel(tr["counters"]["useful_cycles"].get<double>(), sum(want["useful_cycles"]), 1e-12, "CYC");
+  const json& cut = tr["cut"];
+  EXPECT_EQ(cut["kind"], "time_range");
+  EXPECT_EQ(cut["spec"], "1s:5000ms");
+  EXPECT_EQ(cut["pieces"], json::parse("[[1.0, 5.0]]"));
+  EXPECT_DOUBLE_EQ(cut["run_end_s"].get<double>(), 11.528373565);  // the header's end
+  EXPECT_DOUBLE_EQ(cut["run_start_s"].get<double>(), 0.0);
+  // Only the Lamport replay estimates a cut's ideal time (--ideal auto replays measured traces by SMPI).
+  ASSERT_EQ(tr["ideal_estimates"].size(), 1u);
+  EXPECT_EQ(tr["ideal_estimates"][0]["source"], "lamport");
+  EXPECT_NE(r.out.find("cut             time range 1s:5000ms: 1 piece from 1 s to 5 s, 4 s in all — 34.70 % of the "
+                       "run's 11.5284 s"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(test::slurp(out / "report.html").find("<strong>Cut: time range 1s:5000ms"), std::string::npos);
+  // Without a cut, `cut` is null.
+  const Result whole = waitlab("analyze '" + trace + "' -a timeresolved --ideal lamport -o '" + (dir_ / "whole").string() + "'");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_TRUE(json::parse(test::slurp(dir_ / "whole" / "summary.json"))["analyses"]["timeresolved"]["cut"].is_null());
+}
+
+// `pop` cuts every run the same way and says so per run; what cannot be cut is an error (exit 2)
+// naming the option, and the trace where the cut finds nothing.
+TEST_F(Pop, PopCutsEveryRunAndRefusesWhatCannotBeCut) {
+  std::string out;
+  const json p = epoch_pop("--time-range 1s:5s", &out);
+  for (const auto& run : p["runs"]) {
+    EXPECT_EQ(run["cut"]["kind"], "time_range") << run["run"];
+    EXPECT_DOUBLE_EQ(run["runtime_us"].get<double>(), 4e6) << run["run"];
+  }
+  EXPECT_NE(out.find("cut             epoch_1proc: time range 1s:5s: 1 piece from 1 s to 5 s, 4 s in all — 18.27 % of "
+                     "its 21.8987 s"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("cut             epoch_2proc: time range 1s:5s"), std::string::npos) << out;
+  const std::string traces = "'" + kExtrae + "epoch_1proc.prv.gz' '" + kExtrae + "epoch_2proc.prv.gz' -o '" +
+                             (dir_ / "bad").string() + "' ";
+  const Result nosuch = waitlab("pop " + traces + "--region solve");
+  EXPECT_EQ(nosuch.code, 2);
+  EXPECT_NE(nosuch.err.find("epoch_1proc.prv.gz: --region solve: the trace has no region named solve"),
+            std::string::npos)
+      << nosuch.err;
+  const Result late = waitlab("pop " + traces + "--time-range 15s:");
+  EXPECT_EQ(late.code, 2);
+  EXPECT_NE(late.err.find("epoch_2proc.prv.gz: --time-range 15s:: the cut leaves nothing of the run, which spans 0 s to "
+                          "11.528373565 s"),
+            std::string::npos)
+      << late.err;
+  const Result smpi = waitlab("pop " + traces + "--iterations MPI_Sendrecv:1-3 --ideal smpi");
+  EXPECT_EQ(smpi.code, 2);
+  EXPECT_NE(smpi.err.find("--ideal smpi: the SMPI replay estimates the whole run, not a cut (--iterations)"),
+            std::string::npos)
+      << smpi.err;
+  const Result two = waitlab("pop " + traces + "--region MPI_Sendrecv --time-range 1s:2s");
+  EXPECT_EQ(two.code, 2);
+  EXPECT_NE(two.err.find("--time-range, --region and --iterations each cut the run: give one of them"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+  const Result unused = waitlab("analyze '" + kExtrae + "epoch_2proc.prv.gz' -a waitstate --region MPI_Sendrecv -o '" +
+                                (dir_ / "bad").string() + "'");
+  EXPECT_EQ(unused.code, 2);
+  EXPECT_NE(unused.err.find("--region: only for the timeresolved analysis"), std::string::npos) << unused.err;
+}
+
 TEST_F(Pop, AnalyzeHelpListsEveryAnalysis) {
   const Result r = waitlab("analyze --help");
   ASSERT_EQ(r.code, 0);

@@ -9,14 +9,17 @@
 # attributes them: the thread in state 1 outside MPI just before the event's time, and the
 # event the first with counters at that time (Extrae writes MPI_Cart_create's Enter and Leave in
 # the same nanosecond, both with counters: the burst before them gets the first's values).
-# Prints one JSON object. Usage: bsc_pop_reference.py TRACE.prv[.gz]
+# With FROM TO (integers in the trace's time unit), the metrics of the window [FROM, TO): T = TO −
+# FROM, useful stretches clipped to it (a sample counts when the clipped stretch before it is
+# useful) — waitlab's --time-range cut.
+# Prints one JSON object. Usage: bsc_pop_reference.py TRACE.prv[.gz] [FROM TO]
 import gzip
 import json
 import re
 import sys
 
 
-def main(path):
+def main(path, window=None):
     opener = gzip.open if path.endswith(".gz") else open
     running, mpi, open_mpi, samples = {}, {}, {}, {}
     with opener(path, "rt") as f:
@@ -66,6 +69,8 @@ def main(path):
                 q += 1
             if x < b:
                 good.append((x, b))
+        if window:
+            good = [(max(a, window[0]), min(b, window[1])) for a, b in good if min(b, window[1]) > max(a, window[0])]
         useful.append(sum(b - a for a, b in good) * unit)
         s = samples.get(k, [])
         ins_all.append(sum(v[1] for v in s))
@@ -83,7 +88,7 @@ def main(path):
                 cu += c
         ins_useful.append(iu)
         cyc_useful.append(cu)
-    T = end * unit
+    T = (window[1] - window[0] if window else end) * unit
     n = len(useful)
     mx = max(useful) if useful else 0.0
     mean = sum(useful) / n if n else 0.0
@@ -97,4 +102,4 @@ def main(path):
     }))
 
 
-main(sys.argv[1])
+main(sys.argv[1], (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None)
