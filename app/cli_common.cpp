@@ -41,6 +41,8 @@ void refuse_empty_values(CLI::App& cli) {
 Failure failure_of(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
+  } catch (const AgreedInputError& x) {
+    return {2, x.what(), true};
   } catch (const InputError& x) {
     return {2, x.what()};
   } catch (const std::bad_alloc&) {

@@ -25,6 +25,7 @@ int print_error(std::ostream& err, const std::string& what, int code);
 struct Failure {
   int code = 0;  // 2: bad input; 1: internal failure
   std::string message;
+  bool everywhere = false;  // an AgreedInputError: every process of waitlab-mpi failed so, at one point
 };
 Failure failure_of(const std::exception_ptr& e);
 

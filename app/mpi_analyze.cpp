@@ -179,6 +179,10 @@ class MpiAnalyze {
       run = analysis::run_analyses_sharded(shard, t_, options_.sel.names,
                                            analysis_options(options_.sel, std::nullopt, options_.tri));
     });
+    if (failed && failed->everywhere) {  // no process is left waiting: said once, a normal end
+      if (t_.self() == 0) print_error(err_, failed->message, failed->code);
+      return failed->code;
+    }
     if (failed) abort_job(*failed);
     return step([&] {
              if (t_.self() != 0) return;

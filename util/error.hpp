@@ -15,6 +15,13 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Bad input found by every process of the replay engine at the same point of an analysis, with
+// the same message (a cut that finds nothing: analysis/timeresolved/cut.hpp): waitlab-mpi says it
+// once and ends every process normally, as for an error found before the analyses.
+struct AgreedInputError : InputError {
+  using InputError::InputError;
+};
+
 // An output that could not be written because of the host (a full disk, a file size limit):
 // never a mere warning, even for an output that is only a view (report.html, a picture).
 struct WriteError : InputError {

@@ -135,8 +135,8 @@ std::vector<Piece> clip_cut(const Cut& cut, Time t0, Time t1) {
     const Time x = std::max(a, t0), y = std::min(b, t1);
     if (y > x) out.emplace_back(x, y);
   }
-  if (out.empty())
-    throw InputError(fmt::format("{}: the cut leaves nothing of the run, which spans {:.12g} s to {:.12g} s",
+  if (out.empty())  // the span is every process's: all throw
+    throw AgreedInputError(fmt::format("{}: the cut leaves nothing of the run, which spans {:.12g} s to {:.12g} s",
                                  quoted(cut.spec), t0, t1));
   return out;
 }
@@ -209,7 +209,7 @@ Cut agreed(const CutSpec& spec, std::string error, Cut cut, engine::Transport& t
   const engine::Bytes b = transport.broadcast(w.bytes());
   engine::ByteReader in(b);
   const auto e = in.get_vector<char>();
-  if (!e.empty()) throw InputError(std::string(e.begin(), e.end()));
+  if (!e.empty()) throw AgreedInputError(std::string(e.begin(), e.end()));
   Cut out;
   out.spec = spec;
   out.pieces = pieces_of(in.get_vector<Time>());
@@ -296,7 +296,7 @@ Cut truth_iteration_cut(const engine::Shard& shard, const CutSpec& spec, engine:
   if (!shard.has_truth)
     error = quoted(spec) + ": the trace has no ground truth of a simulated workload's iterations (a measured trace: "
                            "give the region that marks an iteration, REGION:FIRST-LAST)";
-  else if (cut.locations == 0 || !(to > from))
+  else if (cut.locations == 0 || !(to > from) || highest < static_cast<double>(spec.last))
     error = highest < 0 ? quoted(spec) + ": the workload's computations carry no iteration numbers"
                         : fmt::format("{}: the workload has iterations 0..{}", quoted(spec), highest);
   else
@@ -318,7 +318,7 @@ Cut resolve_cut(const engine::Shard& shard, const CutSpec& spec, engine::Transpo
   if (spec.kind == CutKind::Iterations && spec.region.empty()) return truth_iteration_cut(shard, spec, transport);
   const std::vector<trace::RegionId> ids = regions_named(shard.defs, spec.region);
   if (ids.empty())  // the definitions are every process's: all throw
-    throw InputError(quoted(spec) + ": the trace has no region named " + spec.region + "; " + region_names(shard.defs));
+    throw AgreedInputError(quoted(spec) + ": the trace has no region named " + spec.region + "; " + region_names(shard.defs));
   return spec.kind == CutKind::Region ? region_cut(shard, spec, ids, transport)
                                       : iteration_cut(shard, spec, ids, transport);
 }

@@ -19,7 +19,7 @@
 //                   that have an L-th instance; without a region, F-L: the simulated workload's
 //                   iterations F to L (0-based, as scenarios count them, from the trace's ground
 //                   truth): from the earliest start of a computation of iteration F to the
-//                   latest end of one of iteration L.
+//                   latest end of one of iteration L (L at most the workload's last iteration).
 //     InputError when nothing matches: no region of that name (the regions named), no
 //     instance, fewer than L instances on every location, no ground truth, or F > L.
 //   - The time-resolved analysis clips a cut to the run's span (clip_cut) and computes on its

@@ -91,6 +91,8 @@ def check_errors(tools, work, source):
         ("missing trace", [os.path.join(work, "nosuch.wlt")]),
         ("unknown analysis", [good, "--analyses", "waitstat"]),
         ("output blocked by a file", [good, "--out", blocked, "--analyses", "waitstate"]),
+        ("a region no rank enters", [good, "-a", "timeresolved", "--region", "MPI_Alltoall"]),
+        ("more iterations than the workload has", [good, "-a", "timeresolved", "--iterations", "3-90000"]),
     ]
     failures = []
     for name, args in cases:
@@ -129,6 +131,14 @@ def main():
                     os.path.join(work, "run"), "--no-progress"])
         failures = [f"waitlab run failed: {made.stderr}"] if made.returncode else check_trace(
             tools, work, os.path.join(work, "run", "trace.wlt"), extra)
+    elif case == "cuts":  # a region's instances on a measured trace, a workload's iterations on a run
+        made = run([waitlab, "run", os.path.join(source, "scenarios", "heat1d.yaml"), "--out",
+                    os.path.join(work, "run"), "--no-progress"])
+        trace = os.path.join(data, "scorep", "npb-mg.W.16", "traces.otf2")
+        failures = [f"waitlab run failed: {made.stderr}"] if made.returncode else (
+            check_trace(tools, os.path.join(work, "region"), trace, ["-a", "timeresolved", "--region", "MPI_Allreduce"]) +
+            check_trace(tools, os.path.join(work, "iterations"), os.path.join(work, "run", "trace.wlt"),
+                        ["-a", "timeresolved", "--iterations", "2-4", "--windows", "7"]))
     elif case == "replayed-ti":
         made = run([waitlab, "replay", os.path.join(data, "ti", "smpi_calls.ti"), "--out",
                     os.path.join(work, "replay"), "--no-progress"])
