@@ -366,32 +366,48 @@ Axis axis_of(const Cut& cut, Time t0, Time t1) {
   return ax;
 }
 
-// The time of a cut's pieces in [s, e].
-double axis_length(const Axis& ax, Time s, Time e) {
-  double l = 0;
-  for (const auto& [a, b] : ax.pieces) {
-    if (b <= s) continue;
-    if (a >= e) break;
-    l += std::max(0.0, std::min(b, e) - std::max(a, s));
+// A cut's time and ideal time from its start to t: L(t), the time of the pieces before t, and
+// D(t), Σ over the pieces' parts before t of I(end) − I(start) — I known at the points `pts`
+// (every window boundary and piece end, in order). A window [s, e) has L(e) − L(s) of cut time
+// and D(e) − D(s) of ideal time. O(log pieces) each.
+class CutMeasure {
+ public:
+  CutMeasure(const Axis& ax, const std::vector<Time>& pts, const std::vector<Time>& I) : ax_(ax), pts_(pts), I_(I) {
+    double l = 0, d = 0;
+    for (const auto& [a, b] : ax.pieces) {
+      length_before_.push_back(l);
+      ideal_before_.push_back(d);
+      l += b - a;
+      d += at(b) - at(a);
+    }
+    length_before_.push_back(l);
+    ideal_before_.push_back(d);
   }
-  return l;
-}
+  double length(Time t) const {
+    const std::size_t k = piece(t);
+    return k < ax_.pieces.size() && t > ax_.pieces[k].a ? length_before_[k] + (t - ax_.pieces[k].a) : length_before_[k];
+  }
+  double ideal(Time t) const {
+    const std::size_t k = piece(t);
+    return k < ax_.pieces.size() && t > ax_.pieces[k].a ? ideal_before_[k] + (at(t) - at(ax_.pieces[k].a))
+                                                        : ideal_before_[k];
+  }
 
-// Σ over a cut's pieces' parts in [s, e] of I(end) − I(start), I known at the points `pts` (every
-// window boundary and piece end, in order).
-double axis_ideal(const Axis& ax, const std::vector<Time>& pts, const std::vector<Time>& I, Time s, Time e) {
-  const auto at = [&](Time t) {
-    const auto it = std::lower_bound(pts.begin(), pts.end(), t);
-    return I[static_cast<std::size_t>(std::min<std::ptrdiff_t>(it - pts.begin(), static_cast<std::ptrdiff_t>(pts.size()) - 1))];
-  };
-  double v = 0;
-  for (const auto& [a, b] : ax.pieces) {
-    if (b <= s) continue;
-    if (a >= e) break;
-    v += at(std::min(b, e)) - at(std::max(a, s));
+ private:
+  // The first piece that ends after t (pieces.size() if none).
+  std::size_t piece(Time t) const {
+    const auto it = std::partition_point(ax_.pieces.begin(), ax_.pieces.end(), [&](const Interval& p) { return p.b <= t; });
+    return static_cast<std::size_t>(it - ax_.pieces.begin());
   }
-  return v;
-}
+  Time at(Time t) const {
+    const auto it = std::lower_bound(pts_.begin(), pts_.end(), t);
+    return I_[static_cast<std::size_t>(std::min<std::ptrdiff_t>(it - pts_.begin(), static_cast<std::ptrdiff_t>(pts_.size()) - 1))];
+  }
+  const Axis& ax_;
+  const std::vector<Time>& pts_;
+  const std::vector<Time>& I_;
+  std::vector<double> length_before_, ideal_before_;
+};
 
 // Points on the cut's axis (from 0, the pieces laid end to end), in order, as times.
 std::vector<Time> on_axis(const Axis& ax, const std::vector<Time>& c) {
@@ -734,7 +750,8 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
 // (in each piece of a cut).
 double ideal_useful(const trace::Definitions& defs, const Unit& unit, const Axis& ax) {
   double u = 0;
-  for (const auto& [a, b] : ax.pieces) u += time_outside_mpi(defs, *unit.loc, a, std::min(b, unit.stop));
+  for (const auto& [x, y] : subtract(outside_mpi(defs, *unit.loc, ax.t0(), std::min(ax.t1(), unit.stop)), ax.gaps))
+    u += y - x;
   return u;
 }
 
@@ -796,6 +813,7 @@ void fill_windows(const std::vector<Time>& b, const Folded& ut, const Axis& ax, 
                   TimeResolvedResult& res) {
   const std::size_t W = b.size() - 1;
   const Time t0 = res.t0;
+  const CutMeasure cut(ax, pts, I);  // used with a cut only
   const auto &sum = ut.sum, &mx = ut.mx, &cum_sum = ut.cum_sum, &cum_mx = ut.cum_mx;
   const auto& events = ut.events;
   const double Pn = res.units > 0 ? static_cast<double>(res.units) : 1.0;
@@ -808,13 +826,13 @@ void fill_windows(const std::vector<Time>& b, const Folded& ut, const Axis& ax, 
     win.useful_max = mx[x];
     win.useful_mean = sum[x] / Pn;
     // Without a cut, pts are the boundaries: I[x] is I(b[x]).
-    const double len = ax.cut ? axis_length(ax, win.start, win.end) : win.end - win.start;
-    win.ideal = clamp_ideal(ax.cut ? axis_ideal(ax, pts, I, win.start, win.end) : I[x + 1] - I[x], win.useful_max, len);
-    win.ideal_end = ax.cut ? axis_ideal(ax, pts, I, t0, win.end) : I[x + 1] - I[0];
+    const double len = ax.cut ? cut.length(win.end) - cut.length(win.start) : win.end - win.start;
+    win.ideal = clamp_ideal(ax.cut ? cut.ideal(win.end) - cut.ideal(win.start) : I[x + 1] - I[x], win.useful_max, len);
+    win.ideal_end = ax.cut ? cut.ideal(win.end) : I[x + 1] - I[0];
     win.eff = metrics(win.useful_max, win.useful_mean, win.ideal, len);
     win.cum_useful_max = cum_mx[x];
     win.cum_useful_mean = cum_sum[x] / Pn;
-    const double clen = ax.cut ? axis_length(ax, t0, win.end) : win.end - t0;
+    const double clen = ax.cut ? cut.length(win.end) : win.end - t0;
     win.cum_ideal = clamp_ideal(win.ideal_end, win.cum_useful_max, clen);
     win.cum = metrics(win.cum_useful_max, win.cum_useful_mean, win.cum_ideal, clen);
   }
@@ -925,7 +943,7 @@ TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReferenc
   res.useful = std::move(all_useful);
   set_counters(shard.counters, f, res.counters);
   const std::vector<Time> I = ax.cut ? ideal_at_points(f.ideal, pts) : ideal_at_boundaries(f.ideal, b, sp, waitlab);
-  res.ideal_unclamped = ax.cut ? axis_ideal(ax, pts, I, ax.t0(), ax.t1()) : sp.i1 - sp.i0;
+  res.ideal_unclamped = ax.cut ? CutMeasure(ax, pts, I).ideal(ax.t1()) : sp.i1 - sp.i0;
   if (ax.cut) {
     res.cut = cut;
     res.cut.pieces = cut_pieces(ax);
