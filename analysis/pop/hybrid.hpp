@@ -33,13 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/timeresolved/timeresolved.hpp"
+#include "analysis/timeresolved/timeresolved.hpp"  // Efficiency, Convention; declares engine::Shard, Transport
 #include "analysis/trace/trace.hpp"
-
-namespace waitlab::engine {
-struct Shard;
-class Transport;
-}  // namespace waitlab::engine
 
 namespace waitlab::analysis {
 
