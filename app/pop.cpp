@@ -29,8 +29,9 @@ namespace waitlab::app {
 namespace fs = std::filesystem;
 
 // 2: the rows of BSC's modelfactors (`rows`; runtime_us, useful_duration_*_us, useful_instructions_total and
-// useful_cycles_total replace elapsed_s, useful_s and instructions).
-constexpr int kPopSchemaVersion = 2;
+// useful_cycles_total replace elapsed_s, useful_s and instructions). 3: the hybrid MPI+OpenMP rows
+// (hybrid_parallel_efficiency ... omp_scheduling_efficiency; null for a run without threads).
+constexpr int kPopSchemaVersion = 3;
 
 namespace {
 
@@ -121,6 +122,12 @@ Analysed analyse(const Input& in, const PopArgs& args, const analysis::CutSpec& 
     }
   }
   a.run = analysis::pop_run(in.label, a.tr);
+  // The whole run's hybrid factors (a cut would pass its intervals here).
+  analysis::HybridEfficiency h =
+      analysis::hybrid_efficiency(t, a.tr.convention, {{a.tr.t0, a.tr.t1}}, a.tr.ideal, a.tr.useful_ideal_max);
+  // Without MPI calls there is no ideal MPI run to compare with: BSC prints Non-Avail.
+  if (!a.tr.mpi) h.mpi.ser_e = h.mpi.trf_e = NAN;
+  if (h.hybrid) a.run.hybrid = h;
   return a;
 }
 
@@ -142,14 +149,26 @@ struct Column {
   int indent;          // the terminal's tree
   double (*get)(const analysis::PopFactors&);
   Kind kind;
+  bool hybrid = false;  // a hybrid MPI+OpenMP row: shown when some run has threads
 };
 
 double opt(const std::optional<double>& v) {
   return v ? *v : NAN;
 }
 
+// A hybrid factor of the run, NaN without one (and the TALP split without parallel regions).
+double hyb(const analysis::PopFactors& f, double analysis::HybridEfficiency::*field, bool talp = false) {
+  return f.hybrid && (!talp || f.hybrid->talp) ? (*f.hybrid).*field : NAN;
+}
+double hyb(const analysis::PopFactors& f, analysis::Efficiency analysis::HybridEfficiency::*part,
+           double analysis::Efficiency::*field) {
+  return f.hybrid ? ((*f.hybrid).*part).*field : NAN;
+}
+
 const std::vector<Column>& columns() {
   using F = analysis::PopFactors;
+  using H = analysis::HybridEfficiency;
+  using E = analysis::Efficiency;
   constexpr double us = 1e6;
   static const std::vector<Column> c = {
       {"global_efficiency", "Global efficiency", 0, [](const F& f) { return f.global_e; }, Kind::Efficiency},
@@ -160,6 +179,31 @@ const std::vector<Column>& columns() {
       {"serialisation_efficiency", "Serialization efficiency", 3, [](const F& f) { return f.eff.ser_e; },
        Kind::Efficiency},
       {"transfer_efficiency", "Transfer efficiency", 3, [](const F& f) { return f.eff.trf_e; }, Kind::Efficiency},
+      // BSC's hybrid table (basicanalysis' hybridmetrics) and TALP's split of OpenMP PE (hybrid.hpp).
+      {"hybrid_parallel_efficiency", "Hybrid Parallel efficiency", 2, [](const F& f) { return hyb(f, &H::hybrid_pe); },
+       Kind::Efficiency, true},
+      {"mpi_parallel_efficiency", "MPI Parallel efficiency", 3, [](const F& f) { return hyb(f, &H::mpi, &E::pe); },
+       Kind::Efficiency, true},
+      {"mpi_load_balance", "MPI Load balance", 4, [](const F& f) { return hyb(f, &H::mpi, &E::lb); }, Kind::Efficiency,
+       true},
+      {"mpi_communication_efficiency", "MPI Communication efficiency", 4,
+       [](const F& f) { return hyb(f, &H::mpi, &E::comm_e); }, Kind::Efficiency, true},
+      {"mpi_serialisation_efficiency", "MPI Serialization efficiency", 5,
+       [](const F& f) { return hyb(f, &H::mpi, &E::ser_e); }, Kind::Efficiency, true},
+      {"mpi_transfer_efficiency", "MPI Transfer efficiency", 5, [](const F& f) { return hyb(f, &H::mpi, &E::trf_e); },
+       Kind::Efficiency, true},
+      {"omp_parallel_efficiency", "OpenMP Parallel efficiency", 3, [](const F& f) { return hyb(f, &H::omp, &E::pe); },
+       Kind::Efficiency, true},
+      {"omp_load_balance", "OpenMP Load balance", 4, [](const F& f) { return hyb(f, &H::omp, &E::lb); },
+       Kind::Efficiency, true},
+      {"omp_communication_efficiency", "OpenMP Communication efficiency", 4,
+       [](const F& f) { return hyb(f, &H::omp, &E::comm_e); }, Kind::Efficiency, true},
+      {"omp_serial_efficiency", "OpenMP Serial Efficiency", 4, [](const F& f) { return hyb(f, &H::omp_serialisation, true); },
+       Kind::Efficiency, true},
+      {"omp_talp_load_balance", "OpenMP Load Balance", 4, [](const F& f) { return hyb(f, &H::omp_load_balance, true); },
+       Kind::Efficiency, true},
+      {"omp_scheduling_efficiency", "OpenMP Scheduling Efficiency", 4,
+       [](const F& f) { return hyb(f, &H::omp_scheduling, true); }, Kind::Efficiency, true},
       {"computation_scalability", "Computation scalability", 1, [](const F& f) { return f.comp_scal; },
        Kind::Efficiency},
       {"ipc_scalability", "IPC scalability", 2, [](const F& f) { return opt(f.ipc_scal); }, Kind::Efficiency},
@@ -218,6 +262,10 @@ std::string bsc_cell(const Column& c, double v) {
   return fmt::format("{:.2f}", v);
 }
 
+bool any_hybrid(const std::vector<analysis::PopFactors>& factors) {
+  return std::any_of(factors.begin(), factors.end(), [](const analysis::PopFactors& f) { return f.hybrid.has_value(); });
+}
+
 // modelfactors.csv as BSC's modelfactors writes it: ';'-separated, the factors first (in its
 // order), then the '#' rows; one column per run.
 std::string modelfactors_csv(const std::vector<analysis::PopFactors>& factors) {
@@ -236,6 +284,10 @@ std::string modelfactors_csv(const std::vector<analysis::PopFactors>& factors) {
   for (const char* k : kOrder)
     for (const auto& c : columns())
       if (std::string_view(c.key) == k) row(c, "");
+  // BSC's hybrid rows, only when a run has threads.
+  if (any_hybrid(factors))
+    for (const auto& c : columns())
+      if (c.hybrid) row(c, "");
   s += "#\n";
   for (const auto& c : columns())
     if (c.kind == Kind::Microseconds || c.kind == Kind::Count) row(c, "#");
@@ -361,14 +413,17 @@ void pop_command(const PopArgs& args, std::ostream& out) {
   out << fmt::format("POP model factors, {} scaling, reference {} ({} runs)\n", args.scaling, reference,
                      factors.size());
   // modelfactors' rows and units (times in µs); the factors indented as their tree.
-  std::string head = fmt::format("{:<36}", "");
+  const bool hybrid = any_hybrid(factors);
+  const std::size_t width = hybrid ? 44 : 36;  // the hybrid rows nest deeper
+  std::string head = fmt::format("{:<{}}", "", width);
   for (const auto& f : factors) head += fmt::format(" {:>15}", f.units == f.ranks ? fmt::format("{} ranks", f.ranks)
                                                                               : fmt::format("{}×{}", f.ranks, f.units / std::max<std::size_t>(f.ranks, 1)));
   out << head << "\n";
   for (const auto& c : columns()) {
+    if (c.hybrid && !hybrid) continue;  // the hybrid block only when some run has threads
     const std::string title = c.indent == 0 ? std::string(c.title)
                                             : std::string(static_cast<std::size_t>(3 * c.indent - 3), ' ') + "– " + c.title;
-    std::string line = fmt::format("{:<36}", title);
+    std::string line = fmt::format("{:<{}}", title, width);
     for (const auto& f : factors) line += fmt::format(" {:>15}", cell_text(c, c.get(f)));
     out << line << "\n";
   }

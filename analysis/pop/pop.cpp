@@ -88,6 +88,7 @@ PopTable pop_model(std::vector<PopRun> runs, Scaling scaling) {
     f.ipc = ipc_of(run);
     f.instructions = run.instructions;
     f.cycles = run.cycles;
+    f.hybrid = run.hybrid;
     const auto freq = frequency_of(run);
     if (freq) f.ghz = *freq / 1e9;
     f.ipc_scal = ratio(f.ipc, ref_ipc);

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/pop/hybrid.hpp"
 #include "analysis/timeresolved/timeresolved.hpp"
 
 namespace waitlab::analysis {
@@ -43,6 +44,7 @@ struct PopRun {
   double useful_ideal_max = 0;  // max useful time of a unit in the ideal run, s (SerE's numerator)
   std::optional<double> instructions;  // useful instructions (Σ over the units)
   std::optional<double> cycles;        // useful cycles
+  std::optional<HybridEfficiency> hybrid;  // a hybrid MPI+OpenMP run's factors (hybrid.hpp), else none
 };
 // The run's numbers from a time-resolved result (useful_sum = Σ TimeResolvedResult::useful,
 // ideal, useful_max and useful_ideal_max its own; counters present as UsefulCounters says).
@@ -66,6 +68,7 @@ struct PopFactors {
   double speedup = 0;             // T_ref / T_N
   std::optional<double> ipc_scal, ins_scal, freq_scal;
   std::optional<double> ipc, ghz, instructions, cycles;
+  std::optional<HybridEfficiency> hybrid;  // the run's own, passed through
 };
 
 struct PopTable {

@@ -9,6 +9,7 @@
 #include "analysis/engine/serial_transport.hpp"
 #include "analysis/engine/shard.hpp"
 #include "analysis/engine/transport.hpp"
+#include "analysis/timeresolved/intervals.hpp"
 
 namespace waitlab::analysis {
 
@@ -19,6 +20,11 @@ using trace::MpiOp;
 using trace::Rank;
 using trace::Time;
 using trace::Trace;
+using intervals::Interval;
+using intervals::mpi_boundary;
+using intervals::outside_mpi;
+using intervals::state_union;
+using intervals::subtract;
 
 std::string_view window_rule_name(WindowRule r) {
   switch (r) {
@@ -95,12 +101,6 @@ IdealEstimate make_estimate(std::string source, double t_ideal, double useful_ma
 
 namespace {
 
-// An Enter or Leave of an MPI call (Region::is_mpi: MPI_Comm_rank and the like included).
-bool mpi_boundary(const trace::Definitions& defs, const Event& e) {
-  if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return false;
-  return e.ref < defs.regions.size() && defs.regions[e.ref].is_mpi();
-}
-
 // The op of the region an Enter/Leave refers to (None for user regions and other events).
 MpiOp region_op(const trace::Definitions& defs, const Event& e) {
   if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return MpiOp::None;
@@ -134,32 +134,6 @@ RankSpan rank_span(const trace::Definitions& defs, const std::vector<Event>& ev)
   return s;
 }
 
-struct Interval {
-  Time a = 0, b = 0;
-};
-
-// The stretches of [a, b] that a location spends outside every MPI call (any depth), ordered.
-std::vector<Interval> outside_mpi(const trace::Definitions& defs, const trace::Location& l, Time a, Time b) {
-  std::vector<Interval> out;
-  const auto add = [&](Time x, Time y) {
-    x = std::max(x, a);
-    y = std::min(y, b);
-    if (y > x) out.push_back({x, y});
-  };
-  Time from = a;
-  int depth = 0;
-  for (const auto& e : l.events) {
-    if (!mpi_boundary(defs, e)) continue;
-    if (e.kind == EventKind::Enter) {
-      if (depth++ == 0) add(from, e.time);
-    } else if (depth > 0 && --depth == 0) {
-      from = e.time;
-    }
-  }
-  if (depth == 0) add(from, b);
-  return out;
-}
-
 }  // namespace
 
 double time_outside_mpi(const trace::Definitions& defs, const trace::Location& l, Time a, Time b) {
@@ -169,44 +143,6 @@ double time_outside_mpi(const trace::Definitions& defs, const trace::Location& l
 }
 
 namespace {
-
-// The union of a location's state intervals, ordered and disjoint.
-std::vector<Interval> state_union(const std::vector<trace::StateInterval>& states) {
-  std::vector<Interval> s;
-  s.reserve(states.size());
-  for (const auto& x : states)
-    if (x.end > x.begin) s.push_back({x.begin, x.end});
-  if (!std::is_sorted(s.begin(), s.end(), [](const Interval& x, const Interval& y) { return x.a < y.a; }))
-    std::sort(s.begin(), s.end(), [](const Interval& x, const Interval& y) { return x.a < y.a; });
-  std::vector<Interval> m;
-  for (const auto& x : s) {
-    if (!m.empty() && x.a <= m.back().b)
-      m.back().b = std::max(m.back().b, x.b);
-    else
-      m.push_back(x);
-  }
-  return m;
-}
-
-// u minus m (both ordered and disjoint).
-std::vector<Interval> subtract(const std::vector<Interval>& u, const std::vector<Interval>& m) {
-  if (m.empty()) return u;
-  std::vector<Interval> out;
-  std::size_t j = 0;
-  for (const auto& iv : u) {
-    while (j < m.size() && m[j].b <= iv.a) ++j;
-    Time x = iv.a;
-    std::size_t k = j;
-    for (; k < m.size() && m[k].a < iv.b; ++k) {
-      if (m[k].a > x) out.push_back({x, m[k].a});
-      x = std::max(x, m[k].b);
-      if (m[k].b >= iv.b) break;
-    }
-    if (x < iv.b) out.push_back({x, iv.b});
-    j = k;
-  }
-  return out;
-}
 
 
 // Σ deltas of the samples whose stretch ends in useful time: sample at t counts when t − ε is

@@ -85,6 +85,12 @@ inline constexpr std::int64_t kPrvCollRecvSize = 50100002;
 inline constexpr std::int64_t kPrvCollRoot = 50100003;  // 1 on the root task only
 inline constexpr std::int64_t kPrvCollComm = 50100004;  // the communicator's id in the c: lines
 inline constexpr std::int64_t kPrvUserFunction = 60000019;
+// Extrae's OpenMP events (Location::omp): a parallel construct on the master (value: 1 DO,
+// 2 SECTIONS, 3 REGION; 0 closes it), an executed parallel function and an executed task function
+// on the thread that runs it (value: the function's id; 0 ends it).
+inline constexpr std::int64_t kPrvOmpParallel = 60000001;
+inline constexpr std::int64_t kPrvOmpParallelFunction = 60000018;
+inline constexpr std::int64_t kPrvOmpTaskFunction = 60000023;
 
 // waitlab's own event types (values as documented in docs/formats.md).
 inline constexpr std::int64_t kPrvRequestCompleted = 69000001;  // request id + 1

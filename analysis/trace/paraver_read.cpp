@@ -489,6 +489,22 @@ struct RawState {
   std::int64_t end;
   std::uint32_t state;
 };
+struct RawOmp {
+  std::int64_t begin;
+  std::int64_t end;
+  std::uint32_t id;
+  OmpKind kind;
+};
+constexpr std::size_t kOmpKinds = static_cast<std::size_t>(OmpKind::Count_);
+// The OpenMP interval kind of an event type, or Count_ for another type.
+OmpKind omp_kind_of(std::int64_t type) {
+  switch (type) {
+    case kPrvOmpParallel: return OmpKind::ParallelRegion;
+    case kPrvOmpParallelFunction: return OmpKind::ParallelFunction;
+    case kPrvOmpTaskFunction: return OmpKind::Task;
+    default: return OmpKind::Count_;
+  }
+}
 // The records of one location (a thread of a task) as parsed.
 struct RawTask {
   Chunks<RawLine> lines;
@@ -501,6 +517,9 @@ struct RawTask {
   std::uint64_t pairs_read = 0;    // used pairs read (kept or not)
   std::int64_t mpi_open = -1;      // Enter time of the open MPI call, -1 if none
   std::size_t user_depth = 0;      // user regions open (as pass A will count them, near enough)
+  std::array<std::int64_t, kOmpKinds> omp_begin{-1, -1, -1};  // the open OpenMP interval per kind, -1 if none
+  std::array<std::uint32_t, kOmpKinds> omp_id{};
+  std::vector<RawOmp> omp;         // closed OpenMP intervals (owned tasks), in order of end
 };
 // A communication record as pass D needs it; its logical times (pass B only) are kept apart
 // and freed after pass B.
@@ -948,6 +967,8 @@ class Reader {
         cyc = static_cast<std::uint64_t>(value);
         has |= kHasCycles;
         ++st_.used_events;
+      } else if (const OmpKind ok = omp_kind_of(type); ok != OmpKind::Count_) {
+        omp_edge(rt, keep, time, type, ok, value);
       } else if (used_type(type)) {
         if (kept) kept->push_back(RawPair{type, value});
         else line_pairs_.push_back(RawPair{type, value});
@@ -987,6 +1008,19 @@ class Reader {
         stream_line(w, time);
       }
     }
+  }
+
+  // An OpenMP event (Location::omp): a value ≠ 0 opens an interval of its kind (closing the
+  // open one: Paraver's last event value changes), 0 closes the open one. An end with nothing
+  // open, or an id beyond 32 bits, is skipped (ParaverReadStats::skipped names it).
+  void omp_edge(RawTask& rt, bool keep, std::int64_t time, std::int64_t type, OmpKind kind, std::int64_t value) {
+    ++st_.used_events;
+    const auto k = static_cast<std::size_t>(kind);
+    if (value < 0 || value > std::numeric_limits<std::uint32_t>::max()) return misplace(type, Misplaced::BadValue);
+    if (value == 0 && rt.omp_begin[k] < 0) return misplace(type, Misplaced::NothingOpen);
+    if (rt.omp_begin[k] >= 0 && keep) rt.omp.push_back(RawOmp{rt.omp_begin[k], time, rt.omp_id[k], kind});
+    rt.omp_begin[k] = value != 0 ? time : -1;
+    rt.omp_id[k] = static_cast<std::uint32_t>(value);
   }
 
   // Pass A over one event record of a task the part does not own (its used pairs in
@@ -1131,6 +1165,16 @@ class Reader {
 
   // The states and counters of a location, once pass A knows its MPI calls.
   void finish_location(RawTask& rt, Location& loc) {
+    // OpenMP intervals still open at the end last to the header's end time.
+    for (std::size_t k = 0; k < kOmpKinds; ++k)
+      if (rt.omp_begin[k] >= 0)
+        rt.omp.push_back(RawOmp{rt.omp_begin[k], std::max(rt.omp_begin[k], header_.end_time), rt.omp_id[k],
+                                static_cast<OmpKind>(k)});
+    std::stable_sort(rt.omp.begin(), rt.omp.end(), [](const RawOmp& a, const RawOmp& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.kind < b.kind;
+    });
+    loc.omp.reserve(rt.omp.size());
+    for (const RawOmp& o : rt.omp) loc.omp.push_back(OmpInterval{seconds(o.begin), seconds(o.end), o.kind, o.id});
     if (st_.waitlab_written) return;
     if (rt.covered < header_.end_time) push_state(rt, rt.covered, header_.end_time, kStateNoRecord);
     loc.states.reserve(rt.states.size());

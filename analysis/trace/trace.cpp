@@ -110,6 +110,16 @@ std::string_view origin_name(Origin o) {
   return "?";
 }
 
+std::string_view omp_kind_name(OmpKind k) {
+  switch (k) {
+    case OmpKind::ParallelRegion: return "parallel region";
+    case OmpKind::ParallelFunction: return "parallel function";
+    case OmpKind::Task: return "task";
+    case OmpKind::Count_: break;
+  }
+  return "?";
+}
+
 std::string_view cause_name(Cause c) {
   switch (c) {
     case Cause::Imbalance: return "imbalance";

@@ -215,6 +215,24 @@ struct CounterSample {
 inline constexpr std::uint8_t kHasInstructions = 1;
 inline constexpr std::uint8_t kHasCycles = 2;
 
+// The OpenMP structure of a location (measured traces: Extrae's Paraver events), kept apart from
+// `events` so that the MPI analyses' call paths do not change: a parallel region (60000001 on
+// the rank's master thread: the construct from its opening to its closing, fork and join
+// included; id = its kind: 1 DO, 2 SECTIONS, 3 REGION), an executed parallel function
+// (60000018, on every thread of the team: the outlined body; id = Extrae's function id) or an
+// executed task function (60000023; id = its function id). Ordered by begin (ties: by kind);
+// intervals of one kind do not overlap (a new value closes the open one, as Paraver's "last
+// event value" reads them).
+enum class OmpKind : std::uint8_t { ParallelRegion = 0, ParallelFunction, Task, Count_ };
+std::string_view omp_kind_name(OmpKind k);  // "parallel region", "parallel function", "task"
+struct OmpInterval {
+  Time begin = 0;
+  Time end = 0;
+  OmpKind kind = OmpKind::ParallelRegion;
+  std::uint32_t id = 0;
+  bool operator==(const OmpInterval&) const = default;
+};
+
 struct Location {
   Rank rank = 0;
   std::int32_t thread = 0;          // 0: the rank's MPI thread; k ≥ 1: its (k+1)-th thread
@@ -222,6 +240,7 @@ struct Location {
   std::vector<ComputeTruth> truth;  // ordered by start; empty for measured traces
   std::vector<StateInterval> states;     // not useful outside MPI (measured traces; ordered)
   std::vector<CounterSample> counters;   // ordered by time (measured traces with counters)
+  std::vector<OmpInterval> omp;          // OpenMP regions, functions, tasks (ordered by begin)
   bool operator==(const Location&) const = default;
 };
 

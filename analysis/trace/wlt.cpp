@@ -1,4 +1,4 @@
-// The native .wlt trace file. Layout of version 3 (all integers and doubles little-endian):
+// The native .wlt trace file. Layout of version 4 (all integers and doubles little-endian):
 //
 //   header   magic "WLTRACE\0" (8) | u32 version | u32 byte-order mark 0x01020304 | u32 flags
 //            (bit 0: has ground truth) | u32 checksum
@@ -12,7 +12,8 @@
 //            u32 checksum
 //   trailer  "WLTEND\0\0" (8)
 //
-// records = events | truth records | state intervals | counter samples | u32 checksum, each
+// records = events | truth records | state intervals | counter samples | OpenMP intervals |
+// u32 checksum, each
 // array as u64 count, then its records in blocks of up to 16384 (kChunkRecords), every block
 // followed by a u32 checksum. Every checksum is zlib's crc32 of all the bytes of the file
 // before it (earlier checksums included), so each one vouches for everything read so far and
@@ -27,6 +28,9 @@
 // u8 op, u16 flags, u32 ref, i32 peer, i32 tag. Truth record (56): f64 start, f64 end,
 // f64 nominal, 3 × f64 injected, u32 region, i32 iteration. State interval (20): f64 begin,
 // f64 end, u32 state. Counter sample (24): f64 time, u64 instructions, u64 cycles.
+// Version 4 adds to each location's records, after the counter samples, its OpenMP intervals
+// (24 bytes: f64 begin, f64 end, u8 kind, u8 0, u16 0, u32 id); version 3 (still read) is
+// version 4 without them (no OpenMP intervals).
 // Version 2 (still read) is version 3 without any checksum: the header's last u32 is 0 and
 // the arrays are plain count + records. Version 1 (still read) also has neither threads nor
 // run section, and a location there is i32 rank, events, truth only: its trace reads with the
@@ -86,6 +90,7 @@ constexpr std::uint32_t kFlagTruth = 1u;
 constexpr std::uint32_t kMaxString = 1u << 24;  // 16 MiB: longer means corrupt
 constexpr std::size_t kChunkRecords = 1 << 14;  // records per bulk read, and per checksummed block
 constexpr std::uint32_t kFirstChecksumVersion = 3;
+constexpr std::uint32_t kFirstOmpVersion = 4;
 constexpr std::uint32_t kCrcResidue = 0x2144df1cu;  // crc32(bytes + their crc32, little-endian)
 
 std::uint32_t crc(std::uint32_t c, const void* p, std::size_t n) {
@@ -174,6 +179,16 @@ struct Rec<CounterSample> {
   }
 };
 
+template <>
+struct Rec<OmpInterval> {
+  static constexpr std::size_t kBytes = 24;
+  static constexpr bool kBulk = false;  // the struct's padding would reach the file
+  static constexpr const char* kName = "OpenMP interval";
+  static OmpInterval get(const unsigned char* b) {
+    return OmpInterval{le_f64(b), le_f64(b + 8), static_cast<OmpKind>(b[16]), le<std::uint32_t>(b + 20)};
+  }
+};
+
 static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_copyable_v<ComputeTruth> &&
               std::is_trivially_copyable_v<CounterSample>);
 
@@ -235,6 +250,14 @@ class Writer {
     f64(c.time);
     uint(c.instructions);
     uint(c.cycles);
+  }
+  void put(const OmpInterval& o) {
+    f64(o.begin);
+    f64(o.end);
+    uint(static_cast<std::uint8_t>(o.kind));
+    uint(std::uint8_t{0});
+    uint(std::uint16_t{0});
+    uint(o.id);
   }
   // The count, then the records in blocks of kChunkRecords, each followed by its checksum.
   template <typename T>
@@ -483,6 +506,7 @@ struct LocationOffsets {
   std::uint64_t truth = 0;        // first truth record
   std::uint64_t states = 0;       // first state interval
   std::uint64_t counters = 0;     // first counter sample
+  std::uint64_t omp = 0;          // first OpenMP interval
 };
 
 std::string count_of(std::size_t n, const char* what) {
@@ -496,8 +520,9 @@ std::string number(double v) {
 }
 
 // Reads one location: `thread` says whether the record holds a thread number (threads of
-// version 2 on), `full` whether states and counter samples follow (version 2 on).
-Location read_location(Reader& r, bool thread, bool full, LocationOffsets& at) {
+// version 2 on), `full` whether states and counter samples follow (version 2 on), `omp` whether
+// OpenMP intervals follow them (version 4 on).
+Location read_location(Reader& r, bool thread, bool full, bool omp, LocationOffsets& at) {
   Location l;
   at.rank = r.pos();
   l.rank = r.i32();
@@ -513,6 +538,7 @@ Location read_location(Reader& r, bool thread, bool full, LocationOffsets& at) {
     l.states = r.records<StateInterval>(here, count_at, at.states);
     l.counters = r.records<CounterSample>(here, count_at, at.counters);
   }
+  if (omp) l.omp = r.records<OmpInterval>(here, count_at, at.omp);
   r.checksum(here, location_name(l.rank, l.thread) + ": its rank and record counts");
   return l;
 }
@@ -614,6 +640,23 @@ void check_location(const Trace& t, std::size_t ranks, const Location& l, const 
     if (!std::isfinite(c.time)) bad("has a time that is not finite");
     if (k > 0 && c.time < l.counters[k - 1].time)
       bad("comes before the previous one at " + number(l.counters[k - 1].time) + " (samples are ordered by time)");
+  }
+  std::array<Time, static_cast<std::size_t>(OmpKind::Count_)> kind_end{};  // where each kind's last one ends
+  for (std::size_t k = 0; k < l.omp.size(); ++k) {
+    const OmpInterval& o = l.omp[k];
+    const auto bad = [&](const std::string& why) {
+      r.corrupt(record_offset(at.omp, k, Rec<OmpInterval>::kBytes, checked),
+                who + ", OpenMP interval " + std::to_string(k) + " [" + number(o.begin) + ", " + number(o.end) + "] " +
+                    why);
+    };
+    if (o.kind >= OmpKind::Count_) bad("has unknown kind " + std::to_string(static_cast<unsigned>(o.kind)));
+    if (!std::isfinite(o.begin) || !std::isfinite(o.end)) bad("has a time that is not finite");
+    if (o.begin < 0 || o.end < o.begin) bad("ends before it begins or begins before 0");
+    if (k > 0 && (o.begin < l.omp[k - 1].begin || (o.begin == l.omp[k - 1].begin && o.kind < l.omp[k - 1].kind)))
+      bad("comes before the previous one (intervals are ordered by begin, then kind)");
+    Time& end = kind_end[static_cast<std::size_t>(o.kind)];
+    if (o.begin < end) bad("overlaps the previous " + std::string(omp_kind_name(o.kind)) + " ending at " + number(end));
+    end = o.end;
   }
 }
 
@@ -729,6 +772,7 @@ void write_records(const Trace& t, std::ostream& out) {
     w.records(l.truth);
     w.records(l.states);
     w.records(l.counters);
+    w.records(l.omp);
     w.checksum();
   };
   w.uint(static_cast<std::uint64_t>(t.locations.size()));
@@ -750,6 +794,7 @@ void write_records(const Trace& t, std::ostream& out) {
 struct Head {
   bool v2 = false;       // version 2 on: threads, states, counter samples and the run section
   bool checked = false;  // version 3 on: checksums
+  bool omp = false;      // version 4 on: OpenMP intervals
   std::uint64_t comms_at = 0;
   std::vector<std::uint64_t> members_at;
 };
@@ -769,6 +814,7 @@ Head read_head(Reader& r, Trace& t, const std::string& name) {
   Head h;
   h.v2 = version >= 2;
   h.checked = version >= kFirstChecksumVersion;
+  h.omp = version >= kFirstOmpVersion;
   const bool checked = h.checked;
   if (!checked) r.no_checksums();
   const auto bom = r.uint<std::uint32_t>();
@@ -854,9 +900,10 @@ void read_trailer(Reader& r) {
   if (!r.at_eof()) r.corrupt(r.pos(), "unexpected data after the end marker");
 }
 
-// Seeks over one location not read, from its rank field on: `thread` and `full` as for
+// Seeks over one location not read, from its rank field on: `thread`, `full` and `omp` as for
 // read_location. Returns false when its arrays run past the end of the file (`size`).
-bool skim_location(Reader& r, bool thread, bool full, bool checked, std::uint64_t size, std::uint64_t& events) {
+bool skim_location(Reader& r, bool thread, bool full, bool omp, bool checked, std::uint64_t size,
+                   std::uint64_t& events) {
   const auto fits = [&](std::uint64_t n) { return r.pos() <= size && n <= size - r.pos(); };
   if (!fits(thread ? 8 : 4)) return false;
   r.seek(r.pos() + (thread ? 8 : 4));
@@ -872,6 +919,7 @@ bool skim_location(Reader& r, bool thread, bool full, bool checked, std::uint64_
   if (!array(Rec<Event>::kBytes, &events) || !array(Rec<ComputeTruth>::kBytes, nullptr)) return false;
   if (full && (!array(Rec<StateInterval>::kBytes, nullptr) || !array(Rec<CounterSample>::kBytes, nullptr)))
     return false;
+  if (omp && !array(Rec<OmpInterval>::kBytes, nullptr)) return false;
   if (!checked) return true;
   if (!fits(4)) return false;
   r.seek(r.pos() + 4);
@@ -888,6 +936,7 @@ class PartReader {
   TracePart read() {
     const Head h = read_head(r_, t_, name_);
     checked_ = h.checked;
+    omp_ = h.omp;
     if (!whole_) size_ = r_.size();
     const auto n_ranks = r_.uint<std::uint64_t>();
     if (!whole_ && last_ > n_ranks)
@@ -897,12 +946,12 @@ class PartReader {
       if (owns(i)) {
         resume();
         LocationOffsets at;
-        t_.locations.push_back(read_location(r_, false, h.v2, at));
+        t_.locations.push_back(read_location(r_, false, h.v2, h.omp, at));
         rank_offsets_.push_back(at);
         counts_.push_back(t_.locations.back().events.size());
       } else {
         std::uint64_t events = 0;
-        if (!skim_location(r_, false, h.v2, checked_, size_, events)) serial_verdict();
+        if (!skim_location(r_, false, h.v2, h.omp, checked_, size_, events)) serial_verdict();
         skipped_ = true;
         counts_.push_back(events);
       }
@@ -941,7 +990,7 @@ class PartReader {
       if (owned) {
         resume();
         LocationOffsets at;
-        t_.threads.push_back(read_location(r_, true, true, at));
+        t_.threads.push_back(read_location(r_, true, true, omp_, at));
         thread_offsets_.push_back(at);
         head.rank = t_.threads.back().rank;
         head.thread = t_.threads.back().thread;
@@ -951,7 +1000,7 @@ class PartReader {
         if (!r_.peek_i32(head.thread)) serial_verdict();
         r_.seek(head.rank_at);
         std::uint64_t events = 0;
-        if (!skim_location(r_, true, true, checked_, size_, events)) serial_verdict();
+        if (!skim_location(r_, true, true, omp_, checked_, size_, events)) serial_verdict();
         skipped_ = true;
       }
       heads_.push_back(head);
@@ -979,6 +1028,7 @@ class PartReader {
   std::uint64_t first_, last_;
   bool whole_;
   bool checked_ = false;
+  bool omp_ = false;
   bool skipped_ = false;  // the bytes just before the reader's offset were seeked over
   std::uint64_t size_ = 0;
   Trace t_;
@@ -1011,6 +1061,7 @@ void write_wlt(const Trace& head, std::size_t ranks, const std::function<Locatio
     w.records(l.truth, l.read_truth);
     w.records(std::vector<StateInterval>{});
     w.records(std::vector<CounterSample>{});
+    w.records(std::vector<OmpInterval>{});
     w.checksum();
   }
   w.uint(std::uint64_t{0});  // no threads

@@ -2,7 +2,7 @@
 //
 // Promise: write_wlt/read_wlt round-trip a Trace exactly (bit-identical doubles,
 // definitions, attributes, ground truth, worker threads, state intervals, counter samples,
-// origin, declared span and counters bits). The file starts with a versioned header
+// OpenMP intervals, origin, declared span and counters bits). The file starts with a versioned header
 // (magic "WLTRACE\0", format version, byte-order mark) that read_wlt checks; files of the
 // previous versions (2: no checksums; 1: nor threads, states, counters, origin, span) still
 // read, with the defaults for what they do not hold. Version 3 files carry crc32 checksums
@@ -18,7 +18,7 @@
 // truth record naming an undefined region or communicator, no MPI_COMM_WORLD, truth records
 // without the truth flag or out of order, a thread of no rank or numbered < 1 or out of
 // (rank, thread) order, state intervals overlapping or out of order, counter samples out of
-// order: a Trace from read_wlt can be indexed without checks and has only finite times.
+// order, OpenMP intervals of an unknown kind, out of order or overlapping one of their kind: a Trace from read_wlt can be indexed without checks and has only finite times.
 // Reading allocates no more than the file holds (counts are never trusted). Writing goes to a
 // temporary name that is renamed when complete (analysis/trace/atomic_file.hpp), so no
 // half-written file is ever left under the final name.
@@ -36,7 +36,8 @@
 
 namespace waitlab::trace {
 
-inline constexpr std::uint32_t kWltVersion = 3;  // 2 (no checksums) and 1 (nor threads, states, counters, origin, span) still read
+// 3 (no OpenMP intervals), 2 (nor checksums) and 1 (nor threads, states, counters, origin, span) still read
+inline constexpr std::uint32_t kWltVersion = 4;
 
 void write_wlt(const Trace& t, std::ostream& out);
 void write_wlt(const Trace& t, const std::string& path);  // atomic: path.tmp, then rename

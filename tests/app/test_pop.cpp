@@ -365,6 +365,36 @@ TEST_F(Pop, SmpiIdealRuntimeAsDimemas) {
   EXPECT_EQ(out.find("skipped"), std::string::npos) << out;
 }
 
+
+// Hybrid MPI+OpenMP rows (issue 33, point 10): the pure-MPI EPOCH runs keep their outputs — the
+// hybrid keys null, no hybrid rows in modelfactors.csv nor on the terminal; omp2 (1 task × 2
+// threads) gets them, worked by hand in docs/analyses.md ("Hybrid MPI+OpenMP factors").
+TEST_F(Pop, HybridRowsOnlyForRunsWithThreads) {
+  std::string out;
+  const json e = epoch_pop("", &out);
+  for (const auto& run : e["runs"])
+    for (const char* k : {"hybrid_parallel_efficiency", "mpi_load_balance", "omp_parallel_efficiency",
+                          "omp_scheduling_efficiency"})
+      EXPECT_TRUE(run[k].is_null()) << k;
+  EXPECT_EQ(out.find("Hybrid Parallel"), std::string::npos) << out;  // the output directory is named after the test
+  EXPECT_EQ(test::slurp(dir_ / "pop" / "modelfactors.csv").find("MPI Parallel"), std::string::npos);
+  const Result r = waitlab("pop '" + kExtrae + "omp2.prv.gz' -o '" + (dir_ / "omp").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("OpenMP Scheduling Efficiency"), std::string::npos) << r.out;
+  const json p = json::parse(test::slurp(dir_ / "omp" / "pop.json"));
+  const json& run = p["runs"][0];
+  expect_rel(run["hybrid_parallel_efficiency"].get<double>(), 0.7231117484003139, 1e-9, "hybrid PE");
+  expect_rel(run["mpi_parallel_efficiency"].get<double>(), 1, 1e-9, "MPI PE");
+  expect_rel(run["omp_load_balance"].get<double>(), 0.7272531698594312, 1e-9, "OpenMP LB");
+  expect_rel(run["omp_communication_efficiency"].get<double>(), 0.9943053923574952, 1e-9, "OpenMP CommE");
+  expect_rel(run["omp_serial_efficiency"].get<double>(), 0.7246634788391669, 1e-9, "OpenMP serialisation");
+  expect_rel(run["omp_talp_load_balance"].get<double>(), 0.9995754824630615, 1e-9, "OpenMP load balance");
+  expect_rel(run["omp_scheduling_efficiency"].get<double>(), 0.9982824766449451, 1e-9, "OpenMP scheduling");
+  EXPECT_TRUE(run["mpi_serialisation_efficiency"].is_null());  // no MPI: not available
+  const std::string mf = test::slurp(dir_ / "omp" / "modelfactors.csv");
+  EXPECT_NE(mf.find("OpenMP Serial Efficiency;72.466348\n"), std::string::npos) << mf;
+}
+
 // Point 8: modelfactors' whole table — `waitlab pop` writes modelfactors.csv in BSC's layout
 // (row names, units: % and µs) and every row of the 1- and 2-rank columns agrees with BSC's:
 // percentages within 0.01 pp, the other factors and the times within 1e-4 relative, the
@@ -375,7 +405,7 @@ TEST_F(Pop, ModelfactorsWholeTableAsBsc) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto ours = modelfactors_table(test::slurp(dir_ / "pop" / "modelfactors.csv"));
   const json p = json::parse(test::slurp(dir_ / "pop" / "pop.json"));
-  EXPECT_EQ(p["schema_version"], 2);
+  EXPECT_EQ(p["schema_version"], 3);
   std::map<std::string, std::string> key_of, unit_of;  // modelfactors' row → pop.json key, unit
   for (const auto& row : p["rows"]) {
     key_of[row["modelfactors"].get<std::string>()] = row["key"].get<std::string>();

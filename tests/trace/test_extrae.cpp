@@ -141,8 +141,8 @@ const Location& location(const Trace& t, int task, int thread) {
 }
 
 TEST(Extrae, EveryEventTypeIsUsedOrCountedByKind) {
-  const std::set<std::string> used = {"42000050", "42000059", "50000001", "50000002", "50000003",
-                                      "50100001", "50100002", "50100003", "50100004"};
+  const std::set<std::string> used = {"42000050", "42000059", "50000001", "50000002", "50000003", "50100001",
+                                      "50100002", "50100003", "50100004", "60000001", "60000018", "60000023"};
   for (const std::string& name : kTraces) {
     SCOPED_TRACE(name);
     const Loaded& l = load(name);
@@ -239,6 +239,26 @@ TEST(Extrae, StatesAreTheNotRunningRecordsOutsideMpi) {
   const Location& t2 = load("omp2").t.threads[0];
   ASSERT_FALSE(t2.states.empty());
   EXPECT_EQ(t2.states[0], (StateInterval{0, 4943850943e-9, 2}));
+}
+
+// The OpenMP structure (Location::omp) as the raw records give it (`zcat omp2.prv.gz | awk -F:
+// '$1==2{for(i=7;i<NF;i+=2) if($i==60000001||$i==60000018) print $4"."$5, $6, $i":"$(i+1)}'`):
+// the two parallel regions (60000001:3 … :0) on the master only, the two parallel-function
+// instances (GetPixelBlue 3, GetPixelGreen 4) on each thread; no task functions. The MPI
+// analyses' events are untouched (none: the run has no MPI). The EPOCH traces have none.
+TEST(Extrae, OpenMpIntervalsAsTheRecordsSay) {
+  const Trace& omp = load("omp2").t;
+  using K = OmpKind;
+  const std::vector<OmpInterval> master = {
+      {4943782149e-9, 8515422599e-9, K::ParallelRegion, 3}, {4943849393e-9, 8515412437e-9, K::ParallelFunction, 3},
+      {8515449655e-9, 9652723635e-9, K::ParallelRegion, 3}, {8515451745e-9, 9651297103e-9, K::ParallelFunction, 4}};
+  const std::vector<OmpInterval> worker = {{4943850943e-9, 8510891531e-9, K::ParallelFunction, 3},
+                                           {8515451937e-9, 9652720195e-9, K::ParallelFunction, 4}};
+  EXPECT_EQ(omp.locations[0].omp, master);
+  EXPECT_EQ(omp.threads[0].omp, worker);
+  EXPECT_EQ(omp.event_count(), 0u);
+  for (const char* name : {"epoch_1proc", "epoch_2proc"})
+    for (const Location& l : load(name).t.locations) EXPECT_TRUE(l.omp.empty()) << name;
 }
 
 TEST(Extrae, PapiCountersAreSummedAsWritten) {

@@ -136,7 +136,7 @@ TEST(Wlt, EmptyTraceRoundTrips) {
 TEST(Wlt, HeaderLayout) {
   const std::string b = to_bytes(sample());
   EXPECT_EQ(b.substr(0, 8), std::string("WLTRACE\0", 8));
-  EXPECT_EQ(b.substr(8, 4), std::string("\x03\x00\x00\x00", 4));   // version 3, little-endian
+  EXPECT_EQ(b.substr(8, 4), std::string("\x04\x00\x00\x00", 4));   // version 4, little-endian
   EXPECT_EQ(b.substr(12, 4), std::string("\x04\x03\x02\x01", 4));  // byte-order mark 0x01020304
   EXPECT_EQ(b.substr(16, 4), std::string("\x01\x00\x00\x00", 4));  // flags: has truth
   EXPECT_EQ(b.substr(b.size() - 8), std::string("WLTEND\0\0", 8));
@@ -152,9 +152,9 @@ TEST(Wlt, EventRecordsAre40Bytes) {
 
 TEST(Wlt, TruncatedInsideEventArrayNamesRankAndEvent) {
   const std::string b = to_bytes(bare(4));
-  // events and their block's checksum; truth, state and counter counts; the location's
+  // events and their block's checksum; truth, state, counter and OpenMP counts; the location's
   // checksum; thread count; run section and its checksum; end marker
-  ASSERT_EQ(b.size(), 72u + 4 * 40 + 4 + 3 * 8 + 4 + 8 + 24 + 4 + 8);
+  ASSERT_EQ(b.size(), 72u + 4 * 40 + 4 + 4 * 8 + 4 + 8 + 24 + 4 + 8);
   EXPECT_EQ(error_of(b.substr(0, 72 + 2 * 40 + 17)), "t.wlt: truncated at byte 169 (rank 0, event 2)");
   EXPECT_EQ(error_of(b.substr(0, 72)), "t.wlt: truncated at byte 72 (rank 0, event 0)");
   EXPECT_EQ(error_of(b.substr(0, 72 + 4 * 40 - 1)), "t.wlt: truncated at byte 231 (rank 0, event 3)");
@@ -170,8 +170,9 @@ TEST(Wlt, TruncatedElsewhere) {
   EXPECT_EQ(error_of(b.substr(0, 50)), "t.wlt: truncated at byte 50");  // the definitions' checksum
   EXPECT_EQ(error_of(b.substr(0, 66)), "t.wlt: truncated at byte 66 (rank 0)");  // in the event count
   EXPECT_EQ(error_of(b.substr(0, 72 + 164 + 3)), "t.wlt: truncated at byte 239 (rank 0)");  // truth count
-  EXPECT_EQ(error_of(b.substr(0, 72 + 164 + 24 + 1)), "t.wlt: truncated at byte 261 (rank 0)");  // its checksum
-  EXPECT_EQ(error_of(b.substr(0, b.size() - 1)), "t.wlt: truncated at byte 307");           // end marker
+  EXPECT_EQ(error_of(b.substr(0, 72 + 164 + 24 + 1)), "t.wlt: truncated at byte 261 (rank 0)");  // OpenMP count
+  EXPECT_EQ(error_of(b.substr(0, 72 + 164 + 32 + 1)), "t.wlt: truncated at byte 269 (rank 0)");  // its checksum
+  EXPECT_EQ(error_of(b.substr(0, b.size() - 1)), "t.wlt: truncated at byte 315");           // end marker
 }
 
 TEST(Wlt, EveryTruncationIsAnInputError) {
@@ -200,9 +201,9 @@ TEST(Wlt, BadMagic) {
 
 TEST(Wlt, FutureVersion) {
   std::string b = to_bytes(sample());
-  b[8] = 4;
+  b[8] = 5;
   EXPECT_EQ(error_of(b),
-            "t.wlt: .wlt format version 4 is newer than this waitlab reads (version 3); upgrade waitlab");
+            "t.wlt: .wlt format version 5 is newer than this waitlab reads (version 4); upgrade waitlab");
 }
 
 TEST(Wlt, ByteOrderMark) {
@@ -221,7 +222,7 @@ TEST(Wlt, HugeCountIsTruncationNotAllocation) {
 
 TEST(Wlt, TrailingGarbage) {
   EXPECT_EQ(error_of(to_bytes(bare(1)) + "x"),
-            "t.wlt: corrupt .wlt file at byte 188: unexpected data after the end marker");
+            "t.wlt: corrupt .wlt file at byte 196: unexpected data after the end marker");
 }
 
 // The smallest trace whose references all resolve; its layout, by hand:
@@ -230,8 +231,8 @@ TEST(Wlt, TrailingGarbage) {
 //   63..66 | attr count 67..74 | checksum 75..78 | rank count 79..86 | rank 0: i32 rank
 //   87..90, event count 91..98, events 99..178 (event 1 at 139), checksum 179..182, truth
 //   count 183..190, truth record 191..246, checksum 247..250, state count 251..258, counter
-//   count 259..266, checksum 267..270 | thread count 271..278 | run 279..302 | checksum
-//   303..306 | end 307..314.
+//   count 259..266, OpenMP count 267..274, checksum 275..278 | thread count 279..286 | run
+//   287..310 | checksum 311..314 | end 315..322.
 Trace tiny() {
   Trace t;
   t.defs.region("r");
@@ -250,7 +251,7 @@ Trace tiny() {
 
 TEST(WltReferences, TinyTraceIsValidAndLaidOutAsDocumented) {
   const std::string b = to_bytes(tiny());
-  ASSERT_EQ(b.size(), 315u);
+  ASSERT_EQ(b.size(), 323u);
   EXPECT_EQ(b.substr(32, 5), std::string("\x01\x00\x00\x00r", 5));
   EXPECT_EQ(b.substr(50, 5), std::string("\x01\x00\x00\x00W", 5));
   EXPECT_EQ(b.substr(139, 8), std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8));  // event 1 at t = 1
@@ -423,8 +424,8 @@ TEST(WltV2, RecordSizes) {
   th.rank = 0;
   th.thread = 1;
   t.threads.push_back(th);
-  // i32 rank, i32 thread, four zero counts and the location's checksum.
-  EXPECT_EQ(to_bytes(t).size() - with_comm, 8u + 4 * 8 + 4);
+  // i32 rank, i32 thread, five zero counts and the location's checksum.
+  EXPECT_EQ(to_bytes(t).size() - with_comm, 8u + 5 * 8 + 4);
 }
 
 TEST(WltV2, Version1FilesStillRead) {
@@ -437,7 +438,7 @@ TEST(WltV2, Version1FilesStillRead) {
   EXPECT_EQ(back.origin, Origin::Simulated);
   EXPECT_FALSE(back.has_declared_span());
   EXPECT_EQ(back.counters, 0);
-  // Rewritten, it is a version-3 file of the same trace.
+  // Rewritten, it is a version-4 file of the same trace.
   EXPECT_EQ(to_bytes(back), to_bytes(t));
   // A version-1 file ends after its ranks: a version-2 reader does not look for threads there.
   EXPECT_EQ(error_of(v1.substr(0, v1.size() - 1)), "t.wlt: truncated at byte " + std::to_string(v1.size() - 1));
@@ -476,10 +477,11 @@ TEST(WltV2, OlderVersionsNeedTheirReservedFieldZero) {
   }
 }
 
-// tiny() with one thread of rank 0; the thread's record starts at byte 279 (after the thread
-// count at 271): i32 rank 279, i32 thread 283, event count 287, truth count 295, state count
-// 303, state 0 at 311 (its code at 327), checksum 331, counter count 335, counter 0 at 343
-// (instructions at 351), checksum 367, the location's checksum 371; run section at 375.
+// tiny() with one thread of rank 0; the thread's record starts at byte 287 (after the thread
+// count at 279): i32 rank 287, i32 thread 291, event count 295, truth count 303, state count
+// 311, state 0 at 319 (its code at 335), checksum 339, counter count 343, counter 0 at 351
+// (instructions at 359), checksum 375, OpenMP count 379, the location's checksum 387; run
+// section at 391.
 Trace tiny_thread() {
   Trace t = tiny();
   Location l;
@@ -493,10 +495,10 @@ Trace tiny_thread() {
 
 TEST(WltV2, ThreadLayoutIsAsDocumented) {
   const std::string b = to_bytes(tiny_thread());
-  EXPECT_EQ(b.substr(271, 8), std::string("\x01\0\0\0\0\0\0\0", 8));  // one thread
-  EXPECT_EQ(b.substr(283, 4), std::string("\x01\0\0\0", 4));          // thread 1
-  EXPECT_EQ(b.substr(327, 4), std::string("\x02\0\0\0", 4));          // state 2
-  EXPECT_EQ(b.substr(351, 8), std::string("\x05\0\0\0\0\0\0\0", 8));  // 5 instructions
+  EXPECT_EQ(b.substr(279, 8), std::string("\x01\0\0\0\0\0\0\0", 8));  // one thread
+  EXPECT_EQ(b.substr(291, 4), std::string("\x01\0\0\0", 4));          // thread 1
+  EXPECT_EQ(b.substr(335, 4), std::string("\x02\0\0\0", 4));          // state 2
+  EXPECT_EQ(b.substr(359, 8), std::string("\x05\0\0\0\0\0\0\0", 8));  // 5 instructions
   EXPECT_EQ(from_bytes(b), tiny_thread());
 }
 
@@ -504,13 +506,13 @@ TEST(WltV2, ThreadsMustBelongToARankAndBeOrdered) {
   Trace t = tiny_thread();
   t.threads[0].rank = 1;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 279: thread location 0 belongs to rank 1, but the trace has 1 rank");
+            "t.wlt: corrupt .wlt file at byte 287: thread location 0 belongs to rank 1, but the trace has 1 rank");
   t.threads[0].rank = -1;
   EXPECT_NE(error_of(to_bytes(t)).find("belongs to rank -1"), std::string::npos);
   t = tiny_thread();
   t.threads[0].thread = 0;
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 283: thread location 0 (rank 0) has thread number 0 (worker "
+            "t.wlt: corrupt .wlt file at byte 291: thread location 0 (rank 0) has thread number 0 (worker "
             "threads are numbered from 1)");
   t = tiny_thread();
   t.threads.push_back(t.threads[0]);  // rank 0 thread 1 twice
@@ -520,7 +522,7 @@ TEST(WltV2, ThreadsMustBelongToARankAndBeOrdered) {
   t = tiny_thread();
   t.threads[0].events = {make_event(0, EventKind::Enter, MpiOp::None, 7)};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 295: rank 0 thread 1, event 0 (Enter) refers to region 7, but the "
+            "t.wlt: corrupt .wlt file at byte 303: rank 0 thread 1, event 0 (Enter) refers to region 7, but the "
             "trace defines 1 region");
 }
 
@@ -528,11 +530,11 @@ TEST(WltV2, StatesAndSamplesMustBeOrderedAndFinite) {
   Trace t = tiny_thread();
   t.threads[0].states = {{0, 1, 2}, {0.5, 2, 2}};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 331: rank 0 thread 1, state interval 1 [0.5, 2] begins before the "
+            "t.wlt: corrupt .wlt file at byte 339: rank 0 thread 1, state interval 1 [0.5, 2] begins before the "
             "previous one ends at 1 (intervals are ordered and do not overlap)");
   t.threads[0].states = {{2, 1, 2}};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 311: rank 0 thread 1, state interval 0 [2, 1] ends before it begins");
+            "t.wlt: corrupt .wlt file at byte 319: rank 0 thread 1, state interval 0 [2, 1] ends before it begins");
   t.threads[0].states = {{0, std::numeric_limits<double>::quiet_NaN(), 2}};
   EXPECT_NE(error_of(to_bytes(t)).find("state interval 0 [0, nan] has a time that is not finite"), std::string::npos);
   t = tiny();
@@ -546,25 +548,26 @@ TEST(WltV2, StatesAndSamplesMustBeOrderedAndFinite) {
 }
 
 TEST(WltV2, RunSectionIsChecked) {
-  Trace t = tiny();  // run section at 279..302
+  Trace t = tiny();  // run section at 287..310
   t.origin = static_cast<Origin>(4);
-  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 279: unknown trace origin 4");
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 287: unknown trace origin 4");
   t = tiny();
   t.counters = 4;
-  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 280: unknown counters bits 4");
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 288: unknown counters bits 4");
   t = tiny();
   t.span_end = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 287: declared span [0, inf] is not finite");
+  EXPECT_EQ(error_of(to_bytes(t)), "t.wlt: corrupt .wlt file at byte 295: declared span [0, inf] is not finite");
 }
 
 TEST(WltV2, TruncationInsideTheNewArraysNamesTheLocationAndRecord) {
   const std::string b = to_bytes(tiny_thread());
-  EXPECT_EQ(error_of(b.substr(0, 316)), "t.wlt: truncated at byte 316 (rank 0 thread 1, state interval 0)");
-  EXPECT_EQ(error_of(b.substr(0, 350)), "t.wlt: truncated at byte 350 (rank 0 thread 1, counter sample 0)");
-  EXPECT_EQ(error_of(b.substr(0, 285)), "t.wlt: truncated at byte 285 (rank 0)");  // in the thread number
-  EXPECT_EQ(error_of(b.substr(0, 290)), "t.wlt: truncated at byte 290 (rank 0 thread 1)");  // event count
-  EXPECT_EQ(error_of(b.substr(0, 306)), "t.wlt: truncated at byte 306 (rank 0 thread 1)");  // state count
-  EXPECT_EQ(error_of(b.substr(0, 373)), "t.wlt: truncated at byte 373 (rank 0 thread 1)");  // its checksum
+  EXPECT_EQ(error_of(b.substr(0, 324)), "t.wlt: truncated at byte 324 (rank 0 thread 1, state interval 0)");
+  EXPECT_EQ(error_of(b.substr(0, 358)), "t.wlt: truncated at byte 358 (rank 0 thread 1, counter sample 0)");
+  EXPECT_EQ(error_of(b.substr(0, 293)), "t.wlt: truncated at byte 293 (rank 0)");  // in the thread number
+  EXPECT_EQ(error_of(b.substr(0, 298)), "t.wlt: truncated at byte 298 (rank 0 thread 1)");  // event count
+  EXPECT_EQ(error_of(b.substr(0, 314)), "t.wlt: truncated at byte 314 (rank 0 thread 1)");  // state count
+  EXPECT_EQ(error_of(b.substr(0, 381)), "t.wlt: truncated at byte 381 (rank 0 thread 1)");  // OpenMP count
+  EXPECT_EQ(error_of(b.substr(0, 389)), "t.wlt: truncated at byte 389 (rank 0 thread 1)");  // its checksum
 }
 
 // ---- version 3: checksums ----
@@ -586,10 +589,10 @@ std::string hex(std::uint32_t v) {
 TEST(WltChecksums, EveryChecksumIsTheCrc32OfAllBytesBeforeIt) {
   // tiny_thread(): the documented checksum positions (see tiny() and tiny_thread()).
   const std::string b = to_bytes(tiny_thread());
-  ASSERT_EQ(b.size(), 411u);
-  for (std::size_t at : {20u, 75u, 179u, 247u, 267u, 331u, 367u, 371u, 399u})
+  ASSERT_EQ(b.size(), 427u);
+  for (std::size_t at : {20u, 75u, 179u, 247u, 275u, 339u, 375u, 387u, 415u})
     EXPECT_EQ(le32(b, at), crc_before(b, at)) << "checksum at byte " << at;
-  EXPECT_EQ(b.substr(403), std::string("WLTEND\0\0", 8));
+  EXPECT_EQ(b.substr(419), std::string("WLTEND\0\0", 8));
 }
 
 TEST(WltChecksums, BlocksOf16384Records) {
@@ -637,12 +640,14 @@ TEST(WltChecksums, AFlippedBitNamesTheDamagedBytes) {
   EXPECT_EQ(error_of(b), mismatch(b, 75, 24, "the definitions and attributes"));
   b = flip(16, 0);  // the truth flag
   EXPECT_EQ(error_of(b), mismatch(b, 20, 0, "the header"));
-  b = flip(287, 2);  // the declared span's begin
-  EXPECT_EQ(error_of(b), mismatch(b, 303, 271, "the thread count and the run section"));
+  b = flip(295, 2);  // the declared span's begin
+  EXPECT_EQ(error_of(b), mismatch(b, 311, 279, "the thread count and the run section"));
   b = flip(260, 0);  // the counter count 0 becomes 256: read as counter samples to the end
-  EXPECT_EQ(error_of(b), "t.wlt: truncated at byte 315 (rank 0, counter sample 2)");
-  b = flip(270, 7);  // the location's checksum itself
-  EXPECT_EQ(error_of(b), mismatch(b, 267, 251, "rank 0: its rank and record counts"));
+  EXPECT_EQ(error_of(b), "t.wlt: truncated at byte 323 (rank 0, counter sample 2)");
+  b = flip(278, 7);  // the location's checksum itself
+  EXPECT_EQ(error_of(b), mismatch(b, 275, 251, "rank 0: its rank and record counts"));
+  b = flip(268, 0);  // the OpenMP count 0 becomes 256: read as OpenMP intervals to the end
+  EXPECT_EQ(error_of(b), "t.wlt: truncated at byte 323 (rank 0, OpenMP interval 2)");
 }
 
 // Flips every bit of a file, one at a time: each flip must be an InputError naming the file
@@ -677,6 +682,45 @@ TEST(WltChecksums, EverySingleBitFlipIsAnInputError) {
       const std::string msg = error_of(f);
       if (msg.rfind("t.wlt: ", 0) != 0 && ++failures < 10) ADD_FAILURE() << "bit " << bit << " of byte " << byte;
     }
+}
+
+// ---- version 4: OpenMP intervals ----
+
+// tiny_thread() with OpenMP intervals on both locations: they round-trip bit for bit, 24 bytes
+// each; rank 0's two and their block checksum move the thread by 52 bytes, whose intervals come
+// after its counter samples (count at 379 + 52, interval 0 at 387 + 52: kind at +16, id at +20).
+Trace tiny_omp() {
+  Trace t = tiny_thread();
+  t.locations[0].omp = {{0.25, 0.75, OmpKind::ParallelRegion, 3}, {0.3, 0.7, OmpKind::ParallelFunction, 7}};
+  t.threads[0].omp = {{0.3, 0.6, OmpKind::ParallelFunction, 7}};
+  return t;
+}
+
+TEST(WltV4, OpenMpIntervalsRoundTrip) {
+  const std::string b = to_bytes(tiny_omp());
+  EXPECT_EQ(b.size() - to_bytes(tiny_thread()).size(), 3u * 24 + 2 * 4);  // and a block checksum each
+  EXPECT_EQ(from_bytes(b), tiny_omp());
+  EXPECT_EQ(to_bytes(from_bytes(b)), b);
+  EXPECT_EQ(b.substr(379 + 52, 8), std::string("\x01\0\0\0\0\0\0\0", 8));  // the thread's count
+  EXPECT_EQ(b.substr(387 + 52 + 16, 8), std::string("\x01\0\0\0\x07\0\0\0", 8));  // kind 1, 0, 0, id 7
+}
+
+TEST(WltV4, OpenMpIntervalsAreChecked) {
+  Trace t = tiny_omp();
+  t.threads[0].omp = {{0.3, 0.6, OmpKind::ParallelFunction, 7}, {0.5, 0.9, OmpKind::ParallelFunction, 8}};
+  EXPECT_NE(error_of(to_bytes(t)).find("rank 0 thread 1, OpenMP interval 1 [0.5, 0.90000000000000002] overlaps the "
+                                       "previous parallel function ending at 0.59999999999999998"),
+            std::string::npos)
+      << error_of(to_bytes(t));
+  t.threads[0].omp = {{0.6, 0.3, OmpKind::ParallelFunction, 7}};
+  EXPECT_NE(error_of(to_bytes(t)).find("ends before it begins"), std::string::npos);
+  t.threads[0].omp = {{0.3, 0.6, static_cast<OmpKind>(9), 7}};
+  EXPECT_NE(error_of(to_bytes(t)).find("has unknown kind 9"), std::string::npos);
+  t.threads[0].omp = {{0.4, 0.6, OmpKind::ParallelFunction, 7}, {0.3, 0.35, OmpKind::Task, 1}};
+  EXPECT_NE(error_of(to_bytes(t)).find("comes before the previous one"), std::string::npos);
+  t.threads[0].omp = {{0.3, std::numeric_limits<double>::infinity(), OmpKind::Task, 1}};
+  EXPECT_NE(error_of(to_bytes(t)).find("has a time that is not finite"), std::string::npos);
+  expect_every_flip_fails(to_bytes(tiny_omp()));
 }
 
 // ---- values: what any version must hold, checksums or not ----
@@ -725,7 +769,7 @@ TEST(WltValues, PeersAreRanksOrNone) {
   t = tiny_thread();
   t.threads[0].events = {make_event(0, EventKind::Recv, MpiOp::Recv, kCommWorld, 5)};
   EXPECT_EQ(error_of(to_bytes(t)),
-            "t.wlt: corrupt .wlt file at byte 295: rank 0 thread 1, event 0 (Recv) names peer 5, but the trace has 1 "
+            "t.wlt: corrupt .wlt file at byte 303: rank 0 thread 1, event 0 (Recv) names peer 5, but the trace has 1 "
             "rank (a peer is a rank, or -1 for none)");
 }
 
