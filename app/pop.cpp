@@ -122,12 +122,8 @@ Analysed analyse(const Input& in, const PopArgs& args, const analysis::CutSpec& 
     }
   }
   a.run = analysis::pop_run(in.label, a.tr);
-  // The whole run's hybrid factors (a cut would pass its intervals here).
-  analysis::HybridEfficiency h =
-      analysis::hybrid_efficiency(t, a.tr.convention, {{a.tr.t0, a.tr.t1}}, a.tr.ideal, a.tr.useful_ideal_max);
-  // Without MPI calls there is no ideal MPI run to compare with: BSC prints Non-Avail.
-  if (!a.tr.mpi) h.mpi.ser_e = h.mpi.trf_e = NAN;
-  if (h.hybrid) a.run.hybrid = h;
+  // The hybrid factors over the same time (the cut's, or the whole run).
+  if (const analysis::HybridEfficiency h = analysis::hybrid_of(t, a.tr); h.hybrid) a.run.hybrid = h;
   return a;
 }
 

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/pop/hybrid.hpp"
+#include "analysis/timeresolved/hybrid.hpp"
 #include "analysis/timeresolved/timeresolved.hpp"
 
 namespace waitlab::analysis {

@@ -143,17 +143,36 @@ std::vector<Piece> clip_cut(const Cut& cut, Time t0, Time t1) {
 
 namespace {
 
-// The ids of the regions named `name`.
-std::vector<trace::RegionId> regions_named(const trace::Definitions& defs, const std::string& name) {
+// What a region's name stands for: the regions of that name, or else an OpenMP construct by its
+// kind's name ("parallel region", "parallel function", "task": Location::omp).
+struct RegionMatch {
   std::vector<trace::RegionId> ids;
+  bool omp = false;
+  trace::OmpKind kind = trace::OmpKind::ParallelRegion;
+  bool any() const { return omp || !ids.empty(); }
+};
+
+RegionMatch regions_named(const trace::Definitions& defs, const std::string& name) {
+  RegionMatch m;
   for (std::size_t i = 0; i < defs.regions.size(); ++i)
-    if (defs.regions[i].name == name) ids.push_back(static_cast<trace::RegionId>(i));
-  return ids;
+    if (defs.regions[i].name == name) m.ids.push_back(static_cast<trace::RegionId>(i));
+  for (std::uint8_t k = 0; m.ids.empty() && k < static_cast<std::uint8_t>(trace::OmpKind::Count_); ++k)
+    if (trace::omp_kind_name(static_cast<trace::OmpKind>(k)) == name) {
+      m.omp = true;
+      m.kind = static_cast<trace::OmpKind>(k);
+    }
+  return m;
 }
 
-// A location's outermost instances of the regions `ids`, in order.
-std::vector<Piece> instances_of(const trace::Location& l, const std::vector<trace::RegionId>& ids) {
+// A location's outermost instances of the region, in order.
+std::vector<Piece> instances_of(const trace::Location& l, const RegionMatch& match) {
   std::vector<Piece> out;
+  if (match.omp) {  // ordered by begin: one inside the one before is not outermost
+    for (const trace::OmpInterval& o : l.omp)
+      if (o.kind == match.kind && (out.empty() || o.begin >= out.back().second)) out.emplace_back(o.begin, o.end);
+    return out;
+  }
+  const auto& ids = match.ids;
   int depth = 0;
   Time start = 0;
   for (const auto& e : l.events) {
@@ -197,9 +216,10 @@ std::string region_names(const trace::Definitions& defs) {
     if (!r.is_mpi()) names.push_back(r.name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  if (names.empty()) return "it has only MPI regions";
+  const std::string omp = "; or an OpenMP construct: parallel region, parallel function, task";
+  if (names.empty()) return "it has only MPI regions" + omp;
   if (names.size() > 12) names.resize(12), names.push_back("…");
-  return "its user regions: " + fmt::format("{}", fmt::join(names, ", "));
+  return "its user regions: " + fmt::format("{}", fmt::join(names, ", ")) + omp;
 }
 
 // Process 0's verdict on every process: an error to throw, or the pieces and counts.
@@ -218,7 +238,7 @@ Cut agreed(const CutSpec& spec, std::string error, Cut cut, engine::Transport& t
   return out;
 }
 
-Cut region_cut(const engine::Shard& shard, const CutSpec& spec, const std::vector<trace::RegionId>& ids,
+Cut region_cut(const engine::Shard& shard, const CutSpec& spec, const RegionMatch& ids,
                engine::Transport& transport) {
   std::vector<Piece> mine;
   std::uint64_t instances = 0, locations = 0;
@@ -242,7 +262,7 @@ Cut region_cut(const engine::Shard& shard, const CutSpec& spec, const std::vecto
   return agreed(spec, error, std::move(cut), transport);
 }
 
-Cut iteration_cut(const engine::Shard& shard, const CutSpec& spec, const std::vector<trace::RegionId>& ids,
+Cut iteration_cut(const engine::Shard& shard, const CutSpec& spec, const RegionMatch& ids,
                   engine::Transport& transport) {
   Time from = kInf, to = -kInf;
   std::uint64_t most = 0, locations = 0;
@@ -316,8 +336,8 @@ Cut resolve_cut(const engine::Shard& shard, const CutSpec& spec, engine::Transpo
     case CutKind::Iterations: break;
   }
   if (spec.kind == CutKind::Iterations && spec.region.empty()) return truth_iteration_cut(shard, spec, transport);
-  const std::vector<trace::RegionId> ids = regions_named(shard.defs, spec.region);
-  if (ids.empty())  // the definitions are every process's: all throw
+  const RegionMatch ids = regions_named(shard.defs, spec.region);
+  if (!ids.any())  // the definitions are every process's: all throw
     throw AgreedInputError(quoted(spec) + ": the trace has no region named " + spec.region + "; " + region_names(shard.defs));
   return spec.kind == CutKind::Region ? region_cut(shard, spec, ids, transport)
                                       : iteration_cut(shard, spec, ids, transport);
@@ -336,7 +356,8 @@ std::string cut_text(const Cut& cut) {
   const double length = cut_length(cut.pieces);
   std::string s = what + ": ";
   if (cut.spec.kind == CutKind::Region || (cut.spec.kind == CutKind::Iterations && !cut.spec.region.empty()))
-    s += fmt::format("{} instances on {} ranks and threads, ", cut.instances, cut.locations);
+    s += fmt::format("{} instance{} on {} {}, ", cut.instances, cut.instances == 1 ? "" : "s", cut.locations,
+                     cut.locations == 1 ? "rank or thread" : "ranks and threads");
   else if (cut.spec.kind == CutKind::Iterations)
     s += fmt::format("{} ranks, ", cut.locations);
   s += fmt::format("{} piece{} from {:.12g} s to {:.12g} s, {:.12g} s in all", cut.pieces.size(),

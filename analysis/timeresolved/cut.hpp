@@ -12,7 +12,10 @@
 //       region R    the time in which some rank or thread is inside an instance of R: the union
 //                   over every rank and thread of its outermost instances (Enter of a region
 //                   named R to its matching Leave; a recursive call is inside its caller's
-//                   instance; an instance left open ends at the location's last event);
+//                   instance; an instance left open ends at the location's last event). A name
+//                   no region has but an OpenMP construct's kind ("parallel region", "parallel
+//                   function", "task": trace::omp_kind_name) stands for those intervals
+//                   (Location::omp);
 //       iterations  with a region, R:F-L: per rank or thread the F-th to the L-th of its
 //                   outermost instances of R (1-based, both included), and the cut is one piece
 //                   [min Enter of the F-th, max Leave of the L-th] over the ranks and threads

@@ -74,6 +74,7 @@ TimeResolvedRun run_on(const engine::Shard& shard, const trace::Matching& matchi
   if (input.ideal == nullptr || !r.note.empty()) ref = lamport_reference(shard, matching, transport);
   const Cut cut = resolve_cut(shard, input.cut, transport);
   r.result = time_resolved(shard, ref, input.windows, input.convention, transport, cut);
+  r.hybrid = hybrid_of(shard, r.result, transport);
   if (transport.self() == 0 && !r.result.mpi)
     r.warnings.push_back(
         "the trace has no MPI calls: every unit's time outside not-useful states is useful, so communication "
@@ -110,16 +111,16 @@ const output::Entry& timeresolved_entry() {
     };  // process 0's result is the whole one: no gather
     e.summary = [](const output::Context&, const std::any& result) {
       const auto& r = std::any_cast<const TimeResolvedRun&>(result);
-      return timeresolved_json(r.result, r.note, r.warnings);
+      return timeresolved_json(r.result, r.note, r.warnings, &r.hybrid);
     };
     e.write = [](const std::string& dir, const output::Context&, const std::any* result) {
       const auto* r = result ? &std::any_cast<const TimeResolvedRun&>(*result) : nullptr;
-      return r ? write_timeresolved_files(dir, &r->result, r->note, r->warnings)
+      return r ? write_timeresolved_files(dir, &r->result, r->note, r->warnings, &r->hybrid)
                : write_timeresolved_files(dir, nullptr, "", {});
     };
     e.print = [](const output::Context&, const std::any& result, std::ostream& out) {
       const auto& r = std::any_cast<const TimeResolvedRun&>(result);
-      print_timeresolved_summary(r.result, r.note, r.warnings, out);
+      print_timeresolved_summary(r.result, r.note, r.warnings, out, &r.hybrid);
     };
     e.section_id = "sec-timeresolved";
     e.section_title = "Efficiency over time";

@@ -1,7 +1,7 @@
 // waitlab::analysis::intervals — ordered, disjoint time intervals of one location: where it is
 // outside MPI calls, the union of its state intervals, and the set operations between such
 // lists. Shared by the time-resolved metrics (timeresolved.cpp) and the hybrid MPI+OpenMP
-// factors (analysis/pop/hybrid.cpp), so that both read a location's useful time alike.
+// factors (analysis/timeresolved/hybrid.cpp), so that both read a location's useful time alike.
 //
 // Promise: pure functions; every list taken and returned is ordered by begin and disjoint.
 #pragma once

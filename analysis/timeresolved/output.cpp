@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -73,8 +74,30 @@ nlohmann::ordered_json cut_json(const TimeResolvedResult& r) {
           {"pieces", pieces}};
 }
 
+nlohmann::ordered_json hybrid_json(const HybridEfficiency* h) {
+  if (h == nullptr || !h->hybrid) return nullptr;
+  const auto n = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json j;
+  j["parallel_efficiency"] = n(h->hybrid_pe);
+  j["mpi"] = {{"load_balance", n(h->mpi.lb)},
+              {"communication_efficiency", n(h->mpi.comm_e)},
+              {"serialisation_efficiency", n(h->mpi.ser_e)},
+              {"transfer_efficiency", n(h->mpi.trf_e)},
+              {"parallel_efficiency", n(h->mpi.pe)}};
+  j["openmp"] = {{"load_balance", n(h->omp.lb)},
+                 {"communication_efficiency", n(h->omp.comm_e)},
+                 {"parallel_efficiency", n(h->omp.pe)}};
+  if (h->talp)
+    j["openmp_split"] = {{"serialisation_efficiency", n(h->omp_serialisation)},
+                         {"load_balance", n(h->omp_load_balance)},
+                         {"scheduling_efficiency", n(h->omp_scheduling)}};
+  else
+    j["openmp_split"] = nullptr;
+  return j;
+}
+
 nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std::string& note,
-                                         const std::vector<std::string>& warnings) {
+                                         const std::vector<std::string>& warnings, const HybridEfficiency* hybrid) {
   nlohmann::ordered_json j;
   j["source"] = r.source;
   j["note"] = note;
@@ -92,6 +115,7 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
   j["useful_mean_s"] = r.useful_mean;
   j["useful_ideal_max_s"] = r.useful_ideal_max;
   add_efficiency(j, r.eff);
+  j["hybrid"] = hybrid_json(hybrid);
   nlohmann::ordered_json est = nlohmann::ordered_json::array();
   for (const auto& e : r.estimates)
     est.push_back({{"source", e.source},
@@ -129,7 +153,8 @@ nlohmann::ordered_json timeresolved_json(const TimeResolvedResult& r, const std:
 }
 
 std::vector<std::string> write_timeresolved_files(const std::string& dir, const TimeResolvedResult* r,
-                                                  const std::string& note, const std::vector<std::string>& warnings) {
+                                                  const std::string& note, const std::vector<std::string>& warnings,
+                                                  const HybridEfficiency* hybrid) {
   std::vector<std::string> written;
   const fs::path d(dir);
   const auto file = [&](const char* name, const std::function<void(std::ostream&)>& body) {
@@ -149,12 +174,13 @@ std::vector<std::string> write_timeresolved_files(const std::string& dir, const 
          << num(w.cum.pe) << '\n';
     }
   });
-  file(kJson, [&](std::ostream& os) { os << output::json_text(timeresolved_json(*r, note, warnings)) << '\n'; });
+  file(kJson, [&](std::ostream& os) { os << output::json_text(timeresolved_json(*r, note, warnings, hybrid)) << '\n'; });
   return written;
 }
 
 void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& note,
-                                const std::vector<std::string>& warnings, std::ostream& out) {
+                                const std::vector<std::string>& warnings, std::ostream& out,
+                                const HybridEfficiency* hybrid) {
   const auto pct = [](double f) { return fmt::format("{:.2f} %", 100 * f); };
   for (const auto& w : warnings) out << "warning         " << w << "\n";
   out << fmt::format("conventions     {} — span: {}; useful: {}; {} units\n", analysis::convention_name(r.convention),
@@ -171,6 +197,15 @@ void print_timeresolved_summary(const TimeResolvedResult& r, const std::string& 
   for (const auto& e : r.estimates)
     out << fmt::format("  ideal ({:<31}) T_ideal {:.6g} s: SerE {}, TrfE {}\n", estimate_title(e.source), e.t_ideal,
                        pct(e.ser_e), pct(e.trf_e));
+  if (hybrid != nullptr && hybrid->hybrid) {
+    const auto& h = *hybrid;
+    out << fmt::format("  hybrid        PE {} = MPI PE {} (LB {} × CommE {}) × OpenMP PE {} (LB {} × CommE {})\n",
+                       pct(h.hybrid_pe), pct(h.mpi.pe), pct(h.mpi.lb), pct(h.mpi.comm_e), pct(h.omp.pe), pct(h.omp.lb),
+                       pct(h.omp.comm_e));
+    if (h.talp)
+      out << fmt::format("  OpenMP PE     {} = serialisation {} × load balance {} × scheduling {} (DLB TALP's split)\n",
+                         pct(h.omp.pe), pct(h.omp_serialisation), pct(h.omp_load_balance), pct(h.omp_scheduling));
+  }
   const auto& c = r.counters;
   if (c.instructions && c.cycles)
     out << fmt::format("  counters      IPC {:.4g} ({:.6g} instructions, {:.6g} cycles in useful time), {:.4g} GHz\n",

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/output/entry.hpp"
+#include "analysis/timeresolved/hybrid.hpp"
 #include "analysis/timeresolved/timeresolved.hpp"
 
 namespace waitlab::analysis {
@@ -40,6 +41,7 @@ struct TimeResolvedInput {
 // without MPI calls, an ideal estimate that could not be made, ...).
 struct TimeResolvedRun {
   TimeResolvedResult result;
+  HybridEfficiency hybrid;  // over the same time; hybrid.hybrid false for a run without threads
   std::string note;
   std::vector<std::string> warnings;
 };
@@ -57,12 +59,22 @@ void check_window_count(double first, double last, std::size_t events, const Tim
 
 // `note`: why the reference is not the one asked for ("" if it is); `warnings`: what a reader of
 // the numbers must know (no MPI calls, an ideal estimate that could not be made).
+// `hybrid`: the hybrid MPI+OpenMP factors (the `hybrid` object; null when absent or not hybrid).
 nlohmann::ordered_json timeresolved_json(const analysis::TimeResolvedResult& r, const std::string& note,
-                                         const std::vector<std::string>& warnings = {});
+                                         const std::vector<std::string>& warnings = {},
+                                         const HybridEfficiency* hybrid = nullptr);
 std::vector<std::string> write_timeresolved_files(const std::string& dir, const analysis::TimeResolvedResult* r,
-                                                  const std::string& note, const std::vector<std::string>& warnings = {});
+                                                  const std::string& note, const std::vector<std::string>& warnings = {},
+                                                  const HybridEfficiency* hybrid = nullptr);
 void print_timeresolved_summary(const analysis::TimeResolvedResult& r, const std::string& note,
-                                const std::vector<std::string>& warnings, std::ostream& out);
+                                const std::vector<std::string>& warnings, std::ostream& out,
+                                const HybridEfficiency* hybrid = nullptr);
+// The `hybrid` object: null unless h says the run is hybrid; `parallel_efficiency` (MPI PE ×
+// OpenMP PE), `mpi` {load_balance, communication_efficiency, serialisation_efficiency,
+// transfer_efficiency, parallel_efficiency}, `openmp` {load_balance, communication_efficiency,
+// parallel_efficiency}, `openmp_split` {serialisation_efficiency, load_balance,
+// scheduling_efficiency} (null without parallel regions). NaN is null.
+nlohmann::ordered_json hybrid_json(const HybridEfficiency* h);
 // The `cut` object (null without a cut): kind, option, spec, text (cut_text), instances,
 // locations, length_s, run_start_s, run_end_s, fraction_of_run, pieces [[start_s, end_s], ...].
 nlohmann::ordered_json cut_json(const analysis::TimeResolvedResult& r);

@@ -41,6 +41,19 @@ std::string timeresolved_report_html(const output::Json* tr, const output::Repor
                        "{} units averaged (docs/analyses.md, <code>--convention</code>).</p>\n",
                        esc(text(*cv, {"name"})), esc(text(*cv, {"span"})), esc(text(*cv, {"useful"})),
                        esc(plain(at(*cv, {"units"}))));
+    if (const Json* hy = at(*tr, {"hybrid"}); hy != nullptr && !hy->is_null()) {
+      const auto p = [&](std::initializer_list<const char*> k) { return percent(number(*hy, k).value_or(NAN)); };
+      h += fmt::format("<p class=\"note\" id=\"hybrid\"><strong>Hybrid MPI+OpenMP:</strong> parallel efficiency {} = MPI "
+                       "{} (load balance {} × communication {}) × OpenMP {} (load balance {} × communication {})",
+                       p({"parallel_efficiency"}), p({"mpi", "parallel_efficiency"}), p({"mpi", "load_balance"}),
+                       p({"mpi", "communication_efficiency"}), p({"openmp", "parallel_efficiency"}),
+                       p({"openmp", "load_balance"}), p({"openmp", "communication_efficiency"}));
+      if (at(*hy, {"openmp_split"}) != nullptr)
+        h += fmt::format("; OpenMP {} = serialisation {} × load balance {} × scheduling {} (DLB TALP's split)",
+                         p({"openmp", "parallel_efficiency"}), p({"openmp_split", "serialisation_efficiency"}),
+                         p({"openmp_split", "load_balance"}), p({"openmp_split", "scheduling_efficiency"}));
+      h += " (docs/analyses.md, \"Hybrid MPI+OpenMP factors\").</p>\n";
+    }
     if (const Json* cut = at(*tr, {"cut"}); cut != nullptr && !cut->is_null()) {
       const Json run = number(*cut, {"run_end_s"}).value_or(NAN) - number(*cut, {"run_start_s"}).value_or(NAN);
       h += fmt::format("<p class=\"note\" id=\"cut\"><strong>Cut: {}</strong> — {} of the run's {}; every figure here is of "

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "analysis/timeresolved/cut.hpp"
+#include "analysis/timeresolved/hybrid.hpp"
 #include "analysis/timeresolved/timeresolved.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "trace_builder.hpp"
@@ -226,7 +227,8 @@ TEST(Cut, NothingFoundIsAnInputError) {
     return std::string("no error");
   };
   EXPECT_EQ(message(parse_region("solve")),
-            "--region solve: the trace has no region named solve; its user regions: main, phase");
+            "--region solve: the trace has no region named solve; its user regions: main, phase; or an "
+            "OpenMP construct: parallel region, parallel function, task");
   EXPECT_EQ(message(parse_iterations("phase:2-3")),
             "--iterations phase:2-3: no rank or thread has 3 instances of phase (at most 2)");
   EXPECT_EQ(message(parse_iterations("5-6")), "--iterations 5-6: the workload has iterations 0..1");
@@ -235,7 +237,8 @@ TEST(Cut, NothingFoundIsAnInputError) {
   EXPECT_NE(message(parse_iterations("1-1"), &measured).find("no ground truth"), std::string::npos);
 }
 
-// omp2 (1 rank × 2 threads, BSC's conventions: useful = Running). The serial prologue [0,
+// omp2 (1 rank × 2 threads, BSC's conventions: useful = Running), figures from the trace text
+// (/work/issue33-bsc-research.md §B.1, §C). The serial prologue [0,
 // 4943782149 ns): the master runs 4902194267 ns of it, the worker is not created: LB 0.5, CommE
 // 4902194267 / 4943782149. The parallel part [4943782149, 9652723635) ns: Running 4694445447 and
 // 4691185591 ns of 4708941486.
@@ -251,6 +254,32 @@ TEST(Cut, ExtraeTraceCutToItsPhasesAsComputedFromTheText) {
   EXPECT_NEAR(pro.eff.lb, 0.5, 1e-12);
   EXPECT_NEAR(pro.eff.comm_e, 0.991587840899, 1e-11);
   EXPECT_NEAR(pro.eff.pe, 0.495793920449, 1e-11);
+  // The two parallel regions (the master's 60000001 spans, from the trace text): [4943782149,
+  // 8515422599) and [8515449655, 9652723635) ns, 4708914430 ns; Running 4694427452 and
+  // 4691185591 ns in them. The first alone: 3571640450 ns, Running 3565677747 and 3560863405.
+  const auto region = [&](const CutSpec& spec) {
+    return time_resolved(t, ref, {WindowRule::Count, 0, 1}, Convention::Bsc, resolve_cut(t, spec));
+  };
+  const TimeResolvedResult regions = region(parse_region("parallel region"));
+  ASSERT_EQ(regions.cut.pieces.size(), 2u);
+  EXPECT_EQ(regions.cut.instances, 2u);
+  EXPECT_NEAR(regions.elapsed, 4.708914430, 1e-12);
+  EXPECT_NEAR(regions.eff.lb, 0.999654711780, 1e-11);
+  EXPECT_NEAR(regions.eff.comm_e, 0.996923499415, 1e-11);
+  EXPECT_NEAR(regions.eff.pe, 0.996579273474, 1e-11);
+  // The hybrid factors over the same pieces: no serial time in them, TALP's load balance and
+  // scheduling from the idle time of each region (test_hybrid.cpp).
+  const HybridEfficiency h = hybrid_of(t, regions);
+  ASSERT_TRUE(h.hybrid && h.talp);
+  EXPECT_NEAR(h.length, 4.708914430, 1e-12);
+  EXPECT_NEAR(h.omp_serialisation, 1.0, 1e-12);
+  EXPECT_NEAR(h.omp_load_balance, 9411442037.0 / 9417828860.0, 1e-11);
+  EXPECT_NEAR(h.omp_scheduling, 9385613043.0 / 9411442037.0, 1e-11);
+  const TimeResolvedResult first = region(parse_iterations("parallel region:1-1"));
+  EXPECT_NEAR(first.elapsed, 3.571640450, 1e-12);
+  EXPECT_NEAR(first.eff.lb, 0.999324905061, 1e-11);
+  EXPECT_NEAR(first.eff.comm_e, 0.998330542202, 1e-11);
+  EXPECT_NEAR(first.eff.pe, 0.997656574306, 1e-11);
   const TimeResolvedResult par = run("4943782149ns:9652723635ns");
   EXPECT_NEAR(par.elapsed, 4.708941486, 1e-12);
   EXPECT_NEAR(par.eff.lb, 0.999652796477, 1e-11);

@@ -1,4 +1,4 @@
-// The hybrid MPI+OpenMP factors (analysis/pop/hybrid.hpp) with figures worked by hand: the
+// The hybrid MPI+OpenMP factors (analysis/timeresolved/hybrid.hpp) with figures worked by hand: the
 // OpenMP run omp2 (1 task × 2 threads, no MPI; the integers are the trace's, research note of
 // issue 33 §B, reproduced by pypop's published table), the 2 ranks × 2 threads fixture
 // tests/data/hybrid_2x2.prv (every figure worked in tests/data/hybrid_2x2.md), cut to two
@@ -7,7 +7,7 @@
 
 #include <stdexcept>
 
-#include "analysis/pop/hybrid.hpp"
+#include "analysis/timeresolved/hybrid.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
@@ -24,10 +24,6 @@ void expect_rel(double got, double want, const char* what) {
 TimeResolvedResult whole_run(const trace::Trace& t) {
   const trace::Matching m = trace::Matching::build(t);
   return time_resolved(t, lamport_reference(t, m), {WindowRule::Count, 0, 1}, Convention::Bsc);
-}
-
-HybridEfficiency hybrid_of(const trace::Trace& t, const TimeResolvedResult& r) {
-  return hybrid_efficiency(t, Convention::Bsc, {{r.t0, r.t1}}, r.ideal, r.useful_ideal_max);
 }
 
 // omp2, T = 10380609993 ns; Running: master 10321496492, worker 4691185591 ns.

@@ -533,6 +533,44 @@ TEST_F(Pop, PopCutsEveryRunAndRefusesWhatCannotBeCut) {
   EXPECT_NE(unused.err.find("--region: only for the timeresolved analysis"), std::string::npos) << unused.err;
 }
 
+// `analyze -a timeresolved` on a trace with threads gives the hybrid factors beside the
+// all-thread ones (omp2's worked by hand, research note §B.2); on a pure-MPI trace `hybrid` is
+// null and no line is printed. Cut to the parallel regions, the same factors are of the cut.
+TEST_F(Pop, AnalyzeGivesTheHybridFactorsOfATraceWithThreads) {
+  const Result r = waitlab("analyze '" + kExtrae + "omp2.prv.gz' -a timeresolved -o '" + (dir_ / "omp2").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json h = json::parse(test::slurp(dir_ / "omp2" / "summary.json"))["analyses"]["timeresolved"]["hybrid"];
+  expect_rel(h["parallel_efficiency"].get<double>(), 0.7231117484003139, 1e-9, "hybrid PE");
+  expect_rel(h["mpi"]["parallel_efficiency"].get<double>(), 1.0, 1e-12, "MPI PE");
+  EXPECT_TRUE(h["mpi"]["serialisation_efficiency"].is_null());  // no MPI: Non-Avail, as BSC prints it
+  expect_rel(h["openmp"]["load_balance"].get<double>(), 0.7272531698594312, 1e-9, "OpenMP LB");
+  expect_rel(h["openmp"]["communication_efficiency"].get<double>(), 0.9943053923574952, 1e-9, "OpenMP CommE");
+  expect_rel(h["openmp_split"]["serialisation_efficiency"].get<double>(), 0.7246634788391669, 1e-9, "serialisation");
+  expect_rel(h["openmp_split"]["load_balance"].get<double>(), 0.9995754824630615, 1e-9, "TALP LB");
+  expect_rel(h["openmp_split"]["scheduling_efficiency"].get<double>(), 0.9982824766449451, 1e-9, "scheduling");
+  EXPECT_NE(r.out.find("  hybrid        PE 72.31 % = MPI PE 100.00 % (LB 100.00 % × CommE 100.00 %) × OpenMP PE 72.31 % "
+                       "(LB 72.73 % × CommE 99.43 %)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  OpenMP PE     72.31 % = serialisation 72.47 % × load balance 99.96 % × scheduling 99.83 %"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(test::slurp(dir_ / "omp2" / "report.html").find("<strong>Hybrid MPI+OpenMP:</strong> parallel efficiency 72.3"),
+            std::string::npos);
+  const Result cut = waitlab("analyze '" + kExtrae + "omp2.prv.gz' -a timeresolved --region 'parallel region' -o '" +
+                             (dir_ / "cut").string() + "'");
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  const json c = json::parse(test::slurp(dir_ / "cut" / "summary.json"))["analyses"]["timeresolved"];
+  EXPECT_EQ(c["cut"]["instances"], 2);
+  expect_rel(c["hybrid"]["openmp_split"]["serialisation_efficiency"].get<double>(), 1.0, 1e-12, "cut serialisation");
+  expect_rel(c["hybrid"]["openmp_split"]["load_balance"].get<double>(), 9411442037.0 / 9417828860.0, 1e-9, "cut LB");
+  const Result mpi = waitlab("analyze '" + kExtrae + "epoch_2proc.prv.gz' -a timeresolved --ideal lamport -o '" +
+                             (dir_ / "mpi").string() + "'");
+  ASSERT_EQ(mpi.code, 0) << mpi.err;
+  EXPECT_TRUE(json::parse(test::slurp(dir_ / "mpi" / "summary.json"))["analyses"]["timeresolved"]["hybrid"].is_null());
+  EXPECT_EQ(mpi.out.find("hybrid"), std::string::npos) << mpi.out;
+}
+
 TEST_F(Pop, AnalyzeHelpListsEveryAnalysis) {
   const Result r = waitlab("analyze --help");
   ASSERT_EQ(r.code, 0);

@@ -66,4 +66,10 @@ HybridEfficiency hybrid_efficiency(const engine::Shard& shard, Convention conven
                                    const std::vector<std::pair<trace::Time, trace::Time>>& intervals, double t_ideal,
                                    double useful_ideal_max, engine::Transport& transport);
 
+// The hybrid factors over the time of a time-resolved result `r` (process 0's; the others' is
+// ignored): its cut's pieces, or [T0, T1]; its T_ideal and ideal useful maximum; MPI SerE and
+// TrfE NaN when the trace has no MPI call (BSC prints Non-Avail: no ideal MPI run to compare).
+HybridEfficiency hybrid_of(const engine::Shard& shard, const TimeResolvedResult& r, engine::Transport& transport);
+HybridEfficiency hybrid_of(const trace::Trace& trace, const TimeResolvedResult& r);
+
 }  // namespace waitlab::analysis

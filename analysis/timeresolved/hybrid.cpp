@@ -1,4 +1,4 @@
-#include "analysis/pop/hybrid.hpp"
+#include "analysis/timeresolved/hybrid.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -196,6 +196,30 @@ HybridEfficiency hybrid_efficiency(const engine::Shard& shard, Convention conven
   HybridEfficiency h = combine(all, cut, t_ideal, useful_ideal_max);
   h.ranks = static_cast<std::size_t>(shard.ranks);
   return h;
+}
+
+HybridEfficiency hybrid_of(const engine::Shard& shard, const TimeResolvedResult& r, engine::Transport& transport) {
+  std::vector<Time> mine;  // process 0's: the convention, the mpi flag, the ideal figures, the pieces
+  if (transport.self() == 0) {
+    mine = {static_cast<Time>(r.convention), r.mpi ? 1.0 : 0.0, r.ideal, r.useful_ideal_max};
+    if (r.cut.any())
+      for (const auto& [a, b] : r.cut.pieces) mine.push_back(a), mine.push_back(b);
+    else
+      mine.push_back(r.t0), mine.push_back(r.t1);
+  }
+  const auto v = engine::decode<std::vector<Time>>(transport.broadcast(engine::encode(mine)));
+  std::vector<std::pair<Time, Time>> pieces;
+  for (std::size_t k = 4; k + 1 < v.size(); k += 2) pieces.emplace_back(v[k], v[k + 1]);
+  HybridEfficiency h =
+      hybrid_efficiency(shard, static_cast<Convention>(static_cast<int>(v[0])), pieces, v[2], v[3], transport);
+  if (v[1] == 0) h.mpi.ser_e = h.mpi.trf_e = NAN;
+  return h;
+}
+
+HybridEfficiency hybrid_of(const trace::Trace& trace, const TimeResolvedResult& r) {
+  const engine::Shard shard = engine::Shard::whole(trace);
+  engine::SerialTransport transport;
+  return hybrid_of(shard, r, transport);
 }
 
 HybridEfficiency hybrid_efficiency(const trace::Trace& trace, Convention convention,
