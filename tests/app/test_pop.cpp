@@ -506,26 +506,18 @@ TEST_F(Pop, PopCutsEveryRunAndRefusesWhatCannotBeCut) {
   EXPECT_NE(out.find("cut             epoch_2proc: time range 1s:5s"), std::string::npos) << out;
   const std::string traces = "'" + kExtrae + "epoch_1proc.prv.gz' '" + kExtrae + "epoch_2proc.prv.gz' -o '" +
                              (dir_ / "bad").string() + "' ";
-  const Result nosuch = waitlab("pop " + traces + "--region solve");
-  EXPECT_EQ(nosuch.code, 2);
-  EXPECT_NE(nosuch.err.find("epoch_1proc.prv.gz: --region solve: the trace has no region named solve"),
-            std::string::npos)
-      << nosuch.err;
-  const Result late = waitlab("pop " + traces + "--time-range 15s:");
-  EXPECT_EQ(late.code, 2);
-  EXPECT_NE(late.err.find("epoch_2proc.prv.gz: --time-range 15s:: the cut leaves nothing of the run, which spans 0 s to "
-                          "11.528373565 s"),
-            std::string::npos)
-      << late.err;
-  const Result smpi = waitlab("pop " + traces + "--iterations MPI_Sendrecv:1-3 --ideal smpi");
-  EXPECT_EQ(smpi.code, 2);
-  EXPECT_NE(smpi.err.find("--ideal smpi: the SMPI replay estimates the whole run, not a cut (--iterations)"),
-            std::string::npos)
-      << smpi.err;
-  const Result two = waitlab("pop " + traces + "--region MPI_Sendrecv --time-range 1s:2s");
-  EXPECT_EQ(two.code, 2);
-  EXPECT_NE(two.err.find("--time-range, --region and --iterations each cut the run: give one of them"),
-            std::string::npos);
+  const auto refused = [&](const std::string& options, const std::string& message) {
+    const Result r = waitlab("pop " + traces + options);
+    EXPECT_EQ(r.code, 2) << options;
+    EXPECT_NE(r.err.find(message), std::string::npos) << options << ": " << r.err;
+  };
+  refused("--region solve", "epoch_1proc.prv.gz: --region solve: the trace has no region named solve");
+  refused("--time-range 15s:",
+          "epoch_2proc.prv.gz: --time-range 15s:: the cut leaves nothing of the run, which spans 0 s to 11.528373565 s");
+  refused("--iterations MPI_Sendrecv:1-3 --ideal smpi",
+          "--ideal smpi: the SMPI replay estimates the whole run, not a cut (--iterations)");
+  refused("--region MPI_Sendrecv --time-range 1s:2s",
+          "--time-range, --region and --iterations each cut the run: give one of them");
   EXPECT_FALSE(fs::exists(dir_ / "bad"));
   const Result unused = waitlab("analyze '" + kExtrae + "epoch_2proc.prv.gz' -a waitstate --region MPI_Sendrecv -o '" +
                                 (dir_ / "bad").string() + "'");
