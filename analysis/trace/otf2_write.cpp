@@ -434,11 +434,12 @@ void set_content_trace_id(const fs::path& dir, const std::string& where) {
 
 std::vector<std::string> otf2_losses(const Trace& t) {
   std::vector<std::string> lost;
-  std::size_t truth = 0, states = 0, samples = 0, renumbered = 0;
+  std::size_t truth = 0, states = 0, samples = 0, renumbered = 0, omp = 0;
   bool irecv_details = false;
   for (const auto* v : {&t.locations, &t.threads})
     for (const Location& l : *v) {
       truth += l.truth.size();
+      omp += l.omp.size();
       states += l.states.size();
       samples += l.counters.size();
       for (const Event& e : l.events)
@@ -461,6 +462,10 @@ std::vector<std::string> otf2_losses(const Trace& t) {
                    "no record for them");
   if (samples > 0 && t.counters == 0)
     lost.push_back(std::to_string(samples) + " counter samples of a trace that declares no counter");
+  if (omp > 0)
+    lost.push_back(std::to_string(omp) +
+                   " OpenMP intervals (parallel regions, parallel functions, tasks): not written, so the hybrid "
+                   "factors' OpenMP split is not available from the archive");
   if (renumbered > 0)
     lost.push_back("the numbers of " + std::to_string(renumbered) +
                    " worker threads (OTF2 readers number a process's threads 1, 2, ... in order)");

@@ -864,6 +864,18 @@ std::vector<std::string> describe(const Trace& t, const Losses& l) {
   }
   if (!t.attributes.empty())
     out.push_back("attributes: " + std::to_string(t.attributes.size()) + " (not written)");
+  // Of a measured trace: one thread per task is written, its states made from its MPI calls.
+  std::uint64_t states = 0, samples = 0, omp = 0;
+  for (const auto* v : {&t.locations, &t.threads})
+    for (const auto& x : *v) {
+      states += x.states.size();
+      samples += x.counters.size();
+      omp += x.omp.size();
+    }
+  add(t.threads.size(), "worker threads with their events, states and counters (not written: one thread per task)");
+  add(states, "state intervals (not written: the states are made from the MPI calls)");
+  add(samples, "hardware-counter samples (not written)");
+  add(omp, "OpenMP intervals: parallel regions, parallel functions, tasks (not written)");
   std::uint64_t names = 0;
   if (t.defs.comms.empty()) {
     out.push_back("no communicators: MPI_COMM_WORLD is synthesized when reading");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "analysis/trace/otf2.hpp"
 #include "analysis/trace/paraver.hpp"
 #include "analysis/trace/trace_io.hpp"
 #include "tests/temp_dir.hpp"
@@ -259,6 +260,31 @@ TEST(Extrae, OpenMpIntervalsAsTheRecordsSay) {
   EXPECT_EQ(omp.event_count(), 0u);
   for (const char* name : {"epoch_1proc", "epoch_2proc"})
     for (const Location& l : load(name).t.locations) EXPECT_TRUE(l.omp.empty()) << name;
+}
+
+// What waitlab's Paraver and OTF2 writers cannot keep of a measured trace is said, not dropped
+// in silence: the Paraver writer writes one thread per task with states made from its MPI calls
+// (omp2: the worker, the 57149 state intervals and 114293 PAPI samples read, the 6 OpenMP
+// intervals above), OTF2 has no record for the states nor for the OpenMP intervals.
+TEST(Extrae, WritersSayWhatTheyDoNotWrite) {
+  const Trace& omp = load("omp2").t;
+  std::size_t states = 0, samples = 0;
+  for (const auto* v : {&omp.locations, &omp.threads})
+    for (const Location& l : *v) states += l.states.size(), samples += l.counters.size();
+  ASSERT_EQ(states, 57149u);
+  ASSERT_EQ(samples, 114293u);
+  TempDir dir("extrae_writers");
+  EXPECT_EQ(write_paraver(omp, dir.path("omp2.prv")),
+            (std::vector<std::string>{
+                "1 worker threads with their events, states and counters (not written: one thread per task)",
+                "57149 state intervals (not written: the states are made from the MPI calls)",
+                "114293 hardware-counter samples (not written)",
+                "6 OpenMP intervals: parallel regions, parallel functions, tasks (not written)"}));
+  const std::vector<std::string> otf2 = otf2_losses(omp);
+  EXPECT_NE(std::find(otf2.begin(), otf2.end(),
+                      "6 OpenMP intervals (parallel regions, parallel functions, tasks): not written, so the hybrid "
+                      "factors' OpenMP split is not available from the archive"),
+            otf2.end());
 }
 
 TEST(Extrae, PapiCountersAreSummedAsWritten) {
