@@ -368,7 +368,9 @@ void pop_command(const PopArgs& args, std::ostream& out) {
     j["scaling"] = args.scaling;
     j["reference"] = factors.empty() ? std::string() : factors[table.reference].name;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();  // each key's row in modelfactors
-    for (const auto& c : columns()) rows.push_back({{"key", c.key}, {"modelfactors", c.title}, {"unit", unit_of(c.kind)}});
+    for (const auto& c : columns())
+      rows.push_back({{"key", c.key}, {"modelfactors", c.title}, {"unit", unit_of(c.kind)}, {"indent", c.indent},
+                      {"hybrid", c.hybrid}});
     j["rows"] = rows;
     j["runs"] = jruns;
     const std::string text = output::json_text(j) + "\n";

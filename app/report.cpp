@@ -358,31 +358,6 @@ std::string pop_colour(double v) {
 // `waitlab pop`: the model factors (rows) of every run (columns), each cell coloured by POP's
 // traffic-light scale, and the picture.
 std::string pop_html(const Json& pop, const fs::path& dir, const std::vector<Picture>& pics) {
-  static const std::pair<const char*, const char*> kRows[] = {
-      {"global_efficiency", "Global efficiency"},
-      {"parallel_efficiency", "&nbsp;&nbsp;Parallel efficiency"},
-      {"load_balance", "&nbsp;&nbsp;&nbsp;&nbsp;Load balance"},
-      {"communication_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;Communication efficiency"},
-      {"serialisation_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Serialization efficiency"},
-      {"transfer_efficiency", "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Transfer efficiency"},
-      {"computation_scalability", "&nbsp;&nbsp;Computation scalability"},
-      {"ipc_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;IPC scalability"},
-      {"instruction_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;Instruction scalability"},
-      {"frequency_scalability", "&nbsp;&nbsp;&nbsp;&nbsp;Frequency scalability"},
-  };
-  // modelfactors' other rows, under its names and in its units (times in µs).
-  static const std::pair<const char*, const char*> kPlain[] = {
-      {"speedup", "Speedup"},
-      {"ipc", "Average IPC"},
-      {"frequency_ghz", "Average frequency (GHz)"},
-      {"runtime_us", "Runtime (us)"},
-      {"runtime_ideal_us", "Runtime (ideal)"},
-      {"useful_duration_average_us", "Useful duration (average)"},
-      {"useful_duration_maximum_us", "Useful duration (maximum)"},
-      {"useful_duration_total_us", "Useful duration (total)"},
-      {"useful_duration_ideal_max_us", "Useful duration (ideal, max)"},
-      {"useful_instructions_total", "Useful instructions (total)"},
-      {"useful_cycles_total", "Useful cycles (total)"}};
   const Json* runs = at(pop, {"runs"});
   if (runs == nullptr || !runs->is_array()) return "<p>pop.json holds no runs.</p>\n";
   std::string h = fmt::format("<p class=\"note\">{} scaling; reference run <strong>{}</strong> (the fewest units). "
@@ -395,30 +370,35 @@ std::string pop_html(const Json& pop, const fs::path& dir, const std::vector<Pic
     h += fmt::format("<th class=\"num\">{}<br><span class=\"note\">{} ranks, {} units</span></th>", esc(text(r, {"run"})),
                      esc(plain(at(r, {"ranks"}))), esc(plain(at(r, {"units"}))));
   h += "</tr></thead><tbody>\n";
-  for (const auto& [key, title] : kRows) {
-    h += std::string("<tr><th>") + title + "</th>";
-    for (const auto& r : *runs) {
-      const auto v = number(r, {key});
-      h += fmt::format("<td class=\"num\" style=\"background:{}\">{}</td>", pop_colour(v.value_or(NAN)),
-                       v ? percent(*v) : std::string(kDash));
+  // pop.json's rows, in its order, under modelfactors' names: efficiencies coloured (indented as
+  // their tree), the others in modelfactors' units; the hybrid rows only when a run has them.
+  if (const Json* rows = at(pop, {"rows"}); rows != nullptr && rows->is_array())
+    for (const auto& row : *rows) {
+      const std::string key = text(row, {"key"}), unit = text(row, {"unit"});
+      const bool any = std::any_of(runs->begin(), runs->end(), [&](const Json& r) { return number(r, {key.c_str()}).has_value(); });
+      if (row.value("hybrid", false) && !any) continue;
+      std::string indent;
+      for (int i = 0; i < row.value("indent", 0); ++i) indent += "&nbsp;&nbsp;";
+      h += "<tr><th>" + indent + esc(text(row, {"modelfactors"})) + "</th>";
+      for (const auto& r : *runs) {
+        const auto v = number(r, {key.c_str()});
+        if (unit == "fraction")
+          h += fmt::format("<td class=\"num\" style=\"background:{}\">{}</td>", pop_colour(v.value_or(NAN)),
+                           v ? percent(*v) : std::string(kDash));
+        else
+          h += "<td class=\"num\">" +
+               (!v ? std::string(kDash) : unit == "us" || unit == "count" ? fmt::format("{:.2f}", *v) : fmt::format("{:.4g}", *v)) +
+               "</td>";
+      }
+      h += "</tr>\n";
     }
-    h += "</tr>\n";
-  }
-  for (const auto& [key, title] : kPlain) {
-    h += std::string("<tr><th>") + title + "</th>";
-    for (const auto& r : *runs) {
-      const auto v = number(r, {key});
-      const bool whole = std::string_view(key).find("_us") != std::string_view::npos ||
-                         std::string_view(key).find("_total") != std::string_view::npos;
-      h += "<td class=\"num\">" + (!v ? std::string(kDash) : whole ? fmt::format("{:.2f}", *v) : fmt::format("{:.4g}", *v)) + "</td>";
-    }
-    h += "</tr>\n";
-  }
   h += "</tbody></table></div>\n";
   for (const auto& r : *runs) {
     h += fmt::format("<p class=\"note\"><strong>{}</strong>: {} conventions — span: {}; useful: {}; ideal: {}.</p>\n",
                      esc(text(r, {"run"})), esc(text(r, {"convention", "name"})), esc(text(r, {"convention", "span"})),
                      esc(text(r, {"convention", "useful"})), esc(text(r, {"ideal"})));
+    if (const Json* cut = at(r, {"cut"}))
+      h += "<p class=\"note\"><strong>Cut:</strong> " + esc(text(*cut, {"text"})) + " — the run's factors are of it.</p>\n";
     if (const Json* ws = at(r, {"warnings"}); ws != nullptr && ws->is_array())
       for (const auto& w : *ws) h += "<p class=\"note\"><strong>Warning:</strong> " + esc(w.get<std::string>()) + "</p>\n";
   }

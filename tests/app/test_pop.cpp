@@ -233,6 +233,15 @@ TEST_F(Pop, StrongScalingFactorsOfTheEpochSeries) {
   const std::string html = test::slurp(dir_ / "pop" / "report.html");
   EXPECT_NE(html.find("id=\"pop-table\""), std::string::npos);
   EXPECT_NE(html.find("background:#"), std::string::npos);
+  // Every row of pop.json in the report, in its order; no hybrid row for pure-MPI runs.
+  std::size_t at = 0;
+  for (const char* row : {">Global efficiency<", ">&nbsp;&nbsp;Parallel efficiency<",
+                          ">&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;Serialization efficiency<", ">Speedup<",
+                          ">Useful cycles (total)<"}) {
+    at = html.find(row, at);
+    EXPECT_NE(at, std::string::npos) << row;
+  }
+  EXPECT_EQ(html.find("Hybrid Parallel efficiency"), std::string::npos);
   EXPECT_NE(r.out.find("Parallel efficiency"), std::string::npos) << r.out;
   // Same inputs, same files.
   const Result again = waitlab("pop '" + one + "' '" + two + "' -o '" + (dir_ / "pop2").string() + "'");
@@ -393,6 +402,10 @@ TEST_F(Pop, HybridRowsOnlyForRunsWithThreads) {
   EXPECT_TRUE(run["mpi_serialisation_efficiency"].is_null());  // no MPI: not available
   const std::string mf = test::slurp(dir_ / "omp" / "modelfactors.csv");
   EXPECT_NE(mf.find("OpenMP Serial Efficiency;72.466348\n"), std::string::npos) << mf;
+  const std::string html = test::slurp(dir_ / "omp" / "report.html");
+  EXPECT_NE(html.find(">&nbsp;&nbsp;&nbsp;&nbsp;Hybrid Parallel efficiency</th><td class=\"num\" style=\"background:"),
+            std::string::npos);
+  EXPECT_NE(html.find("OpenMP Scheduling Efficiency</th>"), std::string::npos);
 }
 
 // Point 8: modelfactors' whole table — `waitlab pop` writes modelfactors.csv in BSC's layout
