@@ -1,5 +1,6 @@
 # POP model factors of a scaling study (`waitlab pop`): global, parallel and computation
-# efficiency and their factors against the number of units (ranks, or threads of hybrid runs),
+# efficiency and their factors against the number of units (ranks, or threads of hybrid runs; their
+# MPI and OpenMP parallel efficiency too),
 # as POP reports draw them, and beside it the speed-up against the units with the ideal one
 # (units / reference units for strong scaling, 1 for weak). Reads DIR/pop.json; writes DIR/pop
 # and DIR/pop_speedup (.png and .svg).
@@ -29,6 +30,9 @@ series = (
     ("communication_efficiency", "communication efficiency", "#ff7f0e", "--", 1.6),
     ("serialisation_efficiency", "serialisation efficiency", "#9467bd", ":", 1.6),
     ("transfer_efficiency", "transfer efficiency", "#d62728", ":", 1.6),
+    # Hybrid MPI+OpenMP runs only (null otherwise: not drawn).
+    ("mpi_parallel_efficiency", "MPI parallel efficiency", "#17becf", "-.", 1.8),
+    ("omp_parallel_efficiency", "OpenMP parallel efficiency", "#aec7e8", "-.", 1.8),
     ("computation_scalability", "computation scalability", "#8c564b", "-", 2.2),
     ("ipc_scalability", "IPC scalability", "#e377c2", "-.", 1.4),
     ("instruction_scalability", "instruction scalability", "#7f7f7f", "-.", 1.4),
