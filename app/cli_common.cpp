@@ -117,8 +117,8 @@ void add_cut_options(CLI::App& app, CutArgs& c, const std::string& what) {
                  "A time range FROM:TO in the trace's time, with units (1.5s:2s; a side left empty is open)")
       ->group(group);
   app.add_option("--region", c.region,
-                 "A region by name (solve, MPI_Allreduce): the time in which some rank or thread is inside one of "
-                 "its instances")
+                 "A region by name (solve, MPI_Allreduce; on an OpenMP trace also 'parallel region', 'parallel "
+                 "function', 'task'): the time in which some rank or thread is inside one of its instances")
       ->group(group);
   app.add_option("--iterations", c.iterations,
                  "REGION:FIRST-LAST, the FIRST-th to the LAST-th instance of a region that marks an iteration (from "
