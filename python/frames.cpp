@@ -100,22 +100,44 @@ const trace::Matching& TraceData::matching() {
   return *matching_;
 }
 
+namespace {
+
+// pipit's "Event Type": Enter 0, Leave 1, every other kind an instant (2).
+constexpr std::int8_t event_type(EventKind k) {
+  return k == EventKind::Enter ? 0 : k == EventKind::Leave ? 1 : 2;
+}
+
+// The name codes in the narrowest integer pandas keeps them in (Categorical's codes are int8 below
+// 127 categories, int16 below 32767, ...): no copy when the Categorical is made.
+template <typename Code>
+py::array name_codes(const std::vector<const Location*>& locs, std::size_t n, const NameTable& names) {
+  auto codes = column<Code>(n);
+  Code* c = codes.mutable_data();
+  py::gil_scoped_release nogil;
+  std::size_t i = 0;
+  for (const Location* l : locs)
+    for (const trace::Event& e : l->events) c[i++] = static_cast<Code>(names.code(e));
+  return codes;
+}
+
+}  // namespace
+
 py::dict event_columns(const TraceData& data) {
   const auto locs = locations_of(data.trace);
   std::size_t n = 0;
   for (const Location* l : locs) n += l->events.size();
   const NameTable names(data.trace.defs);
   auto time = column<double>(n);
-  auto kind = column<std::uint8_t>(n);
-  auto name = column<std::int32_t>(n);
+  auto type = column<std::int8_t>(n);
+  auto kind = column<std::int8_t>(n);
   auto process = column<std::int32_t>(n);
   auto thread = column<std::int32_t>(n);
   auto partner = column<std::int32_t>(n);
   auto tag = column<std::int32_t>(n);
   auto bytes = column<std::uint64_t>(n);
   double* t = time.mutable_data();
-  std::uint8_t* k = kind.mutable_data();
-  std::int32_t* nm = name.mutable_data();
+  std::int8_t* ty = type.mutable_data();
+  std::int8_t* k = kind.mutable_data();
   std::int32_t* p = process.mutable_data();
   std::int32_t* th = thread.mutable_data();
   std::int32_t* pa = partner.mutable_data();
@@ -127,8 +149,8 @@ py::dict event_columns(const TraceData& data) {
     for (const Location* l : locs) {
       for (const trace::Event& e : l->events) {
         t[i] = e.time;
-        k[i] = static_cast<std::uint8_t>(e.kind);
-        nm[i] = names.code(e);
+        ty[i] = event_type(e.kind);
+        k[i] = static_cast<std::int8_t>(e.kind);
         p[i] = l->rank;
         th[i] = l->thread;
         pa[i] = e.peer;
@@ -138,11 +160,16 @@ py::dict event_columns(const TraceData& data) {
       }
     }
   }
+  const std::size_t categories = names.categories.size();
   py::dict d;
   d["Timestamp (s)"] = time;
+  d["Event Type"] = type;
+  d["Event Type categories"] = py::make_tuple("Enter", "Leave", "Instant");
   d["Kind"] = kind;
   d["Kind categories"] = kind_categories();
-  d["Name"] = name;
+  d["Name"] = categories < 127     ? name_codes<std::int8_t>(locs, n, names)
+              : categories < 32767 ? name_codes<std::int16_t>(locs, n, names)
+                                    : name_codes<std::int32_t>(locs, n, names);
   d["Name categories"] = names.list();
   d["Process"] = process;
   d["Thread"] = thread;

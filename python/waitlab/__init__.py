@@ -21,7 +21,6 @@ import json
 import os
 import tempfile
 
-import numpy as np
 import pandas as pd
 
 from . import _waitlab
@@ -32,10 +31,6 @@ InputError = _waitlab.InputError
 InputError.__module__ = "waitlab"
 InputError.__doc__ = ("Bad input (a trace waitlab cannot read): the message names the file and "
                       "the position, as the command line says it.")
-
-# pipit's "Event Type" of each waitlab event kind (their order: trace.hpp's EventKind).
-_EVENT_TYPES = ["Enter", "Leave", "Instant"]
-
 
 def _frame(columns, order):
     """A DataFrame of the C++ columns (a dict of NumPy arrays; "X categories" gives the
@@ -48,7 +43,9 @@ def _frame(columns, order):
             values = pd.Categorical.from_codes(values, categories=categories)
         data[name] = values
     # copy=False: each column keeps the array C++ filled (pandas 1.5 copies dict input otherwise).
-    return pd.DataFrame(data, columns=order, copy=False)
+    # No columns=: with it, pandas 1.5 turns every column into an object array first (the dict
+    # keeps `order`).
+    return pd.DataFrame(data, copy=False)
 
 
 class Trace:
@@ -99,12 +96,7 @@ class Trace:
         kind: Enter, Leave, Send, Recv, IsendStart, ...); Process, Thread int32; Partner int32
         (the peer rank of a message or the root of a collective, -1 if none); Tag int32; Bytes
         uint64 (a message's bytes, a collective's bytes sent)."""
-        c = self._data.event_columns()
-        kind = c["Kind"]
-        types = np.minimum(kind, 2)  # Enter 0, Leave 1, every other kind an instant
-        c["Event Type"] = types
-        c["Event Type categories"] = _EVENT_TYPES
-        return _frame(c, ["Timestamp (s)", "Event Type", "Name", "Process", "Thread", "Kind",
+        return _frame(self._data.event_columns(), ["Timestamp (s)", "Event Type", "Name", "Process", "Thread", "Kind",
                           "Partner", "Tag", "Bytes"])
 
     @cached_property
