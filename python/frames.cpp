@@ -24,6 +24,29 @@ py::array_t<T> column(std::size_t n) {
   return py::array_t<T>(static_cast<py::ssize_t>(n));
 }
 
+// A table's columns as they are made: add<T>(name) puts an array of n values under `name` and
+// returns its data, which the caller fills (without the GIL: the arrays are Python objects, the
+// values are not).
+class Columns {
+ public:
+  explicit Columns(std::size_t n) : n_(n) {}
+  template <typename T>
+  T* add(const char* name) {
+    auto a = column<T>(n_);
+    T* data = a.mutable_data();
+    dict_[name] = std::move(a);
+    return data;
+  }
+  // A categorical column's categories (its array holds the codes).
+  void categories(const std::string& name, py::object list) { dict_[py::str(name + " categories")] = std::move(list); }
+  void set(const char* name, py::object values) { dict_[name] = std::move(values); }
+  py::dict done() { return std::move(dict_); }
+
+ private:
+  std::size_t n_;
+  py::dict dict_;
+};
+
 // The rows of `events`: the ranks' locations, then their further threads.
 std::vector<const Location*> locations_of(const trace::Trace& t) {
   std::vector<const Location*> out;
@@ -127,56 +150,40 @@ py::dict event_columns(const TraceData& data) {
   std::size_t n = 0;
   for (const Location* l : locs) n += l->events.size();
   const NameTable names(data.trace.defs);
-  auto time = column<double>(n);
-  auto type = column<std::int8_t>(n);
-  auto kind = column<std::int8_t>(n);
-  auto process = column<std::int32_t>(n);
-  auto thread = column<std::int32_t>(n);
-  auto partner = column<std::int32_t>(n);
-  auto tag = column<std::int32_t>(n);
-  auto bytes = column<std::uint64_t>(n);
-  double* t = time.mutable_data();
-  std::int8_t* ty = type.mutable_data();
-  std::int8_t* k = kind.mutable_data();
-  std::int32_t* p = process.mutable_data();
-  std::int32_t* th = thread.mutable_data();
-  std::int32_t* pa = partner.mutable_data();
-  std::int32_t* tg = tag.mutable_data();
-  std::uint64_t* b = bytes.mutable_data();
+  Columns cols(n);
+  double* time = cols.add<double>("Timestamp (s)");
+  std::int8_t* type = cols.add<std::int8_t>("Event Type");
+  std::int8_t* kind = cols.add<std::int8_t>("Kind");
+  std::int32_t* process = cols.add<std::int32_t>("Process");
+  std::int32_t* thread = cols.add<std::int32_t>("Thread");
+  std::int32_t* partner = cols.add<std::int32_t>("Partner");
+  std::int32_t* tag = cols.add<std::int32_t>("Tag");
+  std::uint64_t* bytes = cols.add<std::uint64_t>("Bytes");
   {
     py::gil_scoped_release nogil;
     std::size_t i = 0;
     for (const Location* l : locs) {
       for (const trace::Event& e : l->events) {
-        t[i] = e.time;
-        ty[i] = event_type(e.kind);
-        k[i] = static_cast<std::int8_t>(e.kind);
-        p[i] = l->rank;
-        th[i] = l->thread;
-        pa[i] = e.peer;
-        tg[i] = e.tag;
-        b[i] = e.bytes;
+        time[i] = e.time;
+        type[i] = event_type(e.kind);
+        kind[i] = static_cast<std::int8_t>(e.kind);
+        process[i] = l->rank;
+        thread[i] = l->thread;
+        partner[i] = e.peer;
+        tag[i] = e.tag;
+        bytes[i] = e.bytes;
         ++i;
       }
     }
   }
   const std::size_t categories = names.categories.size();
-  py::dict d;
-  d["Timestamp (s)"] = time;
-  d["Event Type"] = type;
-  d["Event Type categories"] = py::make_tuple("Enter", "Leave", "Instant");
-  d["Kind"] = kind;
-  d["Kind categories"] = kind_categories();
-  d["Name"] = categories < 127     ? name_codes<std::int8_t>(locs, n, names)
-              : categories < 32767 ? name_codes<std::int16_t>(locs, n, names)
-                                    : name_codes<std::int32_t>(locs, n, names);
-  d["Name categories"] = names.list();
-  d["Process"] = process;
-  d["Thread"] = thread;
-  d["Partner"] = partner;
-  d["Tag"] = tag;
-  d["Bytes"] = bytes;
-  return d;
+  cols.set("Name", categories < 127     ? name_codes<std::int8_t>(locs, n, names)
+                   : categories < 32767 ? name_codes<std::int16_t>(locs, n, names)
+                                        : name_codes<std::int32_t>(locs, n, names));
+  cols.categories("Name", names.list());
+  cols.categories("Event Type", py::make_tuple("Enter", "Leave", "Instant"));
+  cols.categories("Kind", kind_categories());
+  return cols.done();
 }
 
 py::dict message_columns(TraceData& data) {
@@ -187,126 +194,87 @@ py::dict message_columns(TraceData& data) {
   for (std::size_t r = 1; r < tr.locations.size(); ++r)
     first_row[r] = first_row[r - 1] + static_cast<std::int64_t>(tr.locations[r - 1].events.size());
   const std::size_t n = m.messages.size();
-  auto sender = column<std::int32_t>(n);
-  auto receiver = column<std::int32_t>(n);
-  auto comm = column<std::uint32_t>(n);
-  auto tag = column<std::int32_t>(n);
-  auto bytes = column<std::uint64_t>(n);
-  auto send_time = column<double>(n);
-  auto recv_time = column<double>(n);
-  auto send_call = column<std::int8_t>(n);
-  auto recv_call = column<std::int8_t>(n);
-  auto send_row = column<std::int64_t>(n);
-  auto recv_row = column<std::int64_t>(n);
-  std::int32_t* s = sender.mutable_data();
-  std::int32_t* r = receiver.mutable_data();
-  std::uint32_t* c = comm.mutable_data();
-  std::int32_t* tg = tag.mutable_data();
-  std::uint64_t* b = bytes.mutable_data();
-  double* st = send_time.mutable_data();
-  double* rt = recv_time.mutable_data();
-  std::int8_t* sc = send_call.mutable_data();
-  std::int8_t* rc = recv_call.mutable_data();
-  std::int64_t* sr = send_row.mutable_data();
-  std::int64_t* rr = recv_row.mutable_data();
+  Columns cols(n);
+  std::int32_t* sender = cols.add<std::int32_t>("Sender");
+  std::int32_t* receiver = cols.add<std::int32_t>("Receiver");
+  std::uint32_t* comm = cols.add<std::uint32_t>("Communicator");
+  std::int32_t* tag = cols.add<std::int32_t>("Tag");
+  std::uint64_t* bytes = cols.add<std::uint64_t>("Bytes");
+  double* send_time = cols.add<double>("Send Time (s)");
+  double* recv_time = cols.add<double>("Receive Time (s)");
+  std::int8_t* send_call = cols.add<std::int8_t>("Send Call");
+  std::int8_t* recv_call = cols.add<std::int8_t>("Receive Call");
+  std::int64_t* send_row = cols.add<std::int64_t>("Send Event");
+  std::int64_t* recv_row = cols.add<std::int64_t>("Receive Event");
   {
     py::gil_scoped_release nogil;
     for (std::size_t i = 0; i < n; ++i) {
       const trace::Message& msg = m.messages[i];
       const trace::Event& send = tr.locations[msg.sender].events[msg.send_event];
       const trace::Event& recv = tr.locations[msg.receiver].events[msg.recv_event];
-      s[i] = msg.sender;
-      r[i] = msg.receiver;
-      c[i] = send.ref;
-      tg[i] = send.tag;
-      b[i] = send.bytes;
-      st[i] = send.time;
-      rt[i] = recv.time;
-      sc[i] = op_code(m.calls[msg.sender][msg.send_call].op);
-      rc[i] = op_code(m.calls[msg.receiver][msg.recv_post_call].op);
-      sr[i] = first_row[msg.sender] + msg.send_event;
-      rr[i] = first_row[msg.receiver] + msg.recv_event;
+      sender[i] = msg.sender;
+      receiver[i] = msg.receiver;
+      comm[i] = send.ref;
+      tag[i] = send.tag;
+      bytes[i] = send.bytes;
+      send_time[i] = send.time;
+      recv_time[i] = recv.time;
+      send_call[i] = op_code(m.calls[msg.sender][msg.send_call].op);
+      recv_call[i] = op_code(m.calls[msg.receiver][msg.recv_post_call].op);
+      send_row[i] = first_row[msg.sender] + msg.send_event;
+      recv_row[i] = first_row[msg.receiver] + msg.recv_event;
     }
   }
-  py::dict d;
-  d["Sender"] = sender;
-  d["Receiver"] = receiver;
-  d["Communicator"] = comm;
-  d["Tag"] = tag;
-  d["Bytes"] = bytes;
-  d["Send Time (s)"] = send_time;
-  d["Receive Time (s)"] = recv_time;
-  d["Send Call"] = send_call;
-  d["Send Call categories"] = op_categories();
-  d["Receive Call"] = recv_call;
-  d["Receive Call categories"] = op_categories();
-  d["Send Event"] = send_row;
-  d["Receive Event"] = recv_row;
-  return d;
+  cols.categories("Send Call", op_categories());
+  cols.categories("Receive Call", op_categories());
+  return cols.done();
 }
 
 py::dict region_columns(const TraceData& data) {
   const trace::Definitions& defs = data.trace.defs;
   const std::size_t n = defs.regions.size();
-  auto op = column<std::int8_t>(n);
-  auto mpi = column<bool>(n);
-  auto enters = column<std::uint64_t>(n);
-  std::uint64_t* en = enters.mutable_data();
+  Columns cols(n);
+  std::int8_t* op = cols.add<std::int8_t>("MPI Op");
+  bool* mpi = cols.add<bool>("Is MPI");
+  std::uint64_t* enters = cols.add<std::uint64_t>("Enters");
   py::list names, files;
   for (std::size_t i = 0; i < n; ++i) {
     const trace::Region& reg = defs.regions[i];
     names.append(text(reg.name));
     files.append(text(reg.file));
-    op.mutable_data()[i] = op_code(reg.op);
-    mpi.mutable_data()[i] = reg.is_mpi();
-    en[i] = 0;
+    op[i] = op_code(reg.op);
+    mpi[i] = reg.is_mpi();
+    enters[i] = 0;
   }
   {
     py::gil_scoped_release nogil;
     for (const Location* l : locations_of(data.trace))
       for (const trace::Event& e : l->events)
-        if (e.kind == EventKind::Enter && e.ref < n) ++en[e.ref];
+        if (e.kind == EventKind::Enter && e.ref < n) ++enters[e.ref];
   }
-  py::dict d;
-  d["Name"] = names;
-  d["MPI Op"] = op;
-  d["MPI Op categories"] = op_categories();
-  d["File"] = files;
-  d["Is MPI"] = mpi;
-  d["Enters"] = enters;
-  return d;
+  cols.set("Name", names);
+  cols.set("File", files);
+  cols.categories("MPI Op", op_categories());
+  return cols.done();
 }
 
 py::dict location_columns(const TraceData& data) {
   const auto locs = locations_of(data.trace);
-  const std::size_t n = locs.size();
-  auto process = column<std::int32_t>(n);
-  auto thread = column<std::int32_t>(n);
-  auto events = column<std::uint64_t>(n);
-  auto first = column<double>(n);
-  auto last = column<double>(n);
-  auto states = column<std::uint64_t>(n);
-  auto omp = column<std::uint64_t>(n);
+  Columns cols(locs.size());
+  // A column of one value per location.
+  const auto per_location = [&]<typename T>(const char* name, T (*value)(const Location&)) {
+    T* out = cols.add<T>(name);
+    for (std::size_t i = 0; i < locs.size(); ++i) out[i] = value(*locs[i]);
+  };
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
-  for (std::size_t i = 0; i < n; ++i) {
-    const Location& l = *locs[i];
-    process.mutable_data()[i] = l.rank;
-    thread.mutable_data()[i] = l.thread;
-    events.mutable_data()[i] = l.events.size();
-    first.mutable_data()[i] = l.events.empty() ? kNone : l.events.front().time;
-    last.mutable_data()[i] = l.events.empty() ? kNone : l.events.back().time;
-    states.mutable_data()[i] = l.states.size();
-    omp.mutable_data()[i] = l.omp.size();
-  }
-  py::dict d;
-  d["Process"] = process;
-  d["Thread"] = thread;
-  d["Events"] = events;
-  d["First Time (s)"] = first;
-  d["Last Time (s)"] = last;
-  d["State Intervals"] = states;
-  d["OpenMP Intervals"] = omp;
-  return d;
+  per_location("Process", +[](const Location& l) { return l.rank; });
+  per_location("Thread", +[](const Location& l) { return l.thread; });
+  per_location("Events", +[](const Location& l) -> std::uint64_t { return l.events.size(); });
+  per_location("First Time (s)", +[](const Location& l) { return l.events.empty() ? kNone : l.events.front().time; });
+  per_location("Last Time (s)", +[](const Location& l) { return l.events.empty() ? kNone : l.events.back().time; });
+  per_location("State Intervals", +[](const Location& l) -> std::uint64_t { return l.states.size(); });
+  per_location("OpenMP Intervals", +[](const Location& l) -> std::uint64_t { return l.omp.size(); });
+  return cols.done();
 }
 
 }  // namespace waitlab::python

@@ -48,6 +48,11 @@ def _frame(columns, order):
     return pd.DataFrame(data, copy=False)
 
 
+def _reader_fact(name, doc, convert=lambda value: value):
+    """A read-only property of a Trace: what the C++ reader said of it."""
+    return property(lambda self: convert(getattr(self._data, name)), doc=doc)
+
+
 class Trace:
     """A trace read by waitlab. Its tables are DataFrames built on first use."""
 
@@ -58,35 +63,13 @@ class Trace:
         return (f"<waitlab.Trace {self.path!r}: {self._data.ranks} ranks, "
                 f"{self._data.threads} further threads, origin {self.origin}>")
 
-    @property
-    def path(self):
-        """The path the trace was read from."""
-        return self._data.path
-
-    @property
-    def origin(self):
-        """Where the trace comes from: 'simulated', 'extrae', 'scorep' or 'unknown'."""
-        return self._data.origin
-
-    @property
-    def attributes(self):
-        """The trace's key/value metadata (scenario, platform, seed, ...), a dict of str."""
-        return self._data.attributes
-
-    @property
-    def span(self):
-        """The run's time range the trace declares, (begin, end) in seconds, or None."""
-        return self._data.span
-
-    @property
-    def warnings(self):
-        """What the reader found suspect but read, one line each."""
-        return list(self._data.warnings)
-
-    @property
-    def skipped(self):
-        """What the reader left out of the trace: [(kind, count), ...]."""
-        return list(self._data.skipped)
+    path = _reader_fact("path", "The path the trace was read from.")
+    origin = _reader_fact("origin", "Where the trace comes from: 'simulated', 'extrae', 'scorep' or 'unknown'.")
+    attributes = _reader_fact("attributes", "The trace's key/value metadata (scenario, platform, seed, ...), "
+                                            "a dict of str.")
+    span = _reader_fact("span", "The run's time range the trace declares, (begin, end) in seconds, or None.")
+    warnings = _reader_fact("warnings", "What the reader found suspect but read, one line each.", list)
+    skipped = _reader_fact("skipped", "What the reader left out of the trace: [(kind, count), ...].", list)
 
     @cached_property
     def events(self):

@@ -6,6 +6,7 @@ Fixture D's values are tests/trace/test_paraver.cpp's (FixtureDAsExtraeWritesIt)
 ping-pong's are otf2-print's records of tests/data/scorep/ping-pong-otf2 (ticks at 2095197216
 per second from the global offset 7397466976977800).
 """
+import functools
 import os
 import subprocess
 import tempfile
@@ -28,10 +29,14 @@ def seconds(ticks):
     return (ticks - OFFSET) / TICKS
 
 
+@functools.lru_cache(maxsize=None)
+def read_once(path):
+    """Each trace read once for the tests of its class (the tables are kept by the Trace)."""
+    return waitlab.read(path)
+
+
 class FixtureD(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.t = waitlab.read(FIXTURE_D)
+    t = property(lambda self: read_once(FIXTURE_D))
 
     def test_events_are_the_readers(self):
         e = self.t.events
@@ -107,9 +112,7 @@ class FixtureD(unittest.TestCase):
 
 
 class ScorePPingPong(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.t = waitlab.read(PING_PONG)
+    t = property(lambda self: read_once(PING_PONG))
 
     def test_ranks(self):
         k = self.t.ranks
