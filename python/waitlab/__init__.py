@@ -143,6 +143,18 @@ class Analyses:
         return self.tables[table]
 
 
+def _table(csv):
+    """An analysis's CSV table as a DataFrame: its times (columns `*_s`, `seconds`) float64 even
+    when every value is whole, its text columns categories."""
+    frame = pd.read_csv(csv)
+    for c in frame.columns:
+        if c.endswith("_s") or c == "seconds":
+            frame[c] = frame[c].astype("float64")
+        elif frame[c].dtype == object:
+            frame[c] = frame[c].astype("category")
+    return frame
+
+
 def analyze(trace, analyses=("waitstate",)):
     """Runs waitlab's analyses (names as `waitlab analyze -a` takes them: a list, or a string
     "waitstate,delay" or "all") on a Trace or a trace's path, with their default options.
@@ -156,8 +168,5 @@ def analyze(trace, analyses=("waitstate",)):
         for files in out["files"].values():
             for f in files:
                 if f.endswith(".csv"):
-                    frame = pd.read_csv(f)
-                    for c in frame.columns[frame.dtypes == object]:
-                        frame[c] = frame[c].astype("category")
-                    tables[os.path.basename(f)[:-4]] = frame
+                    tables[os.path.basename(f)[:-4]] = _table(f)
     return Analyses(list(out["ran"]), json.loads(out["summary"]), tables)

@@ -163,6 +163,13 @@ class Analyze(unittest.TestCase):
         self.assertIsInstance(w["pattern"].dtype, pd.CategoricalDtype)
         self.assertEqual(a.summary["waitstate"]["ranks"], 2)
 
+    def test_times_are_float64_even_when_whole(self):
+        # Fixture D's long-term delay costs are all 0 in delay.csv, written "0".
+        d = waitlab.analyze(FIXTURE_D, ["delay"]).tables["delay"]
+        self.assertEqual(list(d["long_term_s"]), [0.0] * len(d))
+        self.assertEqual(d["long_term_s"].dtype, np.float64)
+        self.assertEqual(d["rank"].dtype, np.int64)
+
     def test_needs_run_first(self):
         a = waitlab.analyze(waitlab.read(FIXTURE_D), "delay")
         self.assertEqual(a.ran, ["waitstate", "delay"])
