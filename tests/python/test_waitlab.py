@@ -8,6 +8,7 @@ per second from the global offset 7397466976977800).
 """
 import functools
 import os
+import pathlib
 import subprocess
 import tempfile
 import unittest
@@ -146,6 +147,22 @@ class ScorePPingPong(unittest.TestCase):
     def test_archive_directory_reads_alike(self):
         d = waitlab.read(os.path.dirname(PING_PONG))
         pd.testing.assert_frame_equal(d.events, self.t.events)
+
+
+class HybridThreads(unittest.TestCase):
+    """tests/data/hybrid_2x2.md: 2 ranks x 2 threads; the workers hold no events, only OpenMP
+    intervals and states (not created, synchronisation, idle)."""
+
+    def test_ranks_then_their_threads(self):
+        k = waitlab.read(pathlib.Path(DATA) / "hybrid_2x2.prv").ranks
+        self.assertEqual(list(k["Process"]), [0, 1, 0, 1])
+        self.assertEqual(list(k["Thread"]), [0, 0, 1, 1])
+        self.assertEqual(list(k["Events"]), [4, 4, 0, 0])
+        self.assertEqual(list(k["First Time (s)"][:2]), [600e-9, 800e-9])
+        self.assertEqual(list(k["Last Time (s)"][:2]), [900e-9, 900e-9])
+        self.assertTrue(k["First Time (s)"][2:].isna().all())
+        self.assertEqual(list(k["OpenMP Intervals"]), [2, 2, 1, 1])
+        self.assertEqual(list(k["State Intervals"]), [1, 0, 3, 3])
 
 
 class Analyze(unittest.TestCase):
