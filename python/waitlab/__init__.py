@@ -32,6 +32,7 @@ InputError.__module__ = "waitlab"
 InputError.__doc__ = ("Bad input (a trace waitlab cannot read): the message names the file and "
                       "the position, as the command line says it.")
 
+
 def _frame(columns, order):
     """A DataFrame of the C++ columns (a dict of NumPy arrays; "X categories" gives the
     categories of a categorical column X, whose array holds the codes), in `order`."""
