@@ -14,6 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libzstd-dev
   zlib1g-dev                # .prv.gz Paraver traces
   python3 python3-matplotlib python3-numpy
+  pybind11-dev python3-pybind11 python3-dev python3-pandas  # the Python module `import waitlab` (python/, docs/python.md)
   chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
   clang-14 libclang-rt-14-dev llvm-14  # fuzz targets (scripts/fuzz.sh): clang, libFuzzer's runtime, llvm-symbolizer
   time                      # GNU time: peak memory in bench/replay_vs_smpirun.sh
