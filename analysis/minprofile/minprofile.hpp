@@ -17,11 +17,7 @@
 #include "analysis/minprofile/estimator.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
-
-namespace waitlab::engine {
-struct Shard;
-class Transport;
-}  // namespace waitlab::engine
+#include "analysis/engine/fwd.hpp"
 
 namespace waitlab::analysis {
 

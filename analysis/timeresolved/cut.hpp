@@ -37,11 +37,7 @@
 #include <vector>
 
 #include "analysis/trace/trace.hpp"
-
-namespace waitlab::engine {
-struct Shard;
-class Transport;
-}  // namespace waitlab::engine
+#include "analysis/engine/fwd.hpp"
 
 namespace waitlab::analysis {
 

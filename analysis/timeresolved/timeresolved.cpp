@@ -277,10 +277,10 @@ constexpr Time kInf = std::numeric_limits<Time>::infinity();
 // --- the time the metrics cover -----------------------------------------------------------
 
 // The run's span [T0, T1] as one piece, or a cut's pieces inside it (cut.hpp), ordered and
-// disjoint; the rest of the time line (`gaps`, cut only).
+// disjoint.
 struct Axis {
   bool cut = false;
-  std::vector<Interval> pieces, gaps;
+  std::vector<Interval> pieces;
   Time t0() const { return pieces.front().a; }
   Time t1() const { return pieces.back().b; }
 };
@@ -292,13 +292,7 @@ Axis axis_of(const Cut& cut, Time t0, Time t1) {
     return ax;
   }
   ax.cut = true;
-  Time from = -kInf;
-  for (const auto& [a, b] : clip_cut(cut, t0, t1)) {
-    ax.pieces.push_back({a, b});
-    ax.gaps.push_back({from, a});
-    from = b;
-  }
-  ax.gaps.push_back({from, kInf});
+  for (const auto& [a, b] : clip_cut(cut, t0, t1)) ax.pieces.push_back({a, b});
   return ax;
 }
 
@@ -653,7 +647,7 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
   const Time t0 = ax.t0(), t1 = ax.t1();
   std::vector<Interval> useful = outside_mpi(defs, *unit.loc, unit.begin, unit.end);
   if (!waitlab) useful = subtract(useful, state_union(unit.loc->states));
-  if (ax.cut) useful = subtract(useful, ax.gaps);
+  if (ax.cut) useful = intervals::intersect(useful, ax.pieces);
   std::vector<double> u(W, 0.0);
   std::size_t w = 0;
   for (const auto& [a, e] : useful) {
@@ -685,10 +679,8 @@ double fold_unit(const trace::Definitions& defs, const Unit& unit, const std::ve
 // span's start to where its records end — the time outside MPI calls in [T0, min(T1, stop)]
 // (in each piece of a cut).
 double ideal_useful(const trace::Definitions& defs, const Unit& unit, const Axis& ax) {
-  double u = 0;
-  for (const auto& [x, y] : subtract(outside_mpi(defs, *unit.loc, ax.t0(), std::min(ax.t1(), unit.stop)), ax.gaps))
-    u += y - x;
-  return u;
+  if (!ax.cut) return time_outside_mpi(defs, *unit.loc, ax.t0(), std::min(ax.t1(), unit.stop));
+  return intervals::length(intervals::intersect(outside_mpi(defs, *unit.loc, ax.t0(), std::min(ax.t1(), unit.stop)), ax.pieces));
 }
 
 // The fold along every unit (a chain over the processes for the ranks, another for the threads);
@@ -750,6 +742,7 @@ void fill_windows(const std::vector<Time>& b, const Folded& ut, const Axis& ax, 
   const std::size_t W = b.size() - 1;
   const Time t0 = res.t0;
   const CutMeasure cut(ax, pts, I);  // used with a cut only
+  if (ax.cut) res.ideal_unclamped = cut.ideal(ax.t1());  // Σ_k I(b_k) − I(a_k)
   const auto &sum = ut.sum, &mx = ut.mx, &cum_sum = ut.cum_sum, &cum_mx = ut.cum_mx;
   const auto& events = ut.events;
   const double Pn = res.units > 0 ? static_cast<double>(res.units) : 1.0;
@@ -879,7 +872,7 @@ TimeResolvedResult time_resolved(const engine::Shard& shard, const IdealReferenc
   res.useful = std::move(all_useful);
   set_counters(shard.counters, f, res.counters);
   const std::vector<Time> I = ax.cut ? ideal_at_points(f.ideal, pts) : ideal_at_boundaries(f.ideal, b, sp, waitlab);
-  res.ideal_unclamped = ax.cut ? CutMeasure(ax, pts, I).ideal(ax.t1()) : sp.i1 - sp.i0;
+  res.ideal_unclamped = sp.i1 - sp.i0;  // a cut's: fill_windows
   if (ax.cut) {
     res.cut = cut;
     res.cut.pieces = cut_pieces(ax);

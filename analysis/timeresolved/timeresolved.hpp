@@ -88,11 +88,7 @@
 #include "analysis/timeresolved/cut.hpp"
 #include "analysis/trace/match.hpp"
 #include "analysis/trace/trace.hpp"
-
-namespace waitlab::engine {
-struct Shard;
-class Transport;
-}  // namespace waitlab::engine
+#include "analysis/engine/fwd.hpp"
 
 namespace waitlab::analysis {
 
