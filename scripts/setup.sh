@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package waitlab needs to build, test, benchmark and plot.
 # Idempotent: when everything is present it installs nothing and does not touch apt.
+# `setup.sh --build` installs only what configuring and building needs (scripts/demo.sh):
+# not the browser, the fuzzing compiler and the notebook runner that only tests use.
 set -euo pipefail
 
-PACKAGES=(
+BUILD_PACKAGES=(
   g++ cmake make pkg-config git
   libsimgrid-dev            # SimGrid 3.32 / SMPI (also ships smpirun and smpireplaymain)
   libyaml-cpp-dev           # scenarios
@@ -15,10 +17,20 @@ PACKAGES=(
   zlib1g-dev                # .prv.gz Paraver traces
   python3 python3-matplotlib python3-numpy
   pybind11-dev python3-pybind11 python3-dev python3-pandas  # the Python module `import waitlab` (python/, docs/python.md)
+)
+TEST_PACKAGES=(
+  python3-nbclient python3-ipykernel  # executes notebooks/ in the tests (label notebooks)
   chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
   clang-14 libclang-rt-14-dev llvm-14  # fuzz targets (scripts/fuzz.sh): clang, libFuzzer's runtime, llvm-symbolizer
   time                      # GNU time: peak memory in bench/replay_vs_smpirun.sh
 )
+
+PACKAGES=("${BUILD_PACKAGES[@]}")
+case "${1:-}" in
+  --build) ;;
+  "") PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: setup.sh [--build]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
