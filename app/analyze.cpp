@@ -44,6 +44,7 @@ output::Values analysis_options(const AnalysisSelection& sel, std::optional<minp
   options.set("critpath", sel.critpath_options);
   if (online) options.set("minprofile", minprofile::Shared(std::make_shared<minprofile::Result>(std::move(*online))));
   options.set("timeresolved", tri);
+  if (sel.footprint.twin != nullptr) options.set("footprint", sel.footprint);
   return options;
 }
 
@@ -125,8 +126,12 @@ AnalyzeOptions analyze_options(const AnalyzeArgs& args) {
   auto& sel = o.sel;
   auto& clock = o.clock;
   auto& tri = o.tri;
-  sel =
-      parse_analyses(args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses, "--analyses");
+  std::vector<std::string> names = args.analyses.empty() ? std::vector<std::string>{"all"} : args.analyses;
+  if (!args.twin.empty()) names.push_back("footprint");
+  sel = parse_analyses(names, "--analyses");
+  if (sel.has("footprint") && args.twin.empty())
+    throw InputError("--analyses: footprint compares the trace with its twin, the same simulated run without one "
+                     "perturbation: give it with --twin TRACE");
   sel.waitstate_options.alltoallv_nxn = args.alltoallv_nxn;
   if (!trace::parse_clock_mode(args.clock_correction, clock.mode))
     throw InputError("--clock-correction: unknown mode '" + args.clock_correction +
@@ -333,6 +338,12 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out, const SmpiIdeal
   check_output_dir(dir);  // a file in the way is said before the analyses, not after them
   inputs.check_output_dir(dir);
 
+  trace::Trace twin;
+  if (!args.twin.empty()) {
+    inputs.add_trace(args.twin);
+    twin = trace::read_trace(args.twin);
+    o.sel.footprint = {&twin, args.twin};
+  }
   AnalysisReport r = run_analyses(t, o.sel, std::nullopt, o.tri);
   const double smpi_host_seconds = add_smpi_estimate(r, rt, args, smpi_ideal);
   write_analysis_outputs(args, rt, r, inputs, dir, smpi_host_seconds, out);

@@ -26,6 +26,7 @@
 #include "analysis/trace/clock.hpp"
 #include "analysis/trace/formats.hpp"
 #include "analysis/waitstate/waitstate.hpp"
+#include "analysis/footprint/output.hpp"
 #include "app/ideal_replay.hpp"
 #include "app/inputs.hpp"
 
@@ -37,6 +38,7 @@ struct AnalysisSelection {
   std::vector<std::string> names;
   analysis::WaitStateOptions waitstate_options;  // Scalasca's collective classes unless told
   analysis::CriticalPathOptions critpath_options;  // waitlab's bounds unless the convention is Scalasca's
+  analysis::FootprintInput footprint;            // the twin (run.footprint, analyze --twin)
   bool any() const { return !names.empty(); }
   bool has(std::string_view name) const;
 };
@@ -93,6 +95,7 @@ struct AnalyzeArgs {
   std::string convention = "auto";     // auto (the trace origin's), bsc, scalasca, waitlab
   std::string ideal = "auto";          // lamport, smpi, both; auto: both for measured traces, lamport otherwise
   CutArgs cut;                         // the timeresolved analysis's cut
+  std::string twin;                    // --twin TRACE: the footprint analysis's twin (selects it)
 };
 
 // The steps of `waitlab analyze`, which `waitlab-mpi analyze` (app/mpi_analyze.cpp) takes too:

@@ -98,6 +98,7 @@ Command define_run(CLI::App& cli) {
   struct Options {
     RunArgs args;
     bool no_progress = false;
+    std::string footprint;
   };
   auto o = options<Options>();
   auto* run = cli.add_subcommand("run", "Simulate a scenario; write DIR/summary.json and DIR/trace.wlt");
@@ -106,9 +107,14 @@ Command define_run(CLI::App& cli) {
   repeatable(run->add_option("--set,-s", o->args.sets,
                              "Override one scenario value: key=value, e.g. workload.iterations=10, run.seed=3, "
                              "perturbations[0].duration=5ms (repeatable)"));
+  run->add_option("--footprint", o->footprint,
+                  "Also simulate the twin without this perturbation (a cause: delay, noise, imbalance, all; a type; "
+                  "an index) and measure the perturbation's counterfactual footprint: how far it shifted every rank, "
+                  "how much of it reached the end of the run (= --set run.footprint=SEL; docs/analyses.md)");
   run->add_flag("--no-progress", o->no_progress, "Do not show progress on the terminal");
   return {run, [o](std::ostream& out) {
             o->args.progress = !o->no_progress;
+            if (!o->footprint.empty()) o->args.sets.push_back("run.footprint=" + o->footprint);
             run_command(o->args, out);
             return 0;
           }};

@@ -90,8 +90,8 @@ void add_analyze_options(CLI::App& analyze, AnalyzeArgs& args) {
                     "do not: ranks that exchange no data need not wait for each other (docs/analyses.md)");
   analyze.add_option("--out,-o", a->out_dir, "Output directory (default: <trace's directory>/analysis)");
   analyze.add_option("--analyses,-a", a->analyses,
-                      fmt::format("Analyses to run: {} or all (default: all; comma-separated or repeated; delay and "
-                                  "critpath include waitstate)",
+                      fmt::format("Analyses to run: {} or all (default: all but footprint, which needs --twin; "
+                                  "comma-separated or repeated; delay and critpath include waitstate)",
                                   fmt::join(names, ", ")))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   analyze.add_option("--convention", a->convention,
@@ -108,6 +108,10 @@ void add_analyze_options(CLI::App& analyze, AnalyzeArgs& args) {
   analyze.add_option("--windows", a->windows,
                       "Windows of the timeresolved analysis: N equal windows (default 50), a length (10ms) or "
                       "adaptive[:N] (merged until every rank has sqrt(P) events in each)");
+  analyze.add_option("--twin", a->twin,
+                      "The twin of a simulated trace: the same scenario and seed without one perturbation (waitlab "
+                      "run writes it with run.footprint). Runs the footprint analysis: how far the perturbation "
+                      "shifted every rank, how much of it reached the end of the run (docs/analyses.md)");
   add_cut_options(analyze, a->cut, "the timeresolved analysis");
 }
 

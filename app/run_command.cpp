@@ -110,13 +110,21 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
   if (s.outputs.trace) {
     inputs.check_output((fs::path(dir) / "trace.wlt").string());
     if (s.run.baseline) inputs.check_output((fs::path(dir) / "baseline.wlt").string());
+    if (!s.run.footprint.empty()) inputs.check_output((fs::path(dir) / "twin.wlt").string());
   }
 
   const bool progress = want_progress && s.outputs.progress && ::isatty(STDERR_FILENO) == 1;
   const bool prebuilt = workload != nullptr;
   // Nothing reads the events of a run that writes no trace and analyses none: they are
   // counted, not recorded (the run's memory and time are then mostly SimGrid's).
-  const bool analysed = !analysis::select_analyses(s.outputs.analyses).empty();
+  // run.footprint brings its analysis; the analysis without the twin is said before the run.
+  std::vector<std::string> analysis_names = s.outputs.analyses;
+  if (!s.run.footprint.empty()) analysis_names.push_back("footprint");
+  AnalysisSelection selection = parse_analyses(analysis_names, "outputs.analyses");
+  if (selection.has("footprint") && s.run.footprint.empty())
+    throw InputError(s.file + ": outputs.analyses: footprint compares the run with its twin without a "
+                     "perturbation: name it in run.footprint (e.g. --set run.footprint=delay) or --footprint");
+  const bool analysed = selection.any();
   const bool events = s.outputs.trace || analysed;
 
   OutputDir staged(dir, inputs);
@@ -126,6 +134,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     const std::string summary = (d / "summary.json").string();
     const std::string trace_path = (d / "trace.wlt").string();
     const std::string baseline_path = (d / "baseline.wlt").string();
+    const std::string twin_path = (d / "twin.wlt").string();
     const std::string host_path = (d / "host.json").string();
     // summary.json is written last: its presence says that the files beside it belong to it.
     // (The commit, too, removes an old one first and puts the new one in place last.)
@@ -148,6 +157,12 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     } else {
       remove_stale(baseline_path);
     }
+    if (s.outputs.trace && !s.run.footprint.empty()) {
+      traces.twin = twin_path;
+      files.push_back(twin_path);
+    } else {
+      remove_stale(twin_path);
+    }
     Outcome o = simulate_scenario(s, progress, std::move(workload), events, traces);
     if (prebuilt) {  // the conversion's notes, then those of the run (prepare())
       replay_notes.insert(replay_notes.end(), o.replay_notes.begin(), o.replay_notes.end());
@@ -157,8 +172,12 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     tri.windows =
         analysis::parse_windows(s.outputs.windows.empty() ? analysis::kDefaultWindows : s.outputs.windows);
     if (o.ideal) tri.ideal = &o.ideal->trace;
-    const AnalysisReport report = run_analyses(
-        o.result.trace, parse_analyses(s.outputs.analyses, "outputs.analyses"), o.result.estimate, tri);
+    if (o.twin) {
+      std::string removed;
+      for (const auto& r : s.run.footprint) removed += (removed.empty() ? "" : ", ") + r;
+      selection.footprint = {&o.twin->trace, "the twin without " + removed};
+    }
+    const AnalysisReport report = run_analyses(o.result.trace, selection, o.result.estimate, tri);
 
     nlohmann::ordered_json host;
     host["note"] = "host-dependent figures of the last run; never compared, never in summary.json";

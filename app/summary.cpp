@@ -234,6 +234,19 @@ Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
     o.baseline = sim::simulate(run.platform, *run.workload, none, options);
     o.base_fig = figures(o.baseline->stats.totals, o.baseline->stats);
   }
+  if (!s.run.footprint.empty()) {
+    // Its own workload and perturbations (prepared as the run's are), the run's engine options:
+    // the same seed and noise; its trace comes back for the analysis.
+    const scenarios::Scenario twin_s = scenarios::footprint_twin(s);
+    scenarios::Run twin = scenarios::prepare(twin_s);
+    sim::RunOptions twin_options = run.options;
+    twin_options.record_events = true;
+    twin_options.return_trace = true;
+    twin_options.trace_file = files.twin;
+    twin_options.progress = false;
+    twin_options.attributes = annotations(twin_s, false);
+    o.twin = sim::simulate(twin.platform, *twin.workload, twin.perturbations, twin_options);
+  }
   const auto analyses = analysis::select_analyses(s.outputs.analyses);
   if (std::find(analyses.begin(), analyses.end(), "timeresolved") != analyses.end()) {
     sim::RunOptions ideal = run.options;  // its trace comes back: it is the analysis' reference
@@ -277,6 +290,7 @@ nlohmann::ordered_json summary_json(const scenarios::Scenario& s, const Outcome&
                           {"collective_algorithms", collective_algorithms_used(s)},
                           {"semantics", semantics_name(s.run.semantics)},
                           {"baseline", s.run.baseline},
+                          {"footprint", s.run.footprint},
                           {"timing_precision_s", s.run.timing_precision}};
   add_figures(j, o.fig);
   if (o.base_fig) {

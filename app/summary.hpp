@@ -59,6 +59,9 @@ struct Outcome {
   // The same run on an ideal network (RunOptions::network.ideal), when outputs.analyses has
   // timeresolved: its trace is that analysis' ideal reference.
   std::optional<sim::RunResult> ideal;
+  // The twin of run.footprint (scenarios::footprint_twin): the same run without the perturbations
+  // it names; its trace is the footprint analysis's reference.
+  std::optional<sim::RunResult> twin;
   double host_seconds = 0;  // host wall-clock of all simulations (not deterministic)
   std::vector<std::string> replay_notes;  // what a replayed trace's conversion approximated
 };
@@ -70,6 +73,7 @@ struct Outcome {
 struct TraceFiles {
   std::string run;
   std::string baseline;
+  std::string twin;  // run.footprint's twin (its trace is always held: the footprint reads it)
   bool keep = true;
 };
 

@@ -45,6 +45,7 @@ Scenario finish(Tree root, const std::string& file, const std::vector<std::strin
   read_sections(root, s);
   if (chosen) apply_variant(s, *chosen);
   for (const auto& v : variants) s.variants.push_back(v.info);
+  if (!s.run.footprint.empty()) (void)footprint_twin(s);  // every selector names a perturbation
 
   // A trace workload is only checked for its options and its file here (check_models).
   // A variant of a trace workload is prepared too (the trace is read once more): its regions,

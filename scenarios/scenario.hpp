@@ -37,6 +37,11 @@ struct ModelConfig {
 // and whether to simulate the baseline too.
 struct RunConfig : sim::RunSettings {
   bool baseline = false;  // also simulate the unperturbed counterfactual
+  // The counterfactual footprint (docs/scenarios.md, run.footprint): the perturbations its twin
+  // goes without — causes (imbalance, delay, noise, all), types or indices, as a variant's
+  // `remove` names them; empty: no twin.
+  std::vector<std::string> footprint;
+  std::vector<std::string> footprint_where;  // "file:line:col" of each selector
 };
 
 struct OutputConfig {
@@ -153,6 +158,11 @@ struct Run {
 // A `trace` workload is read from its file (load_trace_workload) unless `workload` already
 // holds it (the replay command reads the trace before it builds the scenario); the notes of
 // its conversion go to `replay_notes` when given.
+// The twin of run.footprint: `s` without the perturbations run.footprint selects — the same
+// seed, so the same noise —, with neither a baseline nor a footprint of its own. Throws
+// InputError at the selector that matches no perturbation.
+Scenario footprint_twin(const Scenario& s);
+
 Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload = nullptr,
             std::vector<std::string>* replay_notes = nullptr);
 

@@ -22,7 +22,8 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "description", "platform", "workload",
                                            "perturbations", "run", "outputs", "variants"};
 const std::vector<std::string> kRunKeys = {"seed",      "eager_threshold", "collectives", "collective_algorithms",
-                                           "semantics", "baseline",        "timing_precision"};
+                                           "semantics", "baseline",        "timing_precision",
+                                           "footprint"};
 const std::vector<std::string> kOutputKeys = {"dir", "trace", "progress", "analyses", "windows"};
 const std::vector<std::string> kSemantics = {"waitlab", "smpi-default"};
 
@@ -174,6 +175,11 @@ RunConfig run_section(const Entry& sec) {
                        hint(v, kSemantics) + " (allowed: " + join(kSemantics) + ")");
   }
   if (const Entry* e = t.find("baseline")) r.baseline = parse_bool(*e, "run.baseline");
+  if (const Entry* e = t.find("footprint"))  // the selectors are matched once the perturbations are read
+    for (const Tree* item : scalar_items(*e, "run.footprint", "delay")) {
+      r.footprint.push_back(item->text);
+      r.footprint_where.push_back(item->where);
+    }
   return r;
 }
 

@@ -38,6 +38,41 @@ std::string factor_text(double f) {
   return o.str();
 }
 
+}  // namespace
+
+std::vector<std::size_t> select_perturbations(const Scenario& s, const std::string& sel, const std::string& where,
+                                              const std::string& what) {
+  std::vector<std::size_t> hits;
+  std::string index_text = sel;
+  if (sel.rfind("perturbations[", 0) == 0 && sel.back() == ']') index_text = sel.substr(14, sel.size() - 15);
+  std::size_t index = 0;
+  const auto [end, ec] = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+  const bool is_index = !index_text.empty() && ec == std::errc() && end == index_text.data() + index_text.size();
+  for (std::size_t i = 0; i < s.perturbations.size(); ++i) {
+    const std::string& type = s.perturbations[i].type;
+    const auto* entry = models::find_perturbation(type);
+    const std::string cause = entry ? std::string(trace::cause_name(entry->cause)) : "";
+    if ((is_index && i == index) || (!is_index && (sel == "all" || sel == type || sel == cause))) hits.push_back(i);
+  }
+  if (hits.empty()) {
+    std::vector<std::string> known = kCauseSelectors;
+    std::string have;
+    for (std::size_t i = 0; i < s.perturbations.size(); ++i) {
+      have += (have.empty() ? "" : ", ") + std::to_string(i) + ": " + s.perturbations[i].type;
+      known.push_back(s.perturbations[i].type);
+    }
+    const bool known_word = is_index || std::find(known.begin(), known.end(), sel) != known.end() ||
+                            models::find_perturbation(sel) != nullptr;
+    throw InputError(where + ": " + what + ": '" + sel + "' matches no perturbation of the scenario" +
+                     (known_word ? std::string() : hint(sel, known)) + " (perturbations: " +
+                     (have.empty() ? std::string("none") : have) +
+                     "; name a cause — imbalance, delay, noise, all —, a type or an index)");
+  }
+  return hits;
+}
+
+namespace {
+
 // Removes the perturbations the variant names: a cause (imbalance, delay, noise, all), a
 // perturbation type, or an index into the list (2 or perturbations[2]).
 void remove_perturbations(Scenario& s, VariantSpec& v) {
@@ -45,35 +80,8 @@ void remove_perturbations(Scenario& s, VariantSpec& v) {
   if (!e) return;
   std::vector<char> drop(s.perturbations.size(), 0);
   for (const Tree* t : scalar_items(*e, v.what + ".remove", "[delay, noise]")) {
-    const std::string& sel = t->text;
-    std::vector<std::size_t> hits;
-    std::string index_text = sel;
-    if (sel.rfind("perturbations[", 0) == 0 && sel.back() == ']') index_text = sel.substr(14, sel.size() - 15);
-    std::size_t index = 0;
-    const auto [end, ec] = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
-    const bool is_index = !index_text.empty() && ec == std::errc() && end == index_text.data() + index_text.size();
-    for (std::size_t i = 0; i < s.perturbations.size(); ++i) {
-      const std::string& type = s.perturbations[i].type;
-      const auto* entry = models::find_perturbation(type);
-      const std::string cause = entry ? std::string(trace::cause_name(entry->cause)) : "";
-      if ((is_index && i == index) || (!is_index && (sel == "all" || sel == type || sel == cause))) hits.push_back(i);
-    }
-    if (hits.empty()) {
-      std::vector<std::string> known = kCauseSelectors;
-      std::string have;
-      for (std::size_t i = 0; i < s.perturbations.size(); ++i) {
-        have += (have.empty() ? "" : ", ") + std::to_string(i) + ": " + s.perturbations[i].type;
-        known.push_back(s.perturbations[i].type);
-      }
-      const bool known_word = is_index || std::find(known.begin(), known.end(), sel) != known.end() ||
-                              models::find_perturbation(sel) != nullptr;
-      throw InputError(t->where + ": " + v.what + ".remove: '" + sel + "' matches no perturbation of the scenario" +
-                       (known_word ? std::string() : hint(sel, known)) + " (perturbations: " +
-                       (have.empty() ? std::string("none") : have) +
-                       "; remove a cause — imbalance, delay, noise, all —, a type or an index)");
-    }
-    for (std::size_t i : hits) drop[i] = 1;
-    v.info.changes.push_back("remove " + sel);
+    for (std::size_t i : select_perturbations(s, t->text, t->where, v.what + ".remove")) drop[i] = 1;
+    v.info.changes.push_back("remove " + t->text);
   }
   std::vector<ModelConfig> kept;
   for (std::size_t i = 0; i < s.perturbations.size(); ++i)
@@ -265,3 +273,22 @@ void apply_variant(Scenario& s, VariantSpec& v) {
 }
 
 }  // namespace waitlab::scenarios::detail
+
+namespace waitlab::scenarios {
+
+Scenario footprint_twin(const Scenario& s) {
+  std::vector<char> drop(s.perturbations.size(), 0);
+  for (std::size_t k = 0; k < s.run.footprint.size(); ++k)
+    for (std::size_t i : detail::select_perturbations(s, s.run.footprint[k], s.run.footprint_where[k], "run.footprint"))
+      drop[i] = 1;
+  Scenario twin = s;
+  twin.perturbations.clear();
+  for (std::size_t i = 0; i < s.perturbations.size(); ++i)
+    if (!drop[i]) twin.perturbations.push_back(s.perturbations[i]);
+  twin.run.baseline = false;
+  twin.run.footprint.clear();
+  twin.run.footprint_where.clear();
+  return twin;
+}
+
+}  // namespace waitlab::scenarios

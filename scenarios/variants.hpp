@@ -22,6 +22,12 @@ struct VariantSpec {
   std::string what;  // "variants[2]"
 };
 
+// The indices of the perturbations `sel` names — a cause (imbalance, delay, noise, all), a
+// perturbation type, or an index (2 or perturbations[2]) — for a variant's `remove` and for
+// run.footprint; throws InputError "<where>: <what>: '<sel>' matches no perturbation ...".
+std::vector<std::size_t> select_perturbations(const Scenario& s, const std::string& sel, const std::string& where,
+                                              const std::string& what);
+
 // Appends the variants given on the command line (each a YAML mapping) to the tree's `variants`.
 void add_variant_texts(Tree& root, const std::vector<std::string>& texts);
 

@@ -1,5 +1,6 @@
 #include "analysis/idlewave/output.hpp"
 #include "analysis/output/json_text.hpp"
+#include "analysis/output/npy.hpp"
 
 #include <fmt/format.h>
 
@@ -60,23 +61,6 @@ nlohmann::ordered_json front_json(const Front& f, analysis::DistanceMetric metri
   j["reach"] = f.points.empty() ? 0 : f.points.back().distance;
   j["met_wave"] = f.met_wave;
   return j;
-}
-
-// NumPy's .npy format, version 1.0: magic, header length, a Python dict literal padded with
-// spaces to a multiple of 64 bytes, then the little-endian float32 data.
-void write_npy(std::ostream& os, const analysis::IdleMatrix& m) {
-  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", m.ranks, m.bins);
-  const std::size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header.push_back('\n');
-  const auto len = static_cast<std::uint16_t>(header.size());
-  const char head[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  os.write(head, 8);
-  const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  os.write(len_le, 2);
-  os << header;
-  static_assert(sizeof(float) == 4);
-  os.write(reinterpret_cast<const char*>(m.idle.data()), static_cast<std::streamsize>(m.idle.size() * sizeof(float)));
 }
 
 // The ranks next to the first slow rank that has a fast neighbour: up to 7 fast ranks on that
@@ -202,7 +186,7 @@ std::vector<std::string> write_idlewave_files(const std::string& dir, const Idle
              << num(p.time) << ',' << p.iteration << ',' << num(p.amplitude) << '\n';
     }
   });
-  file(kMatrix, r != nullptr, [&](std::ostream& os) { write_npy(os, r->matrix); });
+  file(kMatrix, r != nullptr, [&](std::ostream& os) { output::write_npy_f32(os, r->matrix.ranks, r->matrix.bins, r->matrix.idle); });
   std::int32_t k0 = 0;
   const auto ranks = r != nullptr ? selfsync_ranks(*r, k0) : std::vector<analysis::Rank>{};
   file(kSelfSync, !ranks.empty(), [&](std::ostream& os) {

@@ -121,6 +121,9 @@ struct Entry {
   std::string name;
   std::string description;
   std::vector<std::string> needs;  // analyses it needs (run first; selecting it selects them)
+  // Whether `all` selects it: not for an analysis that needs an input only some commands make
+  // (footprint: a twin run).
+  bool in_all = true;
 
   // Runs it; returns its result. Throws InputError for an option the trace cannot satisfy.
   std::function<std::any(const Context&)> run;

@@ -20,6 +20,7 @@ namespace waitlab::analysis {
   X(minprofile)             \
   X(idlewave)               \
   X(timeresolved)           \
+  X(footprint)              \
   /* one line per analysis, after those it needs */
 
 #define WAITLAB_DECLARE_ENTRY(name) const output::Entry& name##_entry();
@@ -66,7 +67,8 @@ std::vector<std::string> select_analyses(const std::vector<std::string>& names) 
       if (name.empty())
         throw std::invalid_argument("'" + item + "' has an empty analysis name (write e.g. waitstate,delay; [] for none)");
       if (name == "all") {
-        for (const auto* e : analyses()) choose(*e, chosen);
+        for (const auto* e : analyses())
+          if (e->in_all) choose(*e, chosen);
         continue;
       }
       const auto* entry = find_analysis(name);

@@ -3,7 +3,8 @@
 // Promise: analyses() lists every analysis once, in the order they run and appear in
 // summary.json, the terminal summary, report.html, `waitlab list` and docs/analyses.md; each is
 // its folder's Entry (analysis/output/entry.hpp). select_analyses() reads what users write
-// (outputs.analyses, analyze --analyses): names, comma-separated lists, `all`; it adds the
+// (outputs.analyses, analyze --analyses): names, comma-separated lists, `all` (every analysis
+// whose entry is in_all); it adds the
 // analyses a chosen one needs and throws std::invalid_argument with a "did you mean" for an
 // unknown name. run_analyses() checks the options of the selected analyses against the trace
 // (Entry::check, before any work), builds the trace's one Matching, then runs each selected

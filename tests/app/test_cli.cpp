@@ -491,7 +491,7 @@ TEST_F(Cli, AnalyzeBadInputExitsWith2AndOneLine) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.err,
             "waitlab: error: --analyses: unknown analysis 'critpat'; did you mean 'critpath'? (allowed: waitstate, "
-            "delay, critpath, minprofile, idlewave, timeresolved, all)\n");
+            "delay, critpath, minprofile, idlewave, timeresolved, footprint, all)\n");
   EXPECT_FALSE(fs::exists(dir_ / "analysis"));
 }
 

@@ -95,13 +95,20 @@ TEST(ShardRegistry, ProcessZerosOutputsAreTheSerialOnesByteForByte) {
                            "npb-mg.W.16, Scalasca's convention", options);
 }
 
+// Every analysis of `all` runs on the engine. The footprint is not in `all`: it compares a run
+// with its twin, which only `waitlab run` simulates, in one process (docs/analyses.md).
 TEST(ShardRegistry, EveryAnalysisRunsOnTheEngine) {
-  for (const auto* e : analysis::analyses()) EXPECT_TRUE(e->run_sharded) << e->name;
+  std::size_t in_all = 0;
+  for (const auto* e : analysis::analyses()) {
+    EXPECT_EQ(static_cast<bool>(e->run_sharded), e->in_all) << e->name;
+    in_all += e->in_all ? 1 : 0;
+  }
+  EXPECT_EQ(in_all, analysis::analyses().size() - 1);
   const trace::Trace tr = random_trace(3, 1);
   SerialTransport t;
   Shard shard = Shard::whole(tr);
-  EXPECT_EQ(analysis::run_analyses_sharded(shard, t, analysis::select_analyses({"all"})).ran.size(),
-            analysis::analyses().size());
+  EXPECT_EQ(analysis::run_analyses_sharded(shard, t, analysis::select_analyses({"all"})).ran.size(), in_all);
+  EXPECT_THROW((void)analysis::run_analyses_sharded(shard, t, {"footprint"}), std::invalid_argument);
 }
 
 }  // namespace

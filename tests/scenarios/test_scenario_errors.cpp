@@ -154,7 +154,7 @@ TEST(ScenarioErrors, UnknownRunKey) {
 TEST(ScenarioErrors, UnknownAnalysis) {
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: [waitstate, dealy]\n"),
             "t.yaml:21:25: outputs.analyses: unknown analysis 'dealy'; did you mean 'delay'? (allowed: waitstate, "
-            "delay, critpath, minprofile, idlewave, timeresolved, all)");
+            "delay, critpath, minprofile, idlewave, timeresolved, footprint, all)");
   EXPECT_EQ(error_of(base_scenario() + "outputs:\n  analyses: {delay: 1}\n"),
             "t.yaml:21:3: outputs.analyses: expected a list of analyses (e.g. [waitstate, delay, critpath]), got a "
             "mapping (key: value lines)");
