@@ -19,7 +19,7 @@ BUILD_PACKAGES=(
   pybind11-dev python3-pybind11 python3-dev python3-pandas  # the Python module `import waitlab` (python/, docs/python.md)
 )
 TEST_PACKAGES=(
-  python3-nbclient python3-ipykernel  # executes notebooks/ in the tests (label notebooks)
+  python3-nbclient python3-ipykernel python3-ipywidgets  # notebooks/: run by the tests (label notebooks), sliders
   chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
   clang-14 libclang-rt-14-dev llvm-14  # fuzz targets (scripts/fuzz.sh): clang, libFuzzer's runtime, llvm-symbolizer
   time                      # GNU time: peak memory in bench/replay_vs_smpirun.sh
