@@ -221,7 +221,7 @@ variants:
                 "remove, set, platform, rebalance, scale, network)");
   EXPECT_EQ(error("  - {name: a, remove: noise}\n", "a"),
             f + ":6:23: variants[0].remove: 'noise' matches no perturbation of the scenario (perturbations: 0: "
-                "delay; remove a cause — imbalance, delay, noise, all —, a type or an index)");
+                "delay; name a cause — imbalance, delay, noise, all —, a type or an index)");
   EXPECT_EQ(error("  - {name: a, network: {bandwidth: fast}}\n", "a"),
             f + ":6:36: variants[0].network.bandwidth: expected a factor > 0 (a plain number such as 2 or 0.5), got "
                 "'fast'");

@@ -148,7 +148,7 @@ TEST(ScenarioErrors, UnknownPerturbationOptionWithoutCloseName) {
 TEST(ScenarioErrors, UnknownRunKey) {
   EXPECT_EQ(error_of(replace(base_scenario(), "  seed: 7", "  sed: 7")),
             "t.yaml:18:3: unknown key 'sed' in run; did you mean 'seed'? (allowed: seed, eager_threshold, "
-            "collectives, collective_algorithms, semantics, baseline, timing_precision)");
+            "collectives, collective_algorithms, semantics, baseline, timing_precision, footprint)");
 }
 
 TEST(ScenarioErrors, UnknownAnalysis) {
