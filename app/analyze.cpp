@@ -342,7 +342,7 @@ void analyze_command(const AnalyzeArgs& args, std::ostream& out, const SmpiIdeal
   if (!args.twin.empty()) {
     inputs.add_trace(args.twin);
     twin = trace::read_trace(args.twin);
-    o.sel.footprint = {&twin, args.twin};
+    o.sel.footprint.twin = &twin;
   }
   AnalysisReport r = run_analyses(t, o.sel, std::nullopt, o.tri);
   const double smpi_host_seconds = add_smpi_estimate(r, rt, args, smpi_ideal);

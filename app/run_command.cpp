@@ -172,11 +172,7 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     tri.windows =
         analysis::parse_windows(s.outputs.windows.empty() ? analysis::kDefaultWindows : s.outputs.windows);
     if (o.ideal) tri.ideal = &o.ideal->trace;
-    if (o.twin) {
-      std::string removed;
-      for (const auto& r : s.run.footprint) removed += (removed.empty() ? "" : ", ") + r;
-      selection.footprint = {&o.twin->trace, "the twin without " + removed};
-    }
+    if (o.twin) selection.footprint.twin = &o.twin->trace;
     const AnalysisReport report = run_analyses(o.result.trace, selection, o.result.estimate, tri);
 
     nlohmann::ordered_json host;
@@ -191,9 +187,11 @@ void simulate_and_write(const scenarios::Scenario& s, const std::string& out_dir
     host["simulation_host_seconds"] = o.result.stats.host_seconds;
     if (o.baseline) host["baseline_simulation_host_seconds"] = o.baseline->stats.host_seconds;
     if (o.ideal) host["ideal_network_simulation_host_seconds"] = o.ideal->stats.host_seconds;
+    if (o.twin) host["footprint_twin_simulation_host_seconds"] = o.twin->stats.host_seconds;
     host["mpi_operations_per_host_second"] =
         o.host_seconds > 0
-            ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0)) /
+            ? static_cast<double>(o.fig.mpi_operations + (o.base_fig ? o.base_fig->mpi_operations : 0) +
+                                  (o.twin ? o.twin->stats.mpi_operations : 0)) /
                   o.host_seconds
             : 0.0;
     // The simulation process's memory: measured peak and the estimate made before it started.

@@ -17,11 +17,10 @@
 
 namespace waitlab::analysis {
 
-// What the footprint analysis is given (its option): the twin's trace, and what it is called
-// on the terminal and in the report. Without a twin the analysis cannot run (InputError).
+// What the footprint analysis is given (its option): the twin's trace. Without a twin the
+// analysis cannot run (InputError).
 struct FootprintInput {
   const trace::Trace* twin = nullptr;
-  std::string twin_name;  // "the twin without delay #0", "twin.wlt"
 };
 
 nlohmann::ordered_json footprint_json(const FootprintResult& f);

@@ -196,7 +196,7 @@ class FootprintCli : public test::TempDirTest {};
 TEST_F(FootprintCli, RunWritesTheFootprintBesideTheIdleWaves) {
   std::ostringstream out, err;
   std::vector<std::string> args = {"waitlab", "run", kSingleDelay, "--out", (dir_ / "r").string(), "--footprint",
-                                   "delay", "--no-progress"};
+                                   "delay", "--no-progress", "--set", "outputs.trace=true"};
   for (const auto& s : kSmall)
     if (s.rfind("run.footprint", 0) != 0) args.insert(args.end(), {"--set", s});
   std::vector<const char*> argv;
@@ -233,6 +233,24 @@ TEST_F(FootprintCli, RunWritesTheFootprintBesideTheIdleWaves) {
   EXPECT_EQ(npy.substr(0, 80), idle.substr(0, 80));  // the same header: float32, the same shape
   EXPECT_TRUE(fs::exists(dir_ / "r" / "report.html"));
   EXPECT_NE(test::slurp(dir_ / "r" / "report.html").find("Counterfactual footprint"), std::string::npos);
+
+  // The twin's trace is written beside the run's; `analyze --twin` on the two finds the same
+  // footprint as the run did, to the bit.
+  ASSERT_TRUE(fs::exists(dir_ / "r" / "twin.wlt"));
+  const std::string trace = (dir_ / "r" / "trace.wlt").string(), twin = (dir_ / "r" / "twin.wlt").string(),
+                    a = (dir_ / "a").string();
+  const char* analyze[] = {"waitlab", "analyze", trace.c_str(), "--twin", twin.c_str(), "-a", "idlewave", "-o", a.c_str()};
+  std::ostringstream aout, aerr;
+  ASSERT_EQ(app::main(9, analyze, aout, aerr), 0) << aerr.str();
+  const auto ja = nlohmann::json::parse(test::slurp(dir_ / "a" / "summary.json"));
+  EXPECT_EQ(ja["analyses"]["ran"], nlohmann::json::array({"waitstate", "idlewave", "footprint"}));
+  EXPECT_EQ(ja["analyses"]["footprint"], fp);
+  EXPECT_EQ(test::slurp(dir_ / "a" / "footprint.csv"), test::slurp(dir_ / "r" / "footprint.csv"));
+  // -a footprint without --twin: said before the trace is read.
+  const char* no_twin[] = {"waitlab", "analyze", trace.c_str(), "-a", "footprint", "-o", a.c_str()};
+  std::ostringstream nout, nerr;
+  EXPECT_EQ(app::main(7, no_twin, nout, nerr), 2);
+  EXPECT_NE(nerr.str().find("--analyses: footprint compares the trace with its twin"), std::string::npos) << nerr.str();
 }
 
 TEST_F(FootprintCli, FootprintWithoutATwinIsABadScenario) {
