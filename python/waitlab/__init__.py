@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import weakref
 
 import numpy as np
@@ -481,21 +482,36 @@ def _child(arguments, scenario_file=None):
     and re-raises; a second one while it winds up kills it. The child is in a process group of
     its own, so that a terminal's Ctrl-C reaches it only through this."""
     command = [executable()] + [os.fspath(a) for a in arguments]
-    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             process_group=0)
+    # A Ctrl-C while the child starts (inside Popen, which would lose it) is held back until the
+    # child is known, then stops it as one that comes later. Only the main thread sets handlers.
+    held = []
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        previous = signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    child = None
     try:
+        try:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, process_group=0)
+        finally:
+            if main:  # None: a handler not set from Python, which cannot be set back; the default then
+                signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        if held:
+            raise KeyboardInterrupt
         out, err = child.communicate()
     except KeyboardInterrupt:
-        child.send_signal(signal.SIGINT)
-        try:
-            child.communicate()
-        except KeyboardInterrupt:
-            child.kill()
-            child.wait()
+        if child is not None:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.communicate()
+            except KeyboardInterrupt:
+                child.kill()
+                child.wait()
         raise
     except BaseException:
-        child.kill()
-        child.wait()
+        if child is not None:
+            child.kill()
+            child.wait()
         raise
     out = out.decode("utf-8", "replace")
     err = err.decode("utf-8", "replace")
