@@ -38,8 +38,8 @@ import pandas as pd
 from . import _waitlab
 
 __all__ = ["Analyses", "InputError", "Pop", "Run", "Study", "Trace", "Validation", "analysis_names",
-           "analyze", "analyze_options", "executable", "pop", "read", "replay", "run", "sweep", "validate",
-           "whatif"]
+           "analyze", "analyze_options", "executable", "idle_wave_figure", "pop", "read", "replay", "run", "sweep",
+           "validate", "whatif"]
 
 InputError = _waitlab.InputError
 InputError.__module__ = "waitlab"

@@ -211,6 +211,28 @@ class Interrupt(unittest.TestCase):
             self.assertEqual(after, before)
 
 
+class Replay(unittest.TestCase):
+    def test_replay_of_a_run_is_the_command_lines(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = waitlab.run(SMALL, out=os.path.join(d, "run"), workload__iterations=15)
+            cli("replay", os.path.join(d, "run", "trace.wlt"), "--out", os.path.join(d, "cli"), "--no-progress",
+                "--set", "outputs.analyses=[waitstate]")
+            p = waitlab.replay(r, out=os.path.join(d, "py"), outputs__analyses=["waitstate"])
+            for name in ("summary.json", "waitstates.csv"):
+                self.assertEqual(read_bytes(os.path.join(d, "py", name)), read_bytes(os.path.join(d, "cli", name)), name)
+            self.assertEqual(p.summary["ranks"], 32)
+            self.assertEqual(len(p.trace.ranks), 32)
+
+    def test_missing_trace_is_the_command_lines_error(self):
+        missing = os.path.join(DATA, "no-such-trace.wlt")
+        code, _, message = cli("replay", missing, "--out", "/nonexistent/never-written", check=False)
+        self.assertEqual(code, 2)
+        with self.assertRaises(waitlab.InputError) as cm:
+            waitlab.replay(missing, out="/nonexistent/never-written")
+        self.assertEqual(str(cm.exception), message)
+        self.assertIn("no-such-trace.wlt", message)
+
+
 class Studies(unittest.TestCase):
     def test_sweep_is_the_command_lines(self):
         with tempfile.TemporaryDirectory() as d:
