@@ -39,7 +39,7 @@ from . import _waitlab
 
 __all__ = ["Analyses", "InputError", "Pop", "Run", "Study", "Trace", "Validation", "analysis_names",
            "analyze", "analyze_options", "executable", "idle_wave_figure", "pop", "read", "replay", "run", "sweep",
-           "validate", "whatif"]
+           "timeresolved_figure", "validate", "whatif"]
 
 InputError = _waitlab.InputError
 InputError.__module__ = "waitlab"
@@ -189,7 +189,7 @@ class Analyses:
     collective instances, what was left unmatched), `clock_correction` (what the clock correction
     did: mode, method, reason, violations before and after, events moved) and `figures` (by
     name, a matplotlib Figure drawn from the analyses' data: "idlewave_heatmap" when idlewave
-    ran and some rank idled)."""
+    ran and some rank idled, "timeresolved" when timeresolved ran)."""
 
     def __init__(self, ran, summary, tables, matching=None, clock_correction=None, figures=None):
         self.ran = ran
@@ -318,12 +318,46 @@ def idle_wave_figure(directory):
     return fig
 
 
+def timeresolved_figure(directory):
+    """The POP efficiencies over time of a run or analysis directory (timeresolved.csv, as the
+    timeresolved analysis writes it) as a matplotlib Figure: per window, as steps from its start
+    to its end, the parallel efficiency (PE), load balance (LB), communication, serialisation and
+    transfer efficiency (CommE, SerE, TrfE) — each line's y data the table's column, its last
+    value repeated at the last window's end — and the cumulative PE from the run's start
+    (dashed). None without the table or windows. Made without pyplot, as idle_wave_figure."""
+    table = os.path.join(directory, "timeresolved.csv")
+    if not os.path.exists(table):
+        return None
+    w = pd.read_csv(table)
+    if len(w) == 0:
+        return None
+    from matplotlib.figure import Figure
+    x = np.append(w["start_s"].to_numpy(dtype=float), float(w["end_s"].iloc[-1]))
+    fig = Figure(figsize=(10, 5))
+    ax = fig.add_subplot()
+    for column, label, width in (("pe", "parallel efficiency", 2.2), ("lb", "load balance", 1.4),
+                                 ("comm_e", "communication efficiency", 1.4), ("ser_e", "serialisation efficiency", 1.0),
+                                 ("trf_e", "transfer efficiency", 1.0)):
+        y = w[column].to_numpy(dtype=float)
+        ax.plot(x, np.append(y, y[-1]), drawstyle="steps-post", linewidth=width, label=label)
+    cum = w["cum_pe"].to_numpy(dtype=float)
+    ax.plot(x, np.append(cum, cum[-1]), drawstyle="steps-post", color="black", linestyle="--", linewidth=1.4,
+            label="parallel efficiency from the start")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("efficiency")
+    ax.set_title(f"POP efficiencies over time ({len(w)} windows)")
+    ax.legend(loc="lower left", framealpha=0.85)
+    return fig
+
+
 def _figures(directory):
     """The Figures drawn from the data in `directory` (by name; those that have something to show)."""
     figures = {}
-    heatmap = idle_wave_figure(directory)
-    if heatmap is not None:
-        figures["idlewave_heatmap"] = heatmap
+    for name, draw in (("idlewave_heatmap", idle_wave_figure), ("timeresolved", timeresolved_figure)):
+        fig = draw(directory)
+        if fig is not None:
+            figures[name] = fig
     return figures
 
 
@@ -559,7 +593,7 @@ class Run:
     critical_path, critical_path_profile, timeresolved, idlewave_fronts, ... as the scenario's
     outputs.analyses asked); `trace` (trace.wlt read by waitlab.read, on first use; None without
     one) and `baseline` (baseline.wlt, with run.baseline); `figures` (by name, matplotlib Figures
-    drawn from the run's data: "idlewave_heatmap"); `pictures` (the PNG files the command drew);
+    drawn from the run's data: "idlewave_heatmap", "timeresolved"); `pictures` (the PNG files the command drew);
     `log` (the command's terminal summary, when this process ran it). `r["waitstates"]` is
     `r.tables["waitstates"]`. A run into a temporary directory (out=None) keeps it while the Run
     (or what holds it) lives."""

@@ -210,6 +210,13 @@ class Analyze(unittest.TestCase):
         self.assertEqual(len(a.tables["timeresolved"]), 4)
         pd.testing.assert_frame_equal(a.tables["timeresolved"], expected)
         self.assertEqual(len(waitlab.analyze(FIXTURE_D, "timeresolved", windows="2").tables["timeresolved"]), 2)
+        # The Figure's parallel efficiency is the table's, window by window.
+        from matplotlib.figure import Figure
+        fig = a.figures["timeresolved"]
+        self.assertIsInstance(fig, Figure)
+        pe = next(line for line in fig.axes[0].lines if line.get_label() == "parallel efficiency")
+        self.assertEqual(list(pe.get_ydata()[:-1]), list(expected["pe"]))
+        self.assertEqual(list(pe.get_xdata()), list(expected["start_s"]) + [expected["end_s"].iloc[-1]])
 
     def test_smpi_estimate_by_a_child_waitlab(self):
         # A measured trace: `ideal` auto is both, the SMPI replay by a child waitlab as for the command line.
