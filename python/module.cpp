@@ -74,10 +74,9 @@ PYBIND11_MODULE(_waitlab, m) {
   }, "The registry's analyses, in the order they run");
   m.def("analyze_option_names", &waitlab::python::analyze_option_names,
         "The options of analyze(), as `waitlab analyze` names them (without --, _ for -)");
-  m.def("check_scenario", &waitlab::python::check_scenario, py::arg("file"), py::arg("text"), py::arg("sets"),
-        py::arg("variants"),
-        "Loads and checks a scenario (a file, or a text named `file`) with --set overrides and extra variants, "
-        "as the command line does before it simulates; raises InputError");
+  m.def("check_scenario", &waitlab::python::check_scenario, py::arg("path"), py::arg("sets"), py::arg("variants"),
+        "Loads and checks a scenario file with --set overrides and extra variants, as the command line does "
+        "before it simulates; raises InputError");
   m.def("read_trace", &read_trace_data, py::arg("path"),
         "Reads a trace (.wlt, OTF2, Paraver .prv/.prv.gz); raises InputError on bad input");
 }

@@ -489,11 +489,11 @@ class _ScenarioFile:
         return InputError(message)
 
 
-def _check(file, text=None, sets=(), variants=(), scenario_file=None):
-    """The scenario checked in this process by the C++ loader (scenarios.hpp), as the command
+def _check(path, sets=(), variants=(), scenario_file=None):
+    """The scenario file checked in this process by the C++ loader (scenarios.hpp), as the command
     checks it before it simulates; a dict scenario's errors name the key path."""
     try:
-        return _waitlab.check_scenario(file, text, list(sets), list(variants))
+        return _waitlab.check_scenario(path, list(sets), list(variants))
     except InputError as e:
         if scenario_file is not None:
             raise scenario_file.error(str(e)) from None
@@ -659,7 +659,7 @@ def run(scenario, out=None, set=None, **overrides):
     KeyboardInterrupt."""
     path, scenario_file = _scenario(scenario)
     sets = _overrides(set, overrides)
-    _check(path, None, sets, (), scenario_file)
+    _check(path, sets, (), scenario_file)
     directory, keep = _output(out, "waitlab-run-")
     arguments = ["run", path, "--out", directory, "--no-progress"]
     for s in sets:
@@ -756,7 +756,7 @@ def whatif(scenario, variants=(), only=None, out=None, jobs=1, set=None, **overr
     sets = _overrides(set, overrides)
     texts = [v if isinstance(v, str) else json.dumps(v) for v in variants]
     if scenario_file is not None or os.path.isfile(path):
-        _check(path, None, sets, texts, scenario_file)
+        _check(path, sets, texts, scenario_file)
     directory, keep = _output(out, "waitlab-whatif-")
     arguments = ["whatif", path, "--out", directory] + _study_arguments(sets, jobs)
     for v in texts:
@@ -775,7 +775,7 @@ def sweep(scenario, grid, out=None, jobs=1, set=None, **overrides):
     overrides first, the grid by the child before anything runs. Ctrl-C as for run()."""
     path, scenario_file = _scenario(scenario)
     sets = _overrides(set, overrides)
-    _check(path, None, sets, (), scenario_file)
+    _check(path, sets, (), scenario_file)
     if isinstance(grid, dict):
         grid = [f"{k}=" + ",".join(_value_text(k, v) for v in values) for k, values in grid.items()]
     directory, keep = _output(out, "waitlab-sweep-")
@@ -877,7 +877,7 @@ def validate(scenarios, out=None, plot=False, set=None, **overrides):
     paths, keep_files = [], []
     for s in scenarios:
         path, scenario_file = _scenario(s)
-        _check(path, None, sets, (), scenario_file)
+        _check(path, sets, (), scenario_file)
         paths.append(path)
         keep_files.append(scenario_file)
     directory, keep = _output(out, "waitlab-validate-")
