@@ -139,6 +139,24 @@ class ScenarioErrors(unittest.TestCase):
         self.assertIn("did you mean 'iterations'", str(e))
         self.assertIsInstance(e, ValueError)
 
+    def test_checked_in_this_process_before_any_child(self):
+        # No executable to start: the loader in this process finds the mistake first.
+        saved = os.environ.get("WAITLAB_BIN")
+        os.environ["WAITLAB_BIN"] = os.path.join(DATA, "no-such-waitlab")
+        try:
+            with self.assertRaises(waitlab.InputError) as cm:
+                waitlab.run(MISSPELT)
+            self.assertEqual(cm.exception.line, 10)
+            with self.assertRaises(waitlab.InputError):
+                waitlab.run(SMALL, workload__ranx=3)
+            with self.assertRaises(FileNotFoundError):  # a good scenario gets as far as the child
+                waitlab.run(SMALL)
+        finally:
+            if saved is None:
+                del os.environ["WAITLAB_BIN"]
+            else:
+                os.environ["WAITLAB_BIN"] = saved
+
     def test_dict_error_names_the_key_path(self):
         with open(MISSPELT) as f:
             scenario = yaml.safe_load(f)
@@ -205,8 +223,12 @@ class Interrupt(unittest.TestCase):
             self.assertIsNotNone(grandchild, "the Python process ended before its waitlab started")
             python.send_signal(signal.SIGINT)
             stdout, _ = python.communicate()
-            self.assertEqual((python.returncode, stdout), (42, "KeyboardInterrupt\n"))
-            self.assertFalse(os.path.exists(f"/proc/{grandchild}"), "the waitlab child is still there")
+            try:
+                self.assertEqual((python.returncode, stdout), (42, "KeyboardInterrupt\n"))
+                self.assertFalse(os.path.exists(f"/proc/{grandchild}"), "the waitlab child is still there")
+            finally:
+                if os.path.exists(f"/proc/{grandchild}"):  # a failed test leaves no simulation running
+                    os.kill(grandchild, signal.SIGKILL)
             after = {n: read_bytes(os.path.join(out, n)) for n in os.listdir(out)}
             self.assertEqual(after, before)
 
