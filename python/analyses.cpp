@@ -3,6 +3,7 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,31 @@ bool flag(const std::string& name, const std::string& value) {
   throw InputError("--" + name + ": expected true or false, got '" + value + "'");
 }
 
+// Each option of `waitlab analyze` as Python names it, and where its value goes in AnalyzeArgs
+// (`cli`: its name on the command line, for messages). In `waitlab analyze --help`'s order.
+struct Option {
+  const char* name;
+  void (*set)(app::AnalyzeArgs& args, const std::string& value, const std::string& cli);
+};
+
+const std::vector<Option>& options_table() {
+  static const std::vector<Option> table = {
+      {"clock_correction",
+       [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.clock_correction = v; }},
+      {"alltoallv_nxn", [](app::AnalyzeArgs& a, const std::string& v,
+                           const std::string& cli) { a.alltoallv_nxn = flag(cli, v); }},
+      {"convention", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.convention = v; }},
+      {"ideal", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.ideal = v; }},
+      {"windows", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.windows = v; }},
+      {"time_range",
+       [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.cut.time_range = v; }},
+      {"region", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.cut.region = v; }},
+      {"iterations",
+       [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.cut.iterations = v; }},
+  };
+  return table;
+}
+
 // The command line's AnalyzeArgs from the options as Python names them.
 app::AnalyzeArgs analyze_args(const TraceData& data, const std::vector<std::string>& names,
                               const std::map<std::string, std::string>& options) {
@@ -33,25 +59,21 @@ app::AnalyzeArgs analyze_args(const TraceData& data, const std::vector<std::stri
   a.trace = data.path;
   a.analyses = names;
   for (const auto& [key, value] : options) {
-    std::string cli = key;
-    for (char& c : cli)
-      if (c == '_') c = '-';
-    if (key == "clock_correction") a.clock_correction = value;
-    else if (key == "alltoallv_nxn") a.alltoallv_nxn = flag(cli, value);
-    else if (key == "windows") a.windows = value;
-    else if (key == "convention") a.convention = value;
-    else if (key == "ideal") a.ideal = value;
-    else if (key == "time_range") a.cut.time_range = value;
-    else if (key == "region") a.cut.region = value;
-    else if (key == "iterations") a.cut.iterations = value;
-    else {
+    const auto& table = options_table();
+    const auto option =
+        std::find_if(table.begin(), table.end(), [&key = key](const Option& o) { return key == o.name; });
+    if (option == table.end()) {
       const std::string best = models::did_you_mean(key, analyze_option_names());
       std::string allowed;
       for (const auto& n : analyze_option_names()) allowed += (allowed.empty() ? "" : ", ") + n;
-      throw InputError("analyze: unknown option '" + key + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
-                       " (allowed: " + allowed + ")");
+      throw InputError("analyze: unknown option '" + key + "'" +
+                       (best.empty() ? "" : "; did you mean '" + best + "'?") + " (allowed: " + allowed +
+                       ")");
     }
+    std::string cli = key;
+    std::replace(cli.begin(), cli.end(), '_', '-');
     if (value.empty()) throw InputError("--" + cli + ": empty value");
+    option->set(a, value, cli);
   }
   return a;
 }
@@ -59,8 +81,11 @@ app::AnalyzeArgs analyze_args(const TraceData& data, const std::vector<std::stri
 }  // namespace
 
 const std::vector<std::string>& analyze_option_names() {
-  static const std::vector<std::string> names = {"clock_correction", "alltoallv_nxn", "convention", "ideal",
-                                                 "windows",          "time_range",    "region",     "iterations"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& o : options_table()) n.emplace_back(o.name);
+    return n;
+  }();
   return names;
 }
 
@@ -86,16 +111,18 @@ py::dict run_analyses(const TraceData& data, const std::vector<std::string>& nam
     if (o.sel.has("timeresolved")) analysis::check_window_count(rt.trace, o.tri);
     app::AnalysisReport report = app::run_analyses(rt.trace, o.sel, std::nullopt, o.tri);
     // The SMPI replay needs SimGrid's engine, once per process: a child waitlab runs it.
-    app::add_smpi_estimate(report, rt, args, [](const app::ReadTrace&, const app::AnalyzeArgs& a,
-                                                const analysis::TimeResolvedResult& measured) {
-      return app::smpi_ideal_by_child(a, measured);
-    });
+    app::add_smpi_estimate(
+        report, rt, args,
+        [](const app::ReadTrace&, const app::AnalyzeArgs& a, const analysis::TimeResolvedResult& measured) {
+          return app::smpi_ideal_by_child(a, measured);
+        });
     const output::Context context = report.context();
     for (const output::Entry* e : report.ran) {
       ran.push_back(e->name);
       files[e->name] = e->write(dir, context, report.results.find(e->name));
     }
-    summary = app::analyses_json(report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    summary =
+        app::analyses_json(report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     const auto& c = rt.clock_report;
     const nlohmann::ordered_json cj = {{"mode", args.clock_correction},
                                        {"method", c.method},

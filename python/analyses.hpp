@@ -14,11 +14,11 @@
 // InputError naming the allowed ones; an unknown analysis one with the registry's "did you mean".
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <map>
 #include <string>
 #include <vector>
-
-#include <pybind11/pybind11.h>
 
 #include "python/frames.hpp"
 
@@ -27,7 +27,7 @@ namespace waitlab::python {
 // The options run_analyses takes, in the order `waitlab analyze --help` lists them.
 const std::vector<std::string>& analyze_option_names();
 
-pybind11::dict run_analyses(const TraceData& data, const std::vector<std::string>& names, const std::string& dir,
-                            const std::map<std::string, std::string>& options);
+pybind11::dict run_analyses(const TraceData& data, const std::vector<std::string>& names,
+                            const std::string& dir, const std::map<std::string, std::string>& options);
 
 }  // namespace waitlab::python

@@ -10,10 +10,10 @@
 // "outputs_dir", "variants": [names]}.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <string>
 #include <vector>
-
-#include <pybind11/pybind11.h>
 
 namespace waitlab::python {
 

@@ -246,6 +246,15 @@ class Analyze(unittest.TestCase):
             waitlab.analyze(FIXTURE_D, "waitstate", window="10ms")
         self.assertIn("unknown option 'window'; did you mean 'windows'?", str(cm.exception))
         self.assertIn("allowed: " + ", ".join(waitlab.analyze_options()), str(cm.exception))
+        self.assertEqual(waitlab.analyze_options(), ["clock_correction", "alltoallv_nxn", "convention", "ideal",
+                                                     "windows", "time_range", "region", "iterations"])
+        with self.assertRaises(waitlab.InputError) as cm:
+            waitlab.analyze(FIXTURE_D, "waitstate", alltoallv_nxn="yes")
+        self.assertEqual(str(cm.exception), "--alltoallv-nxn: expected true or false, got 'yes'")
+        with self.assertRaises(waitlab.InputError) as cm:
+            waitlab.analyze(FIXTURE_D, "timeresolved", windows="")
+        self.assertEqual(str(cm.exception), "--windows: empty value")
+        self.assertEqual(waitlab.analyze(FIXTURE_D, "waitstate", alltoallv_nxn=True).ran, ["waitstate"])
 
     def test_clock_correction_leaves_the_trace_as_read(self):
         t = waitlab.read(FIXTURE_D)
