@@ -30,6 +30,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -509,7 +510,8 @@ class _TemporaryOutput:
 
 
 def _child(arguments, scenario_file=None):
-    """Runs `waitlab ARGUMENTS...` to its end and returns its terminal output (stdout). Exit 2
+    """Runs `waitlab ARGUMENTS...` to its end and returns its terminal output (stdout); its
+    `waitlab: ...` lines on standard error become Python warnings (UserWarning). Exit 2
     raises InputError with its error line (a dict scenario's naming the key path), another
     failure RuntimeError. Ctrl-C (KeyboardInterrupt) sends SIGINT to the child, waits for it
     (which leaves its output directory as it was: docs/cli.md, "Outputs, failures and signals")
@@ -550,6 +552,11 @@ def _child(arguments, scenario_file=None):
     out = out.decode("utf-8", "replace")
     err = err.decode("utf-8", "replace")
     if child.returncode in (0, 3):
+        # What the command says on standard error beside its results (a trace's suspect parts, a
+        # picture not drawn) as Python warnings.
+        for line in err.splitlines():
+            if line.startswith("waitlab: "):
+                warnings.warn(line[len("waitlab: "):], stacklevel=3)
         return out
     lines = [line[len("waitlab: error: "):] for line in err.splitlines() if line.startswith("waitlab: error: ")]
     message = lines[-1] if lines else (err.strip() or f"{command[0]} {command[1]} ended with exit code {child.returncode}")
