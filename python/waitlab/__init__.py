@@ -239,7 +239,8 @@ def _option_text(name, value):
 
 
 def analyze(trace, analyses=("waitstate",), **options):
-    """Runs waitlab's analyses on a Trace or a trace's path, as `waitlab analyze TRACE -a NAMES`
+    """Runs waitlab's analyses on a Trace, a trace's path or a Run (its trace.wlt), as `waitlab
+    analyze TRACE -a NAMES`
     does (without its output directory). `analyses`: names as `-a` takes them, a list or a string
     "waitstate,delay" or "all". `options`: the command's options by their long names, without the
     dashes and with `_` for `-` (analyze_options() lists them): clock_correction ("auto", "none",
@@ -253,6 +254,10 @@ def analyze(trace, analyses=("waitstate",), **options):
     "auto" on a measured trace) runs in a child `waitlab smpi-ideal` (executable(); it sets
     $WAITLAB_BIN for it when unset). Returns an Analyses. An unknown analysis raises InputError
     with a "did you mean"."""
+    if isinstance(trace, Run):
+        trace = trace.trace
+        if trace is None:
+            raise InputError("the run wrote no trace.wlt (outputs.trace: false)")
     if not isinstance(trace, Trace):
         trace = read(trace)
     names = [analyses] if isinstance(analyses, str) else list(analyses)

@@ -94,6 +94,12 @@ class RunAsTheCommandLine(unittest.TestCase):
         np.testing.assert_array_equal(image, idle / matrix["bin_s"])
         self.assertGreater(image.max(), 0)
 
+    def test_analyze_a_run_as_the_command_line(self):
+        # The analyses of the run's own trace are those the run wrote.
+        a = waitlab.analyze(self.r, ["waitstate", "delay"])
+        pd.testing.assert_frame_equal(a.tables["waitstates"], self.r.tables["waitstates"])
+        pd.testing.assert_frame_equal(a.tables["delay"], self.r.tables["delay"])
+
     def test_temporary_output_goes_with_the_run(self):
         r = waitlab.run(SMALL, workload__iterations=12, perturbations__0__iteration=2)
         d = r.dir
