@@ -3,41 +3,139 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <map>
-#include <stdexcept>
+#include <nlohmann/json.hpp>
 
-#include "analysis/output/html.hpp"
 #include "analysis/registry/registry.hpp"
+#include "analysis/timeresolved/output.hpp"
+#include "analysis/trace/clock.hpp"
+#include "app/analyze.hpp"
+#include "app/waitlab_child.hpp"
+#include "models/spec.hpp"
 #include "util/error.hpp"
 
 namespace py = pybind11;
 
 namespace waitlab::python {
 
-py::dict run_analyses(const TraceData& data, const std::vector<std::string>& names, const std::string& dir) {
-  std::vector<std::string> selected;
-  try {
-    selected = analysis::select_analyses(names);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(std::string("analyses: ") + e.what());
+namespace {
+
+bool flag(const std::string& name, const std::string& value) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  throw InputError("--" + name + ": expected true or false, got '" + value + "'");
+}
+
+// Each option of `waitlab analyze` as Python names it, and where its value goes in AnalyzeArgs
+// (`cli`: its name on the command line, for messages). In `waitlab analyze --help`'s order.
+struct Option {
+  const char* name;
+  void (*set)(app::AnalyzeArgs& args, const std::string& value, const std::string& cli);
+};
+
+const std::vector<Option>& options_table() {
+  static const std::vector<Option> table = {
+      {"clock_correction",
+       [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.clock_correction = v; }},
+      {"alltoallv_nxn", [](app::AnalyzeArgs& a, const std::string& v,
+                           const std::string& cli) { a.alltoallv_nxn = flag(cli, v); }},
+      {"convention", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.convention = v; }},
+      {"ideal", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.ideal = v; }},
+      {"windows", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.windows = v; }},
+      {"time_range",
+       [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.cut.time_range = v; }},
+      {"region", [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.cut.region = v; }},
+      {"iterations",
+       [](app::AnalyzeArgs& a, const std::string& v, const std::string&) { a.cut.iterations = v; }},
+  };
+  return table;
+}
+
+// The command line's AnalyzeArgs from the options as Python names them.
+app::AnalyzeArgs analyze_args(const TraceData& data, const std::vector<std::string>& names,
+                              const std::map<std::string, std::string>& options) {
+  app::AnalyzeArgs a;
+  a.trace = data.path;
+  a.analyses = names;
+  for (const auto& [key, value] : options) {
+    const auto& table = options_table();
+    const auto option =
+        std::find_if(table.begin(), table.end(), [&key = key](const Option& o) { return key == o.name; });
+    if (option == table.end()) {
+      const std::string best = models::did_you_mean(key, analyze_option_names());
+      std::string allowed;
+      for (const auto& n : analyze_option_names()) allowed += (allowed.empty() ? "" : ", ") + n;
+      throw InputError("analyze: unknown option '" + key + "'" +
+                       (best.empty() ? "" : "; did you mean '" + best + "'?") + " (allowed: " + allowed +
+                       ")");
+    }
+    std::string cli = key;
+    std::replace(cli.begin(), cli.end(), '_', '-');
+    if (value.empty()) throw InputError("--" + cli + ": empty value");
+    option->set(a, value, cli);
   }
+  return a;
+}
+
+}  // namespace
+
+const std::vector<std::string>& analyze_option_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& o : options_table()) n.emplace_back(o.name);
+    return n;
+  }();
+  return names;
+}
+
+py::dict run_analyses(const TraceData& data, const std::vector<std::string>& names, const std::string& dir,
+                      const std::map<std::string, std::string>& options) {
+  const app::AnalyzeArgs args = analyze_args(data, names, options);
   std::vector<std::string> ran;
   std::map<std::string, std::vector<std::string>> files;
-  output::Json summary = output::Json::object();
+  std::string summary, clock;
   {
     py::gil_scoped_release nogil;
-    const analysis::AnalysisRun run = analysis::run_analyses(data.trace, selected);
-    const output::Context context = run.context(data.trace);
-    for (const output::Entry* e : run.ran) {
-      const std::any& result = *run.results.find(e->name);
+    // The steps of app::analyze_command, on a copy of the trace as the module read it.
+    app::AnalyzeOptions o = app::analyze_options(args);
+    app::ReadTrace rt;
+    rt.trace = data.trace;
+    rt.ranks = rt.trace.ranks();
+    rt.threads = rt.trace.threads.size();
+    rt.events = rt.trace.event_count();
+    rt.skipped = data.skipped;
+    rt.warnings = data.warnings;
+    app::apply_convention(o, args, rt.trace.origin);
+    rt.clock_report = trace::correct_clocks(rt.trace, o.clock);
+    if (o.sel.has("timeresolved")) analysis::check_window_count(rt.trace, o.tri);
+    app::AnalysisReport report = app::run_analyses(rt.trace, o.sel, std::nullopt, o.tri);
+    // The SMPI replay needs SimGrid's engine, once per process: a child waitlab runs it.
+    app::add_smpi_estimate(
+        report, rt, args,
+        [](const app::ReadTrace&, const app::AnalyzeArgs& a, const analysis::TimeResolvedResult& measured) {
+          return app::smpi_ideal_by_child(a, measured);
+        });
+    const output::Context context = report.context();
+    for (const output::Entry* e : report.ran) {
       ran.push_back(e->name);
-      summary[e->name] = e->summary(context, result);
-      files[e->name] = e->write(dir, context, &result);
+      files[e->name] = e->write(dir, context, report.results.find(e->name));
     }
+    summary =
+        app::analyses_json(report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    const auto& c = rt.clock_report;
+    const nlohmann::ordered_json cj = {{"mode", args.clock_correction},
+                                       {"method", c.method},
+                                       {"reason", c.reason},
+                                       {"violations_before", c.violations_before},
+                                       {"violations_after", c.violations_after},
+                                       {"events_moved", c.events_moved}};
+    clock = cj.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   }
   py::dict d;
   d["ran"] = ran;
-  d["summary"] = summary.dump(-1, ' ', false, output::Json::error_handler_t::replace);
+  d["summary"] = summary;
+  d["clock"] = clock;
   d["files"] = files;
   return d;
 }
