@@ -39,8 +39,8 @@ import pandas as pd
 from . import _waitlab
 
 __all__ = ["Analyses", "InputError", "Pop", "Run", "Study", "Trace", "Validation", "analysis_names",
-           "analyze", "analyze_options", "executable", "idle_wave_figure", "pop", "read", "replay", "run", "sweep",
-           "timeresolved_figure", "validate", "whatif"]
+           "analyze", "analyze_options", "executable", "footprint_distance_figure", "footprint_figure",
+           "idle_wave_figure", "pop", "read", "replay", "run", "sweep", "timeresolved_figure", "validate", "whatif"]
 
 InputError = _waitlab.InputError
 InputError.__module__ = "waitlab"
@@ -357,10 +357,77 @@ def timeresolved_figure(directory):
     return fig
 
 
+def footprint_figure(directory):
+    """The counterfactual footprint of a run directory (footprint.json, footprint_shift.npy,
+    idle_matrix.npy, as `run.footprint` writes them; docs/analyses.md) as a matplotlib Figure:
+    left, how far the perturbation shifted each rank's timeline over the run's time (rank × time
+    bins; its image data is footprint_shift.npy in ms, cell for cell); right, the idle fraction of
+    the same bins (idle_matrix.npy / the bin length). None when the footprint did not run. Made
+    without pyplot, as idle_wave_figure."""
+    info_file = os.path.join(directory, "footprint.json")
+    if not os.path.exists(info_file):
+        return None
+    with open(info_file) as f:
+        mx = json.load(f)["matrix"]
+    shift = np.load(os.path.join(directory, "footprint_shift.npy"))
+    if shift.size == 0:
+        return None
+    from matplotlib.figure import Figure
+    t0, b = mx["t0_s"], mx["bin_s"]
+    extent = [t0, t0 + mx["bins"] * b, -0.5, mx["ranks"] - 0.5]
+    fig = Figure(figsize=(14, 6))
+    left, right = fig.subplots(1, 2, sharey=True)
+    im = left.imshow(shift * 1e3, aspect="auto", origin="lower", interpolation="nearest", cmap="viridis",
+                     extent=extent)
+    fig.colorbar(im, ax=left, pad=0.015).set_label("shift [ms]")
+    left.set_title("Shift of each rank's timeline")
+    left.set_xlabel("time [s]")
+    left.set_ylabel("rank")
+    idle_file = os.path.join(directory, "idle_matrix.npy")
+    if os.path.exists(idle_file) and b > 0:
+        idle = np.load(idle_file) / b
+        im2 = right.imshow(idle, aspect="auto", origin="lower", interpolation="nearest", cmap="magma_r", vmin=0,
+                           vmax=1, extent=extent)
+        fig.colorbar(im2, ax=right, pad=0.015).set_label("idle fraction of the time bin")
+    right.set_title("Idle periods")
+    right.set_xlabel("time [s]")
+    return fig
+
+
+def footprint_distance_figure(directory):
+    """The footprint by distance from the source (footprint.csv): per rank, by its signed offset
+    from the delayed rank, the peak shift of its timeline and its largest idle period in the run
+    and in the twin (the noise background), in ms on a log scale — the lines' y data are the
+    table's columns × 1e3 in offset order. Where the idle curve meets the background the wave
+    has decayed; where the shift stays high it has dispersed. None without a single source."""
+    info_file = os.path.join(directory, "footprint.json")
+    if not os.path.exists(info_file):
+        return None
+    with open(info_file) as f:
+        if json.load(f).get("source_rank") is None:
+            return None
+    t = pd.read_csv(os.path.join(directory, "footprint.csv")).sort_values("offset", kind="stable")
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(12, 5))
+    ax = fig.add_subplot()
+    x = t["offset"].to_numpy()
+    ax.plot(x, t["peak_shift_s"].abs().to_numpy() * 1e3, linewidth=2.2, label="peak shift of the rank's timeline")
+    ax.plot(x, t["largest_idle_s"].to_numpy() * 1e3, linewidth=1.4, label="largest idle period, this run")
+    ax.plot(x, t["twin_largest_idle_s"].to_numpy() * 1e3, linewidth=1.0, linestyle="--",
+            label="largest idle period, twin (background)")
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_xlabel("distance from the source [ranks; negative: below it]")
+    ax.set_ylabel("ms")
+    ax.set_title("Footprint by distance from the source")
+    ax.legend(loc="lower center", framealpha=0.85)
+    return fig
+
+
 def _figures(directory):
     """The Figures drawn from the data in `directory` (by name; those that have something to show)."""
     figures = {}
-    for name, draw in (("idlewave_heatmap", idle_wave_figure), ("timeresolved", timeresolved_figure)):
+    for name, draw in (("idlewave_heatmap", idle_wave_figure), ("timeresolved", timeresolved_figure),
+                       ("footprint", footprint_figure), ("footprint_distance", footprint_distance_figure)):
         fig = draw(directory)
         if fig is not None:
             figures[name] = fig

@@ -108,6 +108,52 @@ class RunAsTheCommandLine(unittest.TestCase):
         self.assertFalse(os.path.exists(d))
 
 
+class Footprint(unittest.TestCase):
+    """run.footprint from Python: the run and its twin without the delay (docs/analyses.md)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = waitlab.run(SMALL, run__footprint="delay")
+
+    def test_noise_free_wave_shifts_every_rank_by_the_delay(self):
+        t = self.r.tables["footprint"]
+        self.assertEqual(len(t), 32)
+        self.assertEqual(list(t["offset"]), [r - 16 for r in t["rank"]])
+        # The 5 ms delay reached every rank of the chain by the end (16 ranks down, 15 up in the
+        # 50 iterations after it): each is shifted by exactly the delay, and all of it reaches the end.
+        np.testing.assert_allclose(t["end_shift_s"], 0.005, rtol=0, atol=1e-12)
+        fp = self.r.summary["analyses"]["footprint"]
+        self.assertEqual(fp["removed"], ["delay"])
+        self.assertEqual(fp["source_rank"], 16)
+        self.assertAlmostEqual(fp["reached_end_s"], 0.005, delta=1e-12)
+        self.assertAlmostEqual(fp["reached_fraction"], 1.0, delta=1e-9)
+        self.assertEqual([(x["down"], x["up"]) for x in fp["reach"]], [(16, 15)] * 4)
+
+    def test_footprint_figures_hold_the_files(self):
+        from matplotlib.figure import Figure
+        fig = self.r.figures["footprint"]
+        self.assertIsInstance(fig, Figure)
+        shift = np.load(os.path.join(self.r.dir, "footprint_shift.npy"))
+        np.testing.assert_array_equal(np.asarray(fig.axes[0].images[0].get_array()), shift * 1e3)
+        idle = np.load(os.path.join(self.r.dir, "idle_matrix.npy"))
+        self.assertEqual(shift.shape, idle.shape)
+        dist = self.r.figures["footprint_distance"]
+        t = self.r.tables["footprint"].sort_values("offset")
+        np.testing.assert_array_equal(dist.axes[0].lines[0].get_ydata(), t["peak_shift_s"].abs().to_numpy() * 1e3)
+
+    def test_the_twin_is_the_command_lines(self):
+        with tempfile.TemporaryDirectory(prefix="waitlab-test-footprint-") as d:
+            cli("run", SMALL, "--out", d, "--no-progress", "--footprint", "delay")
+            for f in ("summary.json", "footprint.csv", "footprint.json"):
+                self.assertEqual(read_bytes(os.path.join(d, f)), read_bytes(os.path.join(self.r.dir, f)), f)
+
+    def test_a_selector_that_matches_nothing_raises_where_it_is(self):
+        with self.assertRaises(waitlab.InputError) as e:
+            waitlab.run(SMALL, run__footprint="noise")
+        self.assertIn("run.footprint: 'noise' matches no perturbation of the scenario", str(e.exception))
+        self.assertEqual(e.exception.key, "run.footprint")
+
+
 class Overrides(unittest.TestCase):
     def test_keywords_are_the_command_lines_set(self):
         with tempfile.TemporaryDirectory() as d:
