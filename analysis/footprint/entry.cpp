@@ -31,7 +31,7 @@ const output::Entry& footprint_entry() {
     output::Entry e;
     e.name = "footprint";
     e.description =
-        "The counterfactual footprint of a perturbation (issue 34): the run against its twin without it (same seed, "
+        "The counterfactual footprint of a perturbation: the run against its twin without it (same seed, "
         "same noise): per rank and time how far the perturbation shifted the rank's timeline, next to the idle "
         "periods; per distance from the source the peak shift and the largest idle period in both (decay and "
         "dispersion apart); how much of the injected time reached the end of the run and how much was absorbed "
