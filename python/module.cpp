@@ -4,8 +4,9 @@
 // analysis/trace/trace_io.hpp's reader for every format (the GIL released while it reads), and
 // a waitlab::InputError (bad input: the message names the file and the position) arrives in
 // Python as waitlab.InputError, a ValueError, with the same message. The tables come as
-// columns (frames.hpp), the analyses' results as the registry's files (analyses.hpp); the
-// package python/waitlab/__init__.py makes DataFrames of them.
+// columns (frames.hpp), the analyses' results as the registry's files (analyses.hpp), a
+// scenario's check as the loader's (scenarios.hpp; runs themselves are child processes, which
+// the package starts); the package python/waitlab/__init__.py makes DataFrames of them.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -17,6 +18,7 @@
 #include "analysis/trace/trace_io.hpp"
 #include "python/analyses.hpp"
 #include "python/frames.hpp"
+#include "python/scenarios.hpp"
 #include "util/error.hpp"
 
 namespace py = pybind11;
@@ -63,13 +65,19 @@ PYBIND11_MODULE(_waitlab, m) {
       .def("message_columns", &waitlab::python::message_columns)
       .def("region_columns", &waitlab::python::region_columns)
       .def("location_columns", &waitlab::python::location_columns)
-      .def("run_analyses", &waitlab::python::run_analyses, py::arg("names"), py::arg("dir"));
+      .def("run_analyses", &waitlab::python::run_analyses, py::arg("names"), py::arg("dir"), py::arg("options"));
 
   m.def("analysis_names", [] {
     std::vector<std::string> names;
     for (const auto* e : waitlab::analysis::analyses()) names.push_back(e->name);
     return names;
   }, "The registry's analyses, in the order they run");
+  m.def("analyze_option_names", &waitlab::python::analyze_option_names,
+        "The options of analyze(), as `waitlab analyze` names them (without --, _ for -)");
+  m.def("check_scenario", &waitlab::python::check_scenario, py::arg("file"), py::arg("text"), py::arg("sets"),
+        py::arg("variants"),
+        "Loads and checks a scenario (a file, or a text named `file`) with --set overrides and extra variants, "
+        "as the command line does before it simulates; raises InputError");
   m.def("read_trace", &read_trace_data, py::arg("path"),
         "Reads a trace (.wlt, OTF2, Paraver .prv/.prv.gz); raises InputError on bad input");
 }

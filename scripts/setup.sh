@@ -20,6 +20,7 @@ BUILD_PACKAGES=(
 )
 TEST_PACKAGES=(
   python3-nbclient python3-ipykernel python3-ipywidgets  # notebooks/: run by the tests (label notebooks), sliders
+  python3-yaml              # tests/python/test_runs.py: a YAML scenario as the dict waitlab.run takes
   chromium                  # headless: renders report.html in tests/app/test_report.cpp (label chromium)
   clang-14 libclang-rt-14-dev llvm-14  # fuzz targets (scripts/fuzz.sh): clang, libFuzzer's runtime, llvm-symbolizer
   time                      # GNU time: peak memory in bench/replay_vs_smpirun.sh

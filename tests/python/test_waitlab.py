@@ -7,6 +7,7 @@ ping-pong's are otf2-print's records of tests/data/scorep/ping-pong-otf2 (ticks 
 per second from the global offset 7397466976977800).
 """
 import functools
+import json
 import os
 import pathlib
 import subprocess
@@ -98,6 +99,13 @@ class FixtureD(unittest.TestCase):
         self.assertEqual(self.t.origin, "extrae")
         self.assertEqual(self.t.span, (0.0, 0.62))
         self.assertEqual(self.t.path, FIXTURE_D)
+
+    def test_timeline_is_in_global_time_order(self):
+        tl = self.t.timeline
+        # Stable: ties keep the order of `events` (rank 0's Enter MPI_Send before its Send at 0.5 s).
+        self.assertEqual(list(tl.index), [0, 5, 6, 1, 2, 3, 7, 8, 4, 9])
+        self.assertTrue(tl["Timestamp (s)"].is_monotonic_increasing)
+        self.assertEqual(tl.loc[self.t.messages["Receive Event"].iloc[0], "Kind"], "Recv")
 
     def test_tables_are_built_once(self):
         self.assertIs(self.t.events, self.t.events)
@@ -191,6 +199,60 @@ class Analyze(unittest.TestCase):
         a = waitlab.analyze(waitlab.read(FIXTURE_D), "delay")
         self.assertEqual(a.ran, ["waitstate", "delay"])
         self.assertIn("delay", a.tables)
+
+    def test_options_are_the_command_lines(self):
+        # `waitlab analyze -a timeresolved --windows 4 --ideal lamport`: the same windows, byte for byte.
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([os.environ["WAITLAB_BINARY"], "analyze", FIXTURE_D, "-a", "timeresolved", "--windows", "4",
+                            "--ideal", "lamport", "--out", d], check=True, stdout=subprocess.DEVNULL)
+            expected = waitlab._table(os.path.join(d, "timeresolved.csv"))
+        a = waitlab.analyze(FIXTURE_D, "timeresolved", windows=4, ideal="lamport")
+        self.assertEqual(len(a.tables["timeresolved"]), 4)
+        pd.testing.assert_frame_equal(a.tables["timeresolved"], expected)
+        self.assertEqual(len(waitlab.analyze(FIXTURE_D, "timeresolved", windows="2").tables["timeresolved"]), 2)
+        # The Figure's parallel efficiency is the table's, window by window.
+        from matplotlib.figure import Figure
+        fig = a.figures["timeresolved"]
+        self.assertIsInstance(fig, Figure)
+        pe = next(line for line in fig.axes[0].lines if line.get_label() == "parallel efficiency")
+        self.assertEqual(list(pe.get_ydata()[:-1]), list(expected["pe"]))
+        self.assertEqual(list(pe.get_xdata()), list(expected["start_s"]) + [expected["end_s"].iloc[-1]])
+
+    def test_smpi_estimate_by_a_child_waitlab(self):
+        # A measured trace: `ideal` auto is both, the SMPI replay by a child waitlab as for the command line.
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([os.environ["WAITLAB_BINARY"], "analyze", FIXTURE_D, "-a", "timeresolved", "--out", d],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(d, "summary.json")) as f:
+                expected = json.load(f)["analyses"]["timeresolved"]
+        a = waitlab.analyze(FIXTURE_D, "timeresolved")
+        self.assertEqual(a.summary["timeresolved"], expected)
+        self.assertIn("smpi_replay", json.dumps(expected))
+
+    def test_bad_option_value_is_the_command_lines_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run([os.environ["WAITLAB_BINARY"], "analyze", FIXTURE_D, "-a", "timeresolved", "--windows",
+                                "0", "--out", d], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        with self.assertRaises(waitlab.InputError) as cm:
+            waitlab.analyze(FIXTURE_D, "timeresolved", windows=0)
+        self.assertEqual("waitlab: error: " + str(cm.exception) + "\n", p.stderr)
+        with self.assertRaises(waitlab.InputError) as cm:
+            waitlab.analyze(FIXTURE_D, "waitstate", windows="10ms")
+        self.assertIn("--windows: only for the timeresolved analysis", str(cm.exception))
+
+    def test_unknown_option(self):
+        with self.assertRaises(waitlab.InputError) as cm:
+            waitlab.analyze(FIXTURE_D, "waitstate", window="10ms")
+        self.assertIn("unknown option 'window'; did you mean 'windows'?", str(cm.exception))
+        self.assertIn("allowed: " + ", ".join(waitlab.analyze_options()), str(cm.exception))
+
+    def test_clock_correction_leaves_the_trace_as_read(self):
+        t = waitlab.read(FIXTURE_D)
+        before = t.events["Timestamp (s)"].copy()
+        a = waitlab.analyze(t, "waitstate", clock_correction="clamp")
+        self.assertEqual(a.clock_correction["mode"], "clamp")
+        pd.testing.assert_series_equal(t.events["Timestamp (s)"], before)
 
     def test_unknown_analysis(self):
         with self.assertRaises(waitlab.InputError) as cm:
