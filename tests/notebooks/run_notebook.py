@@ -4,7 +4,8 @@ The notebooks assert the figures they show in their own cells: a failing asserti
 exception or a cell that runs past the timeout fails the test. The kernel is the interpreter
 running this script (Debian's /usr/bin/python3 with ipykernel), in the notebook's directory,
 with the environment CTest gives (PYTHONPATH: the build tree's waitlab package; WAITLAB_BIN:
-its waitlab executable). The notebook file is read, never written: its outputs stay empty in git.
+its waitlab executable) and WAITLAB_HEADLESS=1: no front end will move a slider (Debian's
+nbclient 0.7 cannot even take ipywidgets 6's messages), so a notebook makes none. The notebook file is read, never written: its outputs stay empty in git.
 Usage: run_notebook.py NOTEBOOK.ipynb
 """
 import os
@@ -16,6 +17,7 @@ from nbclient.exceptions import CellExecutionError
 
 
 def main(path):
+    os.environ["WAITLAB_HEADLESS"] = "1"  # the kernel inherits it
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=900, kernel_name="python3",
                             resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}})
