@@ -17,20 +17,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "waitlab"
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-
-
-def pool_max(m, rows, cols):
-    """m reduced to at most rows × cols cells, each the maximum of the cells merged into it."""
-    m = np.asarray(m)
-    if m.ndim != 2 or m.size == 0:
-        return m
-    r = max(1, min(int(rows), m.shape[0]))
-    c = max(1, min(int(cols), m.shape[1]))
-    if r < m.shape[0]:
-        m = np.maximum.reduceat(m, (np.arange(r) * m.shape[0]) // r, axis=0)
-    if c < m.shape[1]:
-        m = np.maximum.reduceat(m, (np.arange(c) * m.shape[1]) // c, axis=1)
-    return m
+from heatmaps import pool_max  # noqa: E402 (app/embed_plots.cmake puts heatmaps.py here)
 
 
 def read_rows(path):

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "waitlab"
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from heatmaps import pool_max  # noqa: E402 (app/embed_plots.cmake puts heatmaps.py here)
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 # The time resolution of the analyses (analysis/waitstate/waitstate.hpp, kTimeResolution: less
@@ -27,21 +28,6 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c
 TIMER_RESOLUTION_S = 1e-12
 # The fitted fronts: dashes with gaps that show the idle band beneath them.
 FRONT_DASH = (0, (5, 4))
-
-
-def pool_max(m, rows, cols):
-    """m reduced to at most rows × cols cells, each the maximum of the cells merged into it
-    (consecutive blocks of nearly equal size); a matrix that fits is returned unchanged."""
-    m = np.asarray(m)
-    if m.ndim != 2 or m.size == 0:
-        return m
-    r = max(1, min(int(rows), m.shape[0]))
-    c = max(1, min(int(cols), m.shape[1]))
-    if r < m.shape[0]:
-        m = np.maximum.reduceat(m, (np.arange(r) * m.shape[0]) // r, axis=0)
-    if c < m.shape[1]:
-        m = np.maximum.reduceat(m, (np.arange(c) * m.shape[1]) // c, axis=1)
-    return m
 
 
 def unit(seconds):
