@@ -665,17 +665,10 @@ def _json(path):
         return json.load(f)
 
 
-class Run:
-    """The outputs of one run (`waitlab run` or `replay`; a what-if variant; a sweep point), read
-    from its directory on first use: `dir`; `summary` (summary.json, a dict); `tables` (by name,
-    the file's stem: every CSV table of the directory as a DataFrame — waitstates, delay,
-    critical_path, critical_path_profile, timeresolved, idlewave_fronts, ... as the scenario's
-    outputs.analyses asked); `trace` (trace.wlt read by waitlab.read, on first use; None without
-    one) and `baseline` (baseline.wlt, with run.baseline); `figures` (by name, matplotlib Figures
-    drawn from the run's data: "idlewave_heatmap", "timeresolved"); `pictures` (the PNG files the command drew);
-    `log` (the command's terminal summary, when this process ran it). `r["waitstates"]` is
-    `r.tables["waitstates"]`. A run into a temporary directory (out=None) keeps it while the Run
-    (or what holds it) lives."""
+class _Outputs:
+    """What a command wrote into a directory (Run, Study, Pop, Validation): `dir`, `log` (its
+    terminal output, when this process ran it) and `pictures` (the PNG files it drew); `_keep`
+    holds what must live as long as the result (a temporary output directory, a dict scenario's file)."""
 
     def __init__(self, directory, log="", keep=None):
         self.dir = os.fspath(directory)
@@ -683,7 +676,25 @@ class Run:
         self._keep = keep
 
     def __repr__(self):
-        return f"<waitlab.Run {self.dir!r}>"
+        return f"<waitlab.{type(self).__name__} {self.dir!r}>"
+
+    @property
+    def pictures(self):
+        return sorted(glob.glob(os.path.join(self.dir, "*.png")))
+
+
+class Run(_Outputs):
+    """The outputs of one run (`waitlab run` or `replay`; a what-if variant; a sweep point), read
+    from its directory on first use: `dir`; `summary` (summary.json, a dict); `tables` (by name,
+    the file's stem: every CSV table of the directory as a DataFrame — waitstates, delay,
+    critical_path, critical_path_profile, timeresolved, idlewave_fronts, ... as the scenario's
+    outputs.analyses asked); `trace` (trace.wlt read by waitlab.read, on first use; None without
+    one), `baseline` (baseline.wlt, with run.baseline) and `twin` (twin.wlt, with run.footprint);
+    `figures` (by name, matplotlib Figures drawn from the run's data: "idlewave_heatmap",
+    "timeresolved", "footprint", "footprint_distance"); `pictures` (the PNG files the command drew);
+    `log` (the command's terminal summary, when this process ran it). `r["waitstates"]` is
+    `r.tables["waitstates"]`. A run into a temporary directory (out=None) keeps it while the Run
+    (or what holds it) lives."""
 
     def __getitem__(self, table):
         return self.tables[table]
@@ -709,12 +720,12 @@ class Run:
         return self._trace("baseline.wlt")
 
     @cached_property
+    def twin(self):
+        return self._trace("twin.wlt")
+
+    @cached_property
     def figures(self):
         return _figures(self.dir)
-
-    @property
-    def pictures(self):
-        return sorted(glob.glob(os.path.join(self.dir, "*.png")))
 
 
 def run(scenario, out=None, set=None, **overrides):
@@ -782,7 +793,7 @@ def replay(trace, out=None, platform=None, scenario=None, compute_scale=(), iter
     return Run(directory, log, (keep, scenario_file))
 
 
-class Study:
+class Study(_Outputs):
     """The outputs of a study (`waitlab whatif` or `sweep`), read from its directory on first use:
     `dir`; `kind` ("whatif" or "sweep"); `table` (whatif.csv / sweep.csv: one row per run, a
     DataFrame); `summary` (whatif.json / sweep.json); `runs` (by the run's name — baseline and
@@ -790,10 +801,8 @@ class Study:
     output). `s["baseline"]` is `s.runs["baseline"]`."""
 
     def __init__(self, directory, kind, log="", keep=None):
-        self.dir = os.fspath(directory)
+        super().__init__(directory, log, keep)
         self.kind = kind
-        self.log = log
-        self._keep = keep
 
     def __repr__(self):
         return f"<waitlab.Study {self.kind} {self.dir!r}: {', '.join(self.runs)}>"
@@ -865,20 +874,13 @@ def sweep(scenario, grid, out=None, jobs=1, set=None, **overrides):
     return Study(directory, "sweep", log, (keep, scenario_file))
 
 
-class Pop:
+class Pop(_Outputs):
     """The POP model factors of a scaling study as `waitlab pop` computes them: `dir`; `table`
     (pop.csv: one row per run, sorted by units; efficiencies as fractions, times in µs);
     `modelfactors` (modelfactors.csv, BSC's table: one row per factor, one column per run, as
     read with pandas' sep=";"); `summary` (pop.json: scaling, reference, rows, runs); `figures`;
     `log`."""
 
-    def __init__(self, directory, log="", keep=None):
-        self.dir = os.fspath(directory)
-        self.log = log
-        self._keep = keep
-
-    def __repr__(self):
-        return f"<waitlab.Pop {self.dir!r}>"
 
     @cached_property
     def table(self):
@@ -891,10 +893,6 @@ class Pop:
     @cached_property
     def summary(self):
         return _json(os.path.join(self.dir, "pop.json"))
-
-    @property
-    def pictures(self):
-        return sorted(glob.glob(os.path.join(self.dir, "*.png")))
 
 
 def pop(traces, out=None, scaling=None, convention=None, ideal=None, time_range=None, region=None, iterations=None):
@@ -918,18 +916,11 @@ def pop(traces, out=None, scaling=None, convention=None, ideal=None, time_range=
     return Pop(directory, _child(arguments), keep)
 
 
-class Validation:
+class Validation(_Outputs):
     """The minimum-duration estimator against the trace-based truth, as `waitlab validate`
     writes it: `dir`; `rows` (validation.csv: one row per scenario × call path × pattern ×
     estimator variant, a DataFrame); `summary` (validation.json); `log`."""
 
-    def __init__(self, directory, log="", keep=None):
-        self.dir = os.fspath(directory)
-        self.log = log
-        self._keep = keep
-
-    def __repr__(self):
-        return f"<waitlab.Validation {self.dir!r}>"
 
     @cached_property
     def rows(self):
@@ -938,10 +929,6 @@ class Validation:
     @cached_property
     def summary(self):
         return _json(os.path.join(self.dir, "validation.json"))
-
-    @property
-    def pictures(self):
-        return sorted(glob.glob(os.path.join(self.dir, "*.png")))
 
 
 def validate(scenarios, out=None, plot=False, set=None, **overrides):

@@ -146,6 +146,9 @@ class Footprint(unittest.TestCase):
             cli("run", SMALL, "--out", d, "--no-progress", "--footprint", "delay")
             for f in ("summary.json", "footprint.csv", "footprint.json"):
                 self.assertEqual(read_bytes(os.path.join(d, f)), read_bytes(os.path.join(self.r.dir, f)), f)
+        # The twin's trace, read on first use: the same program (its events), without the delay.
+        self.assertEqual(len(self.r.twin.events), len(self.r.trace.events))
+        self.assertEqual(self.r.twin.attributes["scenario.perturbations"], "")
 
     def test_a_selector_that_matches_nothing_raises_where_it_is(self):
         with self.assertRaises(waitlab.InputError) as e:
