@@ -235,17 +235,17 @@ Outcome simulate_scenario(const scenarios::Scenario& s, bool progress,
     o.base_fig = figures(o.baseline->stats.totals, o.baseline->stats);
   }
   if (!s.run.footprint.empty()) {
-    // Its own workload and perturbations (prepared as the run's are), the run's engine options:
-    // the same seed and noise; its trace comes back for the analysis.
+    // The run's platform, workload and engine options with the twin's perturbations, made as
+    // the run's are (the same seed: the same noise); its trace comes back for the analysis.
     const scenarios::Scenario twin_s = scenarios::footprint_twin(s);
-    scenarios::Run twin = scenarios::prepare(twin_s);
+    const models::Perturbations twin_perturbations = scenarios::make_perturbations(twin_s, run);
     sim::RunOptions twin_options = run.options;
     twin_options.record_events = true;
     twin_options.return_trace = true;
     twin_options.trace_file = files.twin;
     twin_options.progress = false;
     twin_options.attributes = annotations(twin_s, false);
-    o.twin = sim::simulate(twin.platform, *twin.workload, twin.perturbations, twin_options);
+    o.twin = sim::simulate(run.platform, *run.workload, twin_perturbations, twin_options);
   }
   const auto analyses = analysis::select_analyses(s.outputs.analyses);
   if (std::find(analyses.begin(), analyses.end(), "timeresolved") != analyses.end()) {

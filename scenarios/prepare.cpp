@@ -237,20 +237,7 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
       if (g.key == "ranks") where = g.where;
     throw InputError(where + ": " + e.what());
   }
-  models::ModelContext ctx;
-  ctx.ranks = r.workload->ranks();
-  ctx.iterations = r.workload->iterations();
-  ctx.grid = r.workload->grid();
-  ctx.placement = r.placement;
-  ctx.regions = &r.workload->definitions();
-  ctx.seed = s.run.seed;
-  for (const auto& p : s.perturbations) {
-    try {
-      r.perturbations.add(models::make_perturbation(p.type, p.options, ctx));
-    } catch (const InputError& e) {
-      rethrow_at_option(e, p);
-    }
-  }
+  r.perturbations = make_perturbations(s, r);
   r.options = run_options(s);
   r.options.minprofile =
       std::find(s.outputs.analyses.begin(), s.outputs.analyses.end(), "minprofile") != s.outputs.analyses.end();
@@ -258,6 +245,25 @@ Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload, std::
   r.workload = models::change_workload(std::move(r.workload), s.change.workload, r.perturbations, r.platform.speed,
                                        s.change.where);
   return r;
+}
+
+models::Perturbations make_perturbations(const Scenario& s, const Run& r) {
+  models::ModelContext ctx;
+  ctx.ranks = r.workload->ranks();
+  ctx.iterations = r.workload->iterations();
+  ctx.grid = r.workload->grid();
+  ctx.placement = r.placement;
+  ctx.regions = &r.workload->definitions();
+  ctx.seed = s.run.seed;
+  models::Perturbations out;
+  for (const auto& p : s.perturbations) {
+    try {
+      out.add(models::make_perturbation(p.type, p.options, ctx));
+    } catch (const InputError& e) {
+      rethrow_at_option(e, p);
+    }
+  }
+  return out;
 }
 
 namespace detail {

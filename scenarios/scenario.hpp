@@ -166,6 +166,10 @@ Scenario footprint_twin(const Scenario& s);
 Run prepare(const Scenario& s, std::unique_ptr<models::Workload> workload = nullptr,
             std::vector<std::string>* replay_notes = nullptr);
 
+// The perturbations of `s` on the prepared run `r` (its workload, placement; `s`'s seed), as
+// prepare() makes them: for a twin (footprint_twin) that runs the same workload.
+models::Perturbations make_perturbations(const Scenario& s, const Run& r);
+
 // The engine's options as the scenario's `run` section sets them (prepare() adds the rest).
 sim::RunOptions run_options(const Scenario& s);
 
